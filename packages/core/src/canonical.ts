@@ -1,0 +1,98 @@
+// Canonical JSON and the digests built on it. Signing and digests must not depend on key order,
+// so every object is written with its keys sorted; values that JSON drops (undefined) are dropped.
+
+/** JSON with object keys sorted at every depth. Throws a TypeError on cycles and unserializable values. */
+export function canonicalJson(value: unknown): string {
+  return write(value, new Set());
+}
+
+function write(value: unknown, seen: Set<object>): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`canonicalJson: a ${typeof value} cannot be written as JSON`);
+  }
+  const object = value as Record<string, unknown> & { toJSON?: () => unknown };
+  if (typeof object.toJSON === 'function') return write(object.toJSON(), seen);
+  if (seen.has(object)) throw new TypeError('canonicalJson: the value contains a cycle');
+  seen.add(object);
+  let out: string;
+  if (Array.isArray(object)) {
+    out = `[${object.map((item) => (item === undefined ? 'null' : write(item, seen))).join(',')}]`;
+  } else {
+    const parts: string[] = [];
+    for (const key of Object.keys(object).sort()) {
+      const item = object[key];
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      parts.push(`${JSON.stringify(key)}:${write(item, seen)}`);
+    }
+    out = `{${parts.join(',')}}`;
+  }
+  seen.delete(object);
+  return out;
+}
+
+const encoder = new TextEncoder();
+
+function toHex(buffer: ArrayBuffer): string {
+  let hex = '';
+  for (const byte of new Uint8Array(buffer)) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+/** Lowercase hex SHA-256 of the canonical JSON of `value`. */
+export async function digestOf(value: unknown): Promise<string> {
+  return toHex(await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(canonicalJson(value))));
+}
+
+/** An HMAC-SHA-256 key imported once, for signing and verifying canonical JSON. */
+export interface Signer {
+  sign(value: unknown): Promise<string>;
+  verify(value: unknown, signatureHex: string): Promise<boolean>;
+}
+
+export function createSigner(key: string | Uint8Array): Signer {
+  const raw = typeof key === 'string' ? encoder.encode(key) : new Uint8Array(key);
+  const imported = globalThis.crypto.subtle.importKey(
+    'raw',
+    raw,
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign', 'verify'],
+  );
+  // An unhandled rejection here would surface before first use; the first sign/verify reports it instead.
+  imported.catch(() => undefined);
+  return {
+    async sign(value) {
+      const signature = await globalThis.crypto.subtle.sign('HMAC', await imported, encoder.encode(canonicalJson(value)));
+      return toHex(signature);
+    },
+    async verify(value, signatureHex) {
+      if (typeof signatureHex !== 'string' || !/^[0-9a-f]{64}$/.test(signatureHex)) return false;
+      const bytes = new Uint8Array(32);
+      for (let i = 0; i < 32; i++) bytes[i] = parseInt(signatureHex.slice(i * 2, i * 2 + 2), 16);
+      // subtle.verify compares in constant time.
+      return globalThis.crypto.subtle.verify('HMAC', await imported, bytes, encoder.encode(canonicalJson(value)));
+    },
+  };
+}
+
+/** A short, stable, synchronous hash (two FNV-1a 32-bit lanes), for ids that name a configuration. */
+export function shortHash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}

@@ -1,0 +1,576 @@
+// The per-call context every middleware reads, and the bookkeeping behind its verbs: which
+// middleware is speaking, the ledger, the first refusal or pause, and what the executor recorded.
+
+import type { Chain, Middleware, Next, PauseService } from './chain';
+import type { CheckInApproval, CheckInComponent, CheckInDecision, CheckInReceipt, CheckInRequest } from './check-in';
+import { canonicalJson, digestOf } from './canonical';
+import type { Credential } from './credential';
+import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from './events';
+import type { Identity } from './identity';
+import { newId } from './ids';
+import type { LedgerRow } from './outcomes';
+import type { ArtifactMeta } from './ports';
+import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
+import type { Tool, ToolArgs } from './tool';
+
+/** Per-call bag for middleware. Augment it to type your own keys: `declare module '@toolgate/core' { interface ToolState { … } }`. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ToolState {}
+
+export interface AskOptions {
+  readonly component?: CheckInComponent;
+}
+
+/** One object per call; the only thing a middleware reads. */
+export interface ToolMiddlewareContext<TArgs = ToolArgs> {
+  readonly toolName: string;
+  /** The MCP server the tool came from; absent for our own tools. */
+  readonly toolSource?: string;
+  readonly toolCallId: string;
+  /** The tool's declarations. */
+  readonly tool: Tool;
+  readonly identity?: Identity;
+  readonly signal: AbortSignal;
+  readonly state: ToolState & Record<string, unknown>;
+  /** True when this run continues an approved check-in. */
+  readonly resumed: boolean;
+  readonly chainId: string;
+
+  /** The current args, read-only. Change them with `setArgs`. */
+  readonly args: Readonly<TArgs>;
+
+  readonly credential?: Credential | undefined;
+  /** Metadata of each resolved artifact, by argument name. */
+  readonly wanted?: Readonly<Record<string, ArtifactMeta>> | undefined;
+  /** The human's decision, once a check-in has been answered. */
+  readonly checkIn?: CheckInDecision | undefined;
+
+  /** Whether the tool's execute has started. */
+  readonly ran: boolean;
+  readonly result?: unknown;
+  readonly error?: { readonly name: string; readonly message: string } | undefined;
+  /** The string the model will read: strings as they are, anything else as JSON. Computed once. */
+  readonly resultText?: string | undefined;
+
+  /** Refuses the call: nothing after it runs. `reason` is the sentence the model reads. */
+  deny(reason: string, detail?: RefusalDetail): never;
+  /** Pauses the call for a human; on an approved resume the same ask returns the approval. */
+  ask(question: string, evidence?: unknown, options?: AskOptions): Promise<CheckInApproval>;
+  /** Replaces the args before the tool runs; `why` goes in the ledger. */
+  setArgs(value: TArgs, why: string): void;
+  /** Replaces the result after the tool ran; `why` goes in the ledger. */
+  setResult(value: unknown, why: string): void;
+  /** Explains a pass-through in the ledger (e.g. "no checker"). */
+  note(why: string): void;
+  /** Hands the resolved credential to the tool. Before execution only. */
+  provideCredential(credential: Credential): void;
+  /** Records a resolved artifact's metadata under its argument name. Before execution only. */
+  provideWanted(arg: string, meta: ArtifactMeta): void;
+  /** Emits a gate event; the core adds the call's identity fields. */
+  emit(event: GateEvent): void;
+}
+
+/** Marks a tool failure travelling out through the onion; it is not any middleware's refusal. */
+export class ToolFailure extends Error {
+  override readonly name = 'ToolFailure';
+}
+
+/** What a resumed run carries: the verified request, the human's decision, and whether its asker was reached. */
+export interface ResumeState {
+  readonly request: CheckInRequest;
+  readonly decision: CheckInDecision;
+  answered: boolean;
+}
+
+/** What a dispatcher lends every call: its clock and its event emitter. */
+export interface CallEnvironment {
+  readonly now: () => number;
+  /** Whether anyone listens to `type`; events nobody hears are never built. */
+  readonly wants: (type: string) => boolean;
+  readonly emit: (type: string, event: Record<string, unknown>) => void;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function requireWhy(verb: string, why: unknown): string {
+  if (typeof why !== 'string' || why.trim() === '') {
+    throw new TypeError(`ctx.${verb}(value, why): 'why' is required whenever a value changes; say why in a few words.`);
+  }
+  return why;
+}
+
+/** The runtime behind `ToolMiddlewareContext`. */
+export class CallContext implements ToolMiddlewareContext {
+  readonly toolName: string;
+  readonly toolSource?: string;
+  readonly toolCallId: string;
+  readonly tool: Tool;
+  readonly identity?: Identity;
+  readonly signal: AbortSignal;
+  readonly state: ToolState & Record<string, unknown> = {};
+  readonly resumed: boolean;
+  readonly chainId: string;
+
+  /** The args as dispatched, for a check-in request to replay. */
+  readonly dispatchedArgs: Readonly<ToolArgs>;
+  readonly ledger: LedgerRow[] = [];
+  /** The first refusal or pause raised in this call; it decides the outcome. */
+  stopped: Refusal | Pause | undefined;
+  /** What `execute` threw, redacted. */
+  failure: ToolFailure | undefined;
+  /** Receipts of approvals answered in this run. */
+  readonly receipts: CheckInReceipt[] = [];
+  /** Set when the outcome is built: nothing may execute after it. */
+  closed = false;
+  readonly resume: ResumeState | undefined;
+
+  #args: Readonly<ToolArgs>;
+  #credential: Credential | undefined;
+  #wanted: Record<string, ArtifactMeta> | undefined;
+  #checkIn: CheckInDecision | undefined;
+  #ran = false;
+  #hasResult = false;
+  #result: unknown;
+  #resultText: string | undefined;
+  #error: { name: string; message: string } | undefined;
+  #speaker = 'dispatch';
+  #pendingWhy: string | undefined;
+  #pendingChanged = false;
+  readonly #env: CallEnvironment;
+  readonly #chain: Chain;
+  readonly #usedReceipts = new Set<CheckInReceipt>();
+
+  constructor(init: {
+    tool: Tool;
+    toolCallId: string;
+    args: Readonly<ToolArgs>;
+    identity: Identity | undefined;
+    signal: AbortSignal;
+    resume: ResumeState | undefined;
+    chain: Chain;
+    env: CallEnvironment;
+  }) {
+    this.tool = init.tool;
+    this.toolName = init.tool.schema.name;
+    if (init.tool.source !== undefined) this.toolSource = init.tool.source;
+    this.toolCallId = init.toolCallId;
+    if (init.identity !== undefined) this.identity = init.identity;
+    this.signal = init.signal;
+    this.resume = init.resume;
+    this.resumed = init.resume !== undefined;
+    this.chainId = init.chain.id;
+    this.#chain = init.chain;
+    this.dispatchedArgs = init.args;
+    this.#args = init.args;
+    this.#env = init.env;
+  }
+
+  get args(): Readonly<ToolArgs> {
+    return this.#args;
+  }
+  get credential(): Credential | undefined {
+    return this.#credential;
+  }
+  get wanted(): Readonly<Record<string, ArtifactMeta>> | undefined {
+    return this.#wanted;
+  }
+  get checkIn(): CheckInDecision | undefined {
+    return this.#checkIn;
+  }
+  get ran(): boolean {
+    return this.#ran;
+  }
+  get result(): unknown {
+    return this.#result;
+  }
+  get hasResult(): boolean {
+    return this.#hasResult;
+  }
+  get error(): { readonly name: string; readonly message: string } | undefined {
+    return this.#error;
+  }
+  get resultText(): string | undefined {
+    return this.#resultText;
+  }
+  /** The middleware currently running, for attribution. */
+  get speaker(): string {
+    return this.#speaker;
+  }
+
+  // Only identifying facts: args, results and the credential stay out of logs that stringify the context.
+  toJSON(): Record<string, unknown> {
+    return {
+      toolName: this.toolName,
+      ...(this.toolSource !== undefined ? { toolSource: this.toolSource } : {}),
+      toolCallId: this.toolCallId,
+      chainId: this.chainId,
+      resumed: this.resumed,
+      ran: this.#ran,
+    };
+  }
+
+  deny(reason: string, detail: RefusalDetail = {}): never {
+    const gate = this.#speaker;
+    const text = typeof reason === 'string' && reason.trim() !== '' ? sentence(reason) : `'${this.toolName}' was refused.`;
+    throw this.refuse(new Refusal(gate, text, detail));
+  }
+
+  /** Records a refusal (the first one decides) and files its ledger row. Returns what to throw. */
+  refuse(refusal: Refusal): Refusal | Pause | ToolFailure {
+    if (this.stopped !== undefined) return this.stopped;
+    // A tool failure stays a failure on its way out; an after-half cannot relabel it.
+    if (this.failure !== undefined) return this.failure;
+    let recorded = refusal;
+    if (this.#ran && !refusal.mentionsRun) {
+      // After-half refusal: the model must learn that the tool ran and its result was withheld.
+      recorded = new Refusal(
+        refusal.gate,
+        refusalReason(refusal.reason, `'${this.toolName}' ran, but '${refusal.gate}' withheld its result`),
+        { code: refusal.code, retryable: false, ...(refusal.detail !== undefined ? { detail: refusal.detail } : {}), mentionsRun: true },
+      );
+    }
+    this.stopped = recorded;
+    this.#clearResult();
+    this.#file({ gate: recorded.gate, outcome: 'deny', why: recorded.reason, changed: false }, recorded.code, recorded.detail);
+    return recorded;
+  }
+
+  setArgs(value: ToolArgs, why: string): void {
+    const reason = requireWhy('setArgs', why);
+    if (this.#ran) throw new Error(`ctx.setArgs: the tool has already run; args can only change before execution.`);
+    if (!isPlainObject(value)) throw new TypeError(`ctx.setArgs: args must be a plain object.`);
+    this.#args = Object.freeze({ ...value });
+    this.#pendingChanged = true;
+    this.#pendingWhy = reason;
+  }
+
+  setResult(value: unknown, why: string): void {
+    const reason = requireWhy('setResult', why);
+    if (!this.#ran || !this.#hasResult) {
+      throw new Error(`ctx.setResult: no middleware can answer for the tool; a result can only be replaced after the tool ran and returned.`);
+    }
+    const text = resultTextOf(value);
+    this.#result = value;
+    this.#resultText = text;
+    this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
+  }
+
+  note(why: string): void {
+    if (typeof why === 'string' && why.trim() !== '') this.#pendingWhy = why;
+  }
+
+  provideCredential(credential: Credential): void {
+    if (this.#ran) throw new Error(`ctx.provideCredential: the tool has already run.`);
+    this.#credential = credential;
+  }
+
+  provideWanted(arg: string, meta: ArtifactMeta): void {
+    if (this.#ran) throw new Error(`ctx.provideWanted: the tool has already run.`);
+    this.#wanted = { ...this.#wanted, [arg]: meta };
+  }
+
+  emit(event: GateEvent): void {
+    const { type } = event;
+    if (typeof type !== 'string' || !this.#env.wants(type)) return;
+    this.#env.emit(type, { ...event, ...this.eventBase(), gate: this.#speaker });
+  }
+
+  /** Emits a core event, building it only when someone listens. */
+  publish<K extends ToolgateEventType>(type: K, facts: () => Omit<ToolgateEventMap[K], keyof EventBase>): void {
+    if (!this.#env.wants(type)) return;
+    this.#env.emit(type, { type, ...this.eventBase(), ...facts() });
+  }
+
+  eventBase(): EventBase {
+    return {
+      toolName: this.toolName,
+      toolCallId: this.toolCallId,
+      ...(this.toolSource !== undefined ? { toolSource: this.toolSource } : {}),
+      chainId: this.chainId,
+      ...(this.identity?.tenant !== undefined ? { tenant: this.identity.tenant } : {}),
+      at: this.#env.now(),
+    };
+  }
+
+  async ask(question: string, evidence?: unknown, options: AskOptions = {}): Promise<CheckInApproval> {
+    const asker = this.#speaker;
+    if (typeof question !== 'string' || question.trim() === '') {
+      throw new TypeError(`ctx.ask(question): the question must be a non-empty sentence for the human.`);
+    }
+    if (this.#ran) throw new Error(`ctx.ask: the tool has already run; ask before calling next().`);
+    const service = this.#chain.pauseService();
+    if (service === undefined) {
+      return this.deny(
+        refusalReason(`'${this.toolName}' needs a human's approval, but this deployment cannot ask for one`, 'Retrying will not help', 'Tell the user the action needs approval'),
+        { code: 'NO_PAUSE_SERVICE', detail: `'${asker}' asked, but the chain has no pause service: give it a checkInKey` },
+      );
+    }
+    const review = this.reviewArgs();
+    const argsDigest = await digestOf(review);
+    const answer = this.resume === undefined ? undefined : await this.#answerFromResume(asker, argsDigest, service);
+    if (answer !== undefined) return answer;
+    return this.#pause(asker, question, evidence, options, review, argsDigest, service);
+  }
+
+  /** The args a human reviews: the current args, with each resolved artifact shown by its ref. */
+  reviewArgs(): Readonly<ToolArgs> {
+    if (this.#wanted === undefined) return this.#args;
+    const review: ToolArgs = { ...this.#args };
+    for (const [arg, meta] of Object.entries(this.#wanted)) review[arg] = meta.ref;
+    return review;
+  }
+
+  async #answerFromResume(asker: string, argsDigest: string, service: PauseService): Promise<CheckInApproval | undefined> {
+    const resume = this.resume!;
+    const { request, decision } = resume;
+    if (request.asker === asker && !resume.answered) {
+      resume.answered = true;
+      if (!decision.approved) {
+        await service.store.consume(request.id).catch(() => false);
+        this.#resolved(request, false, decision.by);
+        return this.deny(refusalReason(`a person (${decision.by}) declined '${this.toolName}': ${decision.reason}`, 'Do not call it again with the same arguments'), {
+          code: 'CHECKIN_DECLINED',
+        });
+      }
+      if (argsDigest !== request.argsDigest) {
+        this.#resolved(request, false, undefined, 'args changed since approval');
+        return this.deny(
+          refusalReason(`the arguments of '${this.toolName}' changed after a person approved them, so the approval does not cover this call`, 'Ask for a new approval'),
+          { code: 'CHECKIN_MISMATCH' },
+        );
+      }
+      const receipt = await this.#receipt(request, decision, service);
+      let consumed: boolean;
+      try {
+        consumed = await service.store.consume(request.id, receipt);
+      } catch {
+        this.#resolved(request, false, undefined, 'store failed');
+        return this.deny(refusalReason(`the approval for '${this.toolName}' could not be checked because the check-in store is unavailable`, 'Retrying later may help'), {
+          code: 'CHECKIN_STORE_FAILED',
+          retryable: true,
+        });
+      }
+      if (!consumed) {
+        this.#resolved(request, false, undefined, 'not pending');
+        return this.deny(
+          refusalReason(`this approval for '${this.toolName}' was already used, revoked or has expired`, 'An approval is good for one run only', 'Ask for a new approval'),
+          { code: 'CHECKIN_NOT_PENDING' },
+        );
+      }
+      this.receipts.push(receipt);
+      this.#checkIn = decision;
+      this.#pendingWhy = `approved by ${decision.by}`;
+      this.#resolved(request, true, decision.by);
+      return decision;
+    }
+    const earlier = request.receipts?.find((r) => r.asker === asker && r.argsDigest === argsDigest && !this.#usedReceipts.has(r));
+    if (earlier === undefined) return undefined;
+    this.#usedReceipts.add(earlier);
+    this.receipts.push(earlier);
+    const approval: CheckInApproval = earlier.note === undefined ? { approved: true, by: earlier.by } : { approved: true, by: earlier.by, note: earlier.note };
+    this.#checkIn = approval;
+    this.#pendingWhy = `approved earlier by ${earlier.by}`;
+    return approval;
+  }
+
+  async #receipt(request: CheckInRequest, decision: CheckInApproval, service: PauseService): Promise<CheckInReceipt> {
+    const unsigned = {
+      requestId: request.id,
+      asker: request.asker,
+      by: decision.by,
+      ...(decision.note !== undefined ? { note: decision.note } : {}),
+      approvedAt: new Date(this.#env.now()).toISOString(),
+      argsDigest: request.argsDigest,
+      chainIdRaised: request.chainId,
+      chainIdRun: this.chainId,
+    };
+    return { ...unsigned, signature: await service.signer.sign(unsigned) };
+  }
+
+  #resolved(request: CheckInRequest, approved: boolean, by: string | undefined, failure?: string): void {
+    this.publish('checkin.resolved', () => ({
+      requestId: request.id,
+      asker: request.asker,
+      approved,
+      ...(by !== undefined ? { by } : {}),
+      ...(failure !== undefined ? { failure } : {}),
+    }));
+  }
+
+  async #pause(
+    asker: string,
+    question: string,
+    evidence: unknown,
+    options: AskOptions,
+    review: Readonly<ToolArgs>,
+    argsDigest: string,
+    service: PauseService,
+  ): Promise<never> {
+    const createdAt = this.#env.now();
+    const receipts = this.receipts.length > 0 ? [...this.receipts] : undefined;
+    const unsigned = {
+      id: newId('chk'),
+      asker,
+      toolName: this.toolName,
+      ...(this.toolSource !== undefined ? { toolSource: this.toolSource } : {}),
+      toolCallId: this.toolCallId,
+      args: this.dispatchedArgs,
+      review,
+      argsDigest,
+      chainId: this.chainId,
+      question,
+      ...(evidence !== undefined ? { evidence: JSON.parse(canonicalJson(evidence)) as unknown } : {}),
+      ...(options.component !== undefined ? { component: options.component } : {}),
+      ...(this.identity !== undefined ? { identity: this.identity } : {}),
+      ...(receipts !== undefined ? { receipts } : {}),
+      createdAt: new Date(createdAt).toISOString(),
+      expiresAt: new Date(createdAt + service.ttlMs).toISOString(),
+    };
+    const request: CheckInRequest = { ...unsigned, signature: await service.signer.sign(unsigned) };
+    try {
+      await service.store.put(request);
+    } catch {
+      return this.deny(refusalReason(`'${this.toolName}' needs a human's approval, but the check-in store is unavailable`, 'Retrying later may help'), {
+        code: 'CHECKIN_STORE_FAILED',
+        retryable: true,
+      });
+    }
+    if (this.stopped !== undefined) throw this.stopped;
+    const pause = new Pause(request);
+    this.stopped = pause;
+    this.#file({ gate: asker, outcome: 'ask', why: question, changed: false });
+    this.publish('checkin.requested', () => ({ requestId: request.id, asker, expiresAt: request.expiresAt }));
+    throw pause;
+  }
+
+  /** Files the running middleware's decision to continue. */
+  fileContinue(gate: string): void {
+    const changed = this.#pendingChanged;
+    const why = this.#pendingWhy;
+    this.#pendingChanged = false;
+    this.#pendingWhy = undefined;
+    this.#file(why === undefined ? { gate, outcome: changed ? 'transform' : 'allow', changed } : { gate, outcome: changed ? 'transform' : 'allow', why, changed });
+  }
+
+  /** Marks `name` as the middleware now speaking; `fresh` starts its turn with no pending change. */
+  enter(name: string, fresh: boolean): void {
+    this.#speaker = name;
+    if (fresh) {
+      this.#pendingChanged = false;
+      this.#pendingWhy = undefined;
+    }
+  }
+
+  #file(row: LedgerRow, code?: string, detail?: string): void {
+    this.ledger.push(row);
+    if (this.#env.wants('gate.decision')) {
+      this.publish('gate.decision', () => ({
+        ...row,
+        ...(code !== undefined ? { code } : {}),
+        ...(detail !== undefined ? { detail } : {}),
+      }));
+    }
+  }
+
+  #clearResult(): void {
+    this.#hasResult = false;
+    this.#result = undefined;
+    this.#resultText = undefined;
+  }
+
+  /** The executor is about to call `execute`. */
+  markRan(): void {
+    this.#ran = true;
+  }
+
+  recordResult(value: unknown, text: string): void {
+    this.#result = value;
+    this.#resultText = text;
+    this.#hasResult = true;
+  }
+
+  recordFailure(name: string, message: string): ToolFailure {
+    this.#error = { name, message };
+    this.failure = new ToolFailure(message);
+    return this.failure;
+  }
+}
+
+/** The string the model reads for a result: strings as they are, anything else as JSON. */
+export function resultTextOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  if (typeof value === 'function' || typeof value === 'symbol') {
+    throw new TypeError(`a ${typeof value} is not JSON`);
+  }
+  const text = JSON.stringify(value) as string | undefined;
+  if (text === undefined) throw new TypeError('the value has no JSON form');
+  return text;
+}
+
+/** Wraps a middleware so the context knows who speaks, files ledger rows and applies the laws. */
+export function governed(middleware: Middleware): (ctx: CallContext, next: Next) => Promise<void> {
+  const { name } = middleware;
+  return async function gate(ctx, next) {
+    ctx.enter(name, true);
+    let continued = false;
+    let settled = false;
+    const guardedNext: Next = () => {
+      if (!continued) {
+        continued = true;
+        ctx.fileContinue(name);
+      }
+      const downstream = next();
+      return downstream.then(
+        () => {
+          settled = true;
+          ctx.enter(name, false);
+        },
+        (error: unknown) => {
+          settled = true;
+          ctx.enter(name, false);
+          throw error;
+        },
+      );
+    };
+    try {
+      await middleware.run(ctx, guardedNext);
+    } catch (error) {
+      throw classify(ctx, name, error);
+    }
+    if (!continued) {
+      throw ctx.refuse(
+        new Refusal(name, refusalReason(`'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`, 'Retrying will not help'), {
+          code: 'GATE_SILENT',
+          detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
+        }),
+      );
+    }
+    if (!settled) {
+      ctx.closed = true;
+      throw ctx.refuse(
+        new Refusal(name, refusalReason(`'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`, 'Retrying will not help'), {
+          code: 'GATE_UNAWAITED',
+          detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
+        }),
+      );
+    }
+  };
+}
+
+/** Turns whatever a middleware threw into the recorded refusal, pause or failure. */
+function classify(ctx: CallContext, name: string, error: unknown): unknown {
+  if (error === ctx.stopped || (ctx.failure !== undefined && error === ctx.failure)) return error;
+  if (ctx.stopped !== undefined) return ctx.stopped;
+  if (error instanceof Refusal) return ctx.refuse(error);
+  // Anything else is this middleware failing: fail closed, keep its message off the model's page.
+  const errorName = error instanceof Error ? error.name : typeof error;
+  const doubleNext = error instanceof Error && error.message === 'next() called multiple times';
+  return ctx.refuse(
+    new Refusal(name, refusalReason(`'${ctx.toolName}' was stopped because the '${name}' check failed`, 'Retrying will not help'), {
+      code: doubleNext ? 'GATE_NEXT_TWICE' : 'GATE_ERROR',
+      detail: doubleNext ? `middleware '${name}' called next() twice` : `middleware '${name}' threw ${errorName}`,
+    }),
+  );
+}

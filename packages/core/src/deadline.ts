@@ -1,0 +1,51 @@
+// Deadlines for the ports a gate calls (checkers, providers, stores). A port that does not answer
+// in time is a failure, and the gate fails closed.
+
+export class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+/** The call's signal ended the wait. */
+export class AbortedError extends Error {
+  override readonly name = 'AbortedError';
+  constructor() {
+    super('the call was aborted');
+  }
+}
+
+/**
+ * Runs `work` with a signal that aborts after `ms` or when `parent` aborts, and rejects at that
+ * moment even if `work` ignores its signal.
+ */
+export async function withDeadline<T>(
+  work: (signal: AbortSignal) => T | Promise<T>,
+  ms: number,
+  parent?: AbortSignal,
+): Promise<T> {
+  if (parent?.aborted) throw new AbortedError();
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const stop = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort(new DeadlineError(ms));
+      reject(new DeadlineError(ms));
+    }, ms);
+    if (parent) {
+      onAbort = () => {
+        controller.abort(new AbortedError());
+        reject(new AbortedError());
+      };
+      parent.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(() => work(controller.signal)), stop]);
+  } finally {
+    clearTimeout(timer);
+    if (parent && onAbort) parent.removeEventListener('abort', onAbort);
+  }
+}

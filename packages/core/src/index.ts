@@ -1,0 +1,79 @@
+// Every export here is public API of @toolgate/core.
+
+// The Tool contract
+export type { ArgsOf, JsonSchema, ResultCeiling, Tool, ToolArgs, ToolDefinition, ToolSchema } from './tool';
+export { assertTool, CAPABILITIES, defineTool, TOOL_NAME_PATTERN, ToolDefinitionError } from './tool';
+
+// Context and verbs
+export type { AskOptions, ToolMiddlewareContext, ToolState } from './context';
+export type { RefusalDetail } from './refusal';
+export { formatCount, Pause, Refusal, refusalReason, sentence } from './refusal';
+
+// Chains
+export type {
+  CreateChainOptions,
+  Middleware,
+  MiddlewareDescription,
+  Next,
+  OrderViolation,
+  PauseServiceOptions,
+  UnsafeOrder,
+} from './chain';
+export { CANONICAL_ORDER, Chain, ChainConfigError, ChainOrderError, createChain, DEFAULT_CHECK_IN_TTL_MS, isChain, POLICY_ANCHOR } from './chain';
+
+// Dispatch and outcomes
+export type { ChainSource, DispatchOptions, Dispatcher, DispatcherOptions, ToolCall, ToolgateEmitter } from './dispatcher';
+export { createDispatcher, DispatcherConfigError } from './dispatcher';
+export type {
+  DispatchOutcome,
+  FailedOutcome,
+  LedgerOutcome,
+  LedgerRow,
+  OutcomeKind,
+  PausedOutcome,
+  RefusedOutcome,
+  ResultOutcome,
+} from './outcomes';
+
+// Events
+export type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType, ToolgateListeners } from './events';
+
+// Check-in
+export type {
+  CheckInApproval,
+  CheckInComponent,
+  CheckInDecision,
+  CheckInFilter,
+  CheckInReceipt,
+  CheckInRecord,
+  CheckInRefusal,
+  CheckInRequest,
+  CheckInState,
+  CheckInStore,
+  InMemoryCheckInsOptions,
+} from './check-in';
+export { checkInApproved, checkInDeclined, inMemoryCheckIns } from './check-in';
+
+// Ports a deployment plugs in
+export type {
+  ArtifactInput,
+  ArtifactMeta,
+  ArtifactStore,
+  CredentialNeed,
+  CredentialProvider,
+  CredentialRequestContext,
+  Decision,
+  PermissionChecker,
+  PermissionRequest,
+  ResolvedCredential,
+  StoredArtifact,
+} from './ports';
+export type { ArtifactScope, Identity } from './identity';
+export { scopeOf } from './identity';
+export { Credential, redact } from './credential';
+
+// Helpers for gate and store authors
+export type { Signer } from './canonical';
+export { canonicalJson, createSigner, digestOf, shortHash } from './canonical';
+export { AbortedError, DeadlineError, withDeadline } from './deadline';
+export { isArtifactRef, newArtifactRef, newId, randomBase62 } from './ids';
