@@ -25,8 +25,8 @@ export interface Middleware {
   readonly transformsArgs?: boolean;
   /** Its configuration in a few words, folded into `chainId`. */
   readonly fingerprint?: string;
-  /** Build-time: why this middleware cannot serve `tool`, or undefined when it can. */
-  checkTool?(tool: Tool): string | undefined;
+  /** Build-time: why this middleware cannot serve `tool` in `chain`, or undefined when it can. */
+  checkTool?(tool: Tool, chain: Chain): string | undefined;
 }
 
 /** The canonical order of the built-in gates. User policy goes just before `validate-args`. */
@@ -152,6 +152,11 @@ export class Chain {
   /** The store the chain's pause service keeps check-ins in, when it has one. */
   get checkInStore(): CheckInStore | undefined {
     return this.#pauseService?.store;
+  }
+
+  /** Whether `ctx.ask` can pause a call in this chain (it has a check-in key). */
+  get canPause(): boolean {
+    return this.#pauseService !== undefined;
   }
 
   /** @internal The pause service `ctx.ask` signs with. */

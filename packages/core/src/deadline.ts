@@ -18,7 +18,7 @@ export class AbortedError extends Error {
 
 /**
  * Runs `work` with a signal that aborts after `ms` or when `parent` aborts, and rejects at that
- * moment even if `work` ignores its signal.
+ * moment even if `work` ignores its signal. A synchronous answer is returned without arming a timer.
  */
 export async function withDeadline<T>(
   work: (signal: AbortSignal) => T | Promise<T>,
@@ -27,6 +27,8 @@ export async function withDeadline<T>(
 ): Promise<T> {
   if (parent?.aborted) throw new AbortedError();
   const controller = new AbortController();
+  const value = work(controller.signal);
+  if (!isThenable(value)) return value;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
   const stop = new Promise<never>((_, reject) => {
@@ -43,9 +45,13 @@ export async function withDeadline<T>(
     }
   });
   try {
-    return await Promise.race([Promise.resolve().then(() => work(controller.signal)), stop]);
+    return await Promise.race([value, stop]);
   } finally {
     clearTimeout(timer);
     if (parent && onAbort) parent.removeEventListener('abort', onAbort);
   }
+}
+
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

@@ -71,7 +71,7 @@ function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
     for (const middleware of chain.middleware) {
       let problem: string | undefined;
       try {
-        problem = middleware.checkTool?.(tool);
+        problem = middleware.checkTool?.(tool, chain);
       } catch (error) {
         problem = `its checkTool threw ${error instanceof Error ? error.name : typeof error}`;
       }
