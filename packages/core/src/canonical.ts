@@ -61,18 +61,19 @@ export interface Signer {
 
 export function createSigner(key: string | Uint8Array): Signer {
   const raw = typeof key === 'string' ? encoder.encode(key) : new Uint8Array(key);
-  const imported = globalThis.crypto.subtle.importKey(
-    'raw',
-    raw,
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign', 'verify'],
-  );
+  const imported = globalThis.crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
   // An unhandled rejection here would surface before first use; the first sign/verify reports it instead.
   imported.catch(() => undefined);
   return {
     async sign(value) {
-      const signature = await globalThis.crypto.subtle.sign('HMAC', await imported, encoder.encode(canonicalJson(value)));
+      const signature = await globalThis.crypto.subtle.sign(
+        'HMAC',
+        await imported,
+        encoder.encode(canonicalJson(value)),
+      );
       return toHex(signature);
     },
     async verify(value, signatureHex) {
@@ -80,7 +81,12 @@ export function createSigner(key: string | Uint8Array): Signer {
       const bytes = new Uint8Array(32);
       for (let i = 0; i < 32; i++) bytes[i] = parseInt(signatureHex.slice(i * 2, i * 2 + 2), 16);
       // subtle.verify compares in constant time.
-      return globalThis.crypto.subtle.verify('HMAC', await imported, bytes, encoder.encode(canonicalJson(value)));
+      return globalThis.crypto.subtle.verify(
+        'HMAC',
+        await imported,
+        bytes,
+        encoder.encode(canonicalJson(value)),
+      );
     },
   };
 }

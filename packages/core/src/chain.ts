@@ -239,23 +239,35 @@ export class Chain {
   #indexOf(name: string, verb: string): number {
     const index = this.#middleware.findIndex((m) => m.name === name);
     if (index === -1) {
-      throw new ChainConfigError(`chain.${verb}: no middleware named '${name}'; the chain has ${this.names().join(', ') || 'none'}.`);
+      throw new ChainConfigError(
+        `chain.${verb}: no middleware named '${name}'; the chain has ${this.names().join(', ') || 'none'}.`,
+      );
     }
     return index;
   }
 
   #derive(list: Middleware[], unsafe: UnsafeOrder | undefined): Chain {
-    return buildChain(list, this.#pauseService, this.#policyAnchor, this.#acceptedViolations, unsafe?.unsafeOrder);
+    return buildChain(
+      list,
+      this.#pauseService,
+      this.#policyAnchor,
+      this.#acceptedViolations,
+      unsafe?.unsafeOrder,
+    );
   }
 }
 
 function assertMiddleware(middleware: unknown, index: number): asserts middleware is Middleware {
   const m = middleware as Partial<Middleware> | null;
   if (typeof m !== 'object' || m === null) {
-    throw new ChainConfigError(`createChain: middleware #${index} must be an object { name, run }; got ${m === null ? 'null' : typeof m}.`);
+    throw new ChainConfigError(
+      `createChain: middleware #${index} must be an object { name, run }; got ${m === null ? 'null' : typeof m}.`,
+    );
   }
   if (typeof m.name !== 'string' || !KEBAB_CASE.test(m.name)) {
-    throw new ChainConfigError(`createChain: middleware #${index} needs a kebab-case 'name' (e.g. 'tenant-policy').`);
+    throw new ChainConfigError(
+      `createChain: middleware #${index} needs a kebab-case 'name' (e.g. 'tenant-policy').`,
+    );
   }
   if (typeof m.run !== 'function') {
     throw new ChainConfigError(`createChain: middleware '${m.name}' needs a 'run(ctx, next)' function.`);
@@ -263,7 +275,9 @@ function assertMiddleware(middleware: unknown, index: number): asserts middlewar
   for (const field of ['after', 'before'] as const) {
     const names = m[field];
     if (names !== undefined && (!Array.isArray(names) || names.some((n) => typeof n !== 'string'))) {
-      throw new ChainConfigError(`createChain: middleware '${m.name}': '${field}' must be an array of middleware names.`);
+      throw new ChainConfigError(
+        `createChain: middleware '${m.name}': '${field}' must be an array of middleware names.`,
+      );
     }
   }
 }
@@ -276,18 +290,38 @@ export function orderViolations(list: readonly Middleware[]): OrderViolation[] {
   list.forEach((m, i) => {
     for (const name of m.after ?? []) {
       const j = position.get(name);
-      if (j !== undefined && j > i) violations.push({ middleware: m.name, other: name, reason: `'${m.name}' must stand after '${name}'` });
+      if (j !== undefined && j > i)
+        violations.push({
+          middleware: m.name,
+          other: name,
+          reason: `'${m.name}' must stand after '${name}'`,
+        });
     }
     for (const name of m.before ?? []) {
       const j = position.get(name);
-      if (j !== undefined && j < i) violations.push({ middleware: m.name, other: name, reason: `'${m.name}' must stand before '${name}'` });
+      if (j !== undefined && j < i)
+        violations.push({
+          middleware: m.name,
+          other: name,
+          reason: `'${m.name}' must stand before '${name}'`,
+        });
     }
     if (m.innermost && i !== list.length - 1) {
       const last = list[list.length - 1]!;
-      violations.push({ middleware: m.name, other: last.name, reason: `'${m.name}' must be innermost, but '${last.name}' stands after it` });
+      violations.push({
+        middleware: m.name,
+        other: last.name,
+        reason: `'${m.name}' must be innermost, but '${last.name}' stands after it`,
+      });
     }
     const validatesItself = m.after?.includes(VALIDATE_ARGS) ?? false;
-    if (m.transformsArgs && m.name !== VALIDATE_ARGS && !validatesItself && validateAt !== undefined && validateAt < i) {
+    if (
+      m.transformsArgs &&
+      m.name !== VALIDATE_ARGS &&
+      !validatesItself &&
+      validateAt !== undefined &&
+      validateAt < i
+    ) {
       violations.push({
         middleware: m.name,
         other: VALIDATE_ARGS,
@@ -310,7 +344,8 @@ function buildChain(
   list.forEach(assertMiddleware);
   const seen = new Set<string>();
   for (const m of list) {
-    if (seen.has(m.name)) throw new ChainConfigError(`createChain: two middleware are named '${m.name}'; names must be unique.`);
+    if (seen.has(m.name))
+      throw new ChainConfigError(`createChain: two middleware are named '${m.name}'; names must be unique.`);
     seen.add(m.name);
   }
   if (unsafeOrder !== undefined && (typeof unsafeOrder !== 'string' || unsafeOrder.trim() === '')) {
@@ -328,10 +363,14 @@ function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService 
   if (options === undefined) return undefined;
   const { key, ttlMs = DEFAULT_CHECK_IN_TTL_MS } = options;
   if (!((typeof key === 'string' && key.length > 0) || (key instanceof Uint8Array && key.length > 0))) {
-    throw new ChainConfigError(`createChain: checkIns.key must be a non-empty string or Uint8Array (an HMAC secret).`);
+    throw new ChainConfigError(
+      `createChain: checkIns.key must be a non-empty string or Uint8Array (an HMAC secret).`,
+    );
   }
   if (!Number.isInteger(ttlMs) || ttlMs <= 0) {
-    throw new ChainConfigError(`createChain: checkIns.ttlMs must be a positive integer of milliseconds; got ${String(ttlMs)}.`);
+    throw new ChainConfigError(
+      `createChain: checkIns.ttlMs must be a positive integer of milliseconds; got ${String(ttlMs)}.`,
+    );
   }
   return { signer: createSigner(key), store: options.store ?? inMemoryCheckIns(), ttlMs };
 }
@@ -344,7 +383,13 @@ function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService 
  */
 export function createChain(middleware: readonly Middleware[], options: CreateChainOptions = {}): Chain {
   if (!Array.isArray(middleware)) throw new ChainConfigError(`createChain: expected an array of middleware.`);
-  return buildChain([...middleware], pauseServiceOf(options.checkIns), options.policyAnchor, new Set(), options.unsafeOrder);
+  return buildChain(
+    [...middleware],
+    pauseServiceOf(options.checkIns),
+    options.policyAnchor,
+    new Set(),
+    options.unsafeOrder,
+  );
 }
 
 export function isChain(value: unknown): value is Chain {

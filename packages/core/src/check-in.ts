@@ -66,7 +66,9 @@ export type CheckInDecision = CheckInApproval | CheckInRefusal;
 
 function requireText(fn: string, field: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new TypeError(`${fn}: '${field}' must be a non-empty string; got ${typeof value}. Say who decided.`);
+    throw new TypeError(
+      `${fn}: '${field}' must be a non-empty string; got ${typeof value}. Say who decided.`,
+    );
   }
   return value;
 }
@@ -125,7 +127,8 @@ export function inMemoryCheckIns(options: InMemoryCheckInsOptions = {}): CheckIn
   const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
   return {
     async put(request) {
-      if (records.has(request.id)) throw new Error(`inMemoryCheckIns: request '${request.id}' is already stored`);
+      if (records.has(request.id))
+        throw new Error(`inMemoryCheckIns: request '${request.id}' is already stored`);
       records.set(request.id, { request: copy(request), state: 'pending' });
     },
     async get(id) {
@@ -135,7 +138,12 @@ export function inMemoryCheckIns(options: InMemoryCheckInsOptions = {}): CheckIn
     async consume(id, receipt) {
       const record = records.get(id);
       if (record === undefined || record.state !== 'pending' || expired(record.request)) return false;
-      records.set(id, receipt === undefined ? { ...record, state: 'consumed' } : { ...record, state: 'consumed', receipt: copy(receipt) });
+      records.set(
+        id,
+        receipt === undefined
+          ? { ...record, state: 'consumed' }
+          : { ...record, state: 'consumed', receipt: copy(receipt) },
+      );
       return true;
     },
     async list(filter = {}) {

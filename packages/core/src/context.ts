@@ -2,7 +2,13 @@
 // middleware is speaking, the ledger, the first refusal or pause, and what the executor recorded.
 
 import type { Chain, Middleware, Next, PauseService } from './chain';
-import type { CheckInApproval, CheckInComponent, CheckInDecision, CheckInReceipt, CheckInRequest } from './check-in';
+import type {
+  CheckInApproval,
+  CheckInComponent,
+  CheckInDecision,
+  CheckInReceipt,
+  CheckInRequest,
+} from './check-in';
 import { canonicalJson, digestOf } from './canonical';
 import type { Credential } from './credential';
 import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from './events';
@@ -95,7 +101,9 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 
 function requireWhy(verb: string, why: unknown): string {
   if (typeof why !== 'string' || why.trim() === '') {
-    throw new TypeError(`ctx.${verb}(value, why): 'why' is required whenever a value changes; say why in a few words.`);
+    throw new TypeError(
+      `ctx.${verb}(value, why): 'why' is required whenever a value changes; say why in a few words.`,
+    );
   }
   return why;
 }
@@ -212,7 +220,10 @@ export class CallContext implements ToolMiddlewareContext {
 
   deny(reason: string, detail: RefusalDetail = {}): never {
     const gate = this.#speaker;
-    const text = typeof reason === 'string' && reason.trim() !== '' ? sentence(reason) : `'${this.toolName}' was refused.`;
+    const text =
+      typeof reason === 'string' && reason.trim() !== ''
+        ? sentence(reason)
+        : `'${this.toolName}' was refused.`;
     throw this.refuse(new Refusal(gate, text, detail));
   }
 
@@ -227,18 +238,28 @@ export class CallContext implements ToolMiddlewareContext {
       recorded = new Refusal(
         refusal.gate,
         refusalReason(refusal.reason, `'${this.toolName}' ran, but '${refusal.gate}' withheld its result`),
-        { code: refusal.code, retryable: false, ...(refusal.detail !== undefined ? { detail: refusal.detail } : {}), mentionsRun: true },
+        {
+          code: refusal.code,
+          retryable: false,
+          ...(refusal.detail !== undefined ? { detail: refusal.detail } : {}),
+          mentionsRun: true,
+        },
       );
     }
     this.stopped = recorded;
     this.#clearResult();
-    this.#file({ gate: recorded.gate, outcome: 'deny', why: recorded.reason, changed: false }, recorded.code, recorded.detail);
+    this.#file(
+      { gate: recorded.gate, outcome: 'deny', why: recorded.reason, changed: false },
+      recorded.code,
+      recorded.detail,
+    );
     return recorded;
   }
 
   setArgs(value: ToolArgs, why: string): void {
     const reason = requireWhy('setArgs', why);
-    if (this.#ran) throw new Error(`ctx.setArgs: the tool has already run; args can only change before execution.`);
+    if (this.#ran)
+      throw new Error(`ctx.setArgs: the tool has already run; args can only change before execution.`);
     if (!isPlainObject(value)) throw new TypeError(`ctx.setArgs: args must be a plain object.`);
     this.#args = Object.freeze({ ...value });
     this.#pendingChanged = true;
@@ -248,7 +269,9 @@ export class CallContext implements ToolMiddlewareContext {
   setResult(value: unknown, why: string): void {
     const reason = requireWhy('setResult', why);
     if (!this.#ran || !this.#hasResult) {
-      throw new Error(`ctx.setResult: no middleware can answer for the tool; a result can only be replaced after the tool ran and returned.`);
+      throw new Error(
+        `ctx.setResult: no middleware can answer for the tool; a result can only be replaced after the tool ran and returned.`,
+      );
     }
     const text = resultTextOf(value);
     this.#result = value;
@@ -277,7 +300,10 @@ export class CallContext implements ToolMiddlewareContext {
   }
 
   /** Emits a core event, building it only when someone listens. */
-  publish<K extends ToolgateEventType>(type: K, facts: () => Omit<ToolgateEventMap[K], keyof EventBase>): void {
+  publish<K extends ToolgateEventType>(
+    type: K,
+    facts: () => Omit<ToolgateEventMap[K], keyof EventBase>,
+  ): void {
     if (!this.#env.wants(type)) return;
     this.#env.emit(type, { type, ...this.eventBase(), ...facts() });
   }
@@ -302,13 +328,21 @@ export class CallContext implements ToolMiddlewareContext {
     const service = this.#chain.pauseService();
     if (service === undefined) {
       return this.deny(
-        refusalReason(`'${this.toolName}' needs a human's approval, but this deployment cannot ask for one`, 'Retrying will not help', 'Tell the user the action needs approval'),
-        { code: 'NO_PAUSE_SERVICE', detail: `'${asker}' asked, but the chain has no pause service: give it a checkInKey` },
+        refusalReason(
+          `'${this.toolName}' needs a human's approval, but this deployment cannot ask for one`,
+          'Retrying will not help',
+          'Tell the user the action needs approval',
+        ),
+        {
+          code: 'NO_PAUSE_SERVICE',
+          detail: `'${asker}' asked, but the chain has no pause service: give it a checkInKey`,
+        },
       );
     }
     const review = this.reviewArgs();
     const argsDigest = await digestOf(review);
-    const answer = this.resume === undefined ? undefined : await this.#answerFromResume(asker, argsDigest, service);
+    const answer =
+      this.resume === undefined ? undefined : await this.#answerFromResume(asker, argsDigest, service);
     if (answer !== undefined) return answer;
     return this.#pause(asker, question, evidence, options, review, argsDigest, service);
   }
@@ -321,7 +355,11 @@ export class CallContext implements ToolMiddlewareContext {
     return review;
   }
 
-  async #answerFromResume(asker: string, argsDigest: string, service: PauseService): Promise<CheckInApproval | undefined> {
+  async #answerFromResume(
+    asker: string,
+    argsDigest: string,
+    service: PauseService,
+  ): Promise<CheckInApproval | undefined> {
     const resume = this.resume!;
     const { request, decision } = resume;
     if (request.asker === asker && !resume.answered) {
@@ -329,14 +367,23 @@ export class CallContext implements ToolMiddlewareContext {
       if (!decision.approved) {
         await service.store.consume(request.id).catch(() => false);
         this.#resolved(request, false, decision.by);
-        return this.deny(refusalReason(`a person (${decision.by}) declined '${this.toolName}': ${decision.reason}`, 'Do not call it again with the same arguments'), {
-          code: 'CHECKIN_DECLINED',
-        });
+        return this.deny(
+          refusalReason(
+            `a person (${decision.by}) declined '${this.toolName}': ${decision.reason}`,
+            'Do not call it again with the same arguments',
+          ),
+          {
+            code: 'CHECKIN_DECLINED',
+          },
+        );
       }
       if (argsDigest !== request.argsDigest) {
         this.#resolved(request, false, undefined, 'args changed since approval');
         return this.deny(
-          refusalReason(`the arguments of '${this.toolName}' changed after a person approved them, so the approval does not cover this call`, 'Ask for a new approval'),
+          refusalReason(
+            `the arguments of '${this.toolName}' changed after a person approved them, so the approval does not cover this call`,
+            'Ask for a new approval',
+          ),
           { code: 'CHECKIN_MISMATCH' },
         );
       }
@@ -346,15 +393,25 @@ export class CallContext implements ToolMiddlewareContext {
         consumed = await service.store.consume(request.id, receipt);
       } catch {
         this.#resolved(request, false, undefined, 'store failed');
-        return this.deny(refusalReason(`the approval for '${this.toolName}' could not be checked because the check-in store is unavailable`, 'Retrying later may help'), {
-          code: 'CHECKIN_STORE_FAILED',
-          retryable: true,
-        });
+        return this.deny(
+          refusalReason(
+            `the approval for '${this.toolName}' could not be checked because the check-in store is unavailable`,
+            'Retrying later may help',
+          ),
+          {
+            code: 'CHECKIN_STORE_FAILED',
+            retryable: true,
+          },
+        );
       }
       if (!consumed) {
         this.#resolved(request, false, undefined, 'not pending');
         return this.deny(
-          refusalReason(`this approval for '${this.toolName}' was already used, revoked or has expired`, 'An approval is good for one run only', 'Ask for a new approval'),
+          refusalReason(
+            `this approval for '${this.toolName}' was already used, revoked or has expired`,
+            'An approval is good for one run only',
+            'Ask for a new approval',
+          ),
           { code: 'CHECKIN_NOT_PENDING' },
         );
       }
@@ -364,17 +421,26 @@ export class CallContext implements ToolMiddlewareContext {
       this.#resolved(request, true, decision.by);
       return decision;
     }
-    const earlier = request.receipts?.find((r) => r.asker === asker && r.argsDigest === argsDigest && !this.#usedReceipts.has(r));
+    const earlier = request.receipts?.find(
+      (r) => r.asker === asker && r.argsDigest === argsDigest && !this.#usedReceipts.has(r),
+    );
     if (earlier === undefined) return undefined;
     this.#usedReceipts.add(earlier);
     this.receipts.push(earlier);
-    const approval: CheckInApproval = earlier.note === undefined ? { approved: true, by: earlier.by } : { approved: true, by: earlier.by, note: earlier.note };
+    const approval: CheckInApproval =
+      earlier.note === undefined
+        ? { approved: true, by: earlier.by }
+        : { approved: true, by: earlier.by, note: earlier.note };
     this.#checkIn = approval;
     this.#pendingWhy = `approved earlier by ${earlier.by}`;
     return approval;
   }
 
-  async #receipt(request: CheckInRequest, decision: CheckInApproval, service: PauseService): Promise<CheckInReceipt> {
+  async #receipt(
+    request: CheckInRequest,
+    decision: CheckInApproval,
+    service: PauseService,
+  ): Promise<CheckInReceipt> {
     const unsigned = {
       requestId: request.id,
       asker: request.asker,
@@ -431,10 +497,16 @@ export class CallContext implements ToolMiddlewareContext {
     try {
       await service.store.put(request);
     } catch {
-      return this.deny(refusalReason(`'${this.toolName}' needs a human's approval, but the check-in store is unavailable`, 'Retrying later may help'), {
-        code: 'CHECKIN_STORE_FAILED',
-        retryable: true,
-      });
+      return this.deny(
+        refusalReason(
+          `'${this.toolName}' needs a human's approval, but the check-in store is unavailable`,
+          'Retrying later may help',
+        ),
+        {
+          code: 'CHECKIN_STORE_FAILED',
+          retryable: true,
+        },
+      );
     }
     if (this.stopped !== undefined) throw this.stopped;
     const pause = new Pause(request);
@@ -450,7 +522,11 @@ export class CallContext implements ToolMiddlewareContext {
     const why = this.#pendingWhy;
     this.#pendingChanged = false;
     this.#pendingWhy = undefined;
-    this.#file(why === undefined ? { gate, outcome: changed ? 'transform' : 'allow', changed } : { gate, outcome: changed ? 'transform' : 'allow', why, changed });
+    this.#file(
+      why === undefined
+        ? { gate, outcome: changed ? 'transform' : 'allow', changed }
+        : { gate, outcome: changed ? 'transform' : 'allow', why, changed },
+    );
   }
 
   /** Marks `name` as the middleware now speaking; `fresh` starts its turn with no pending change. */
@@ -541,19 +617,33 @@ export function governed(middleware: Middleware): (ctx: CallContext, next: Next)
     }
     if (!continued) {
       throw ctx.refuse(
-        new Refusal(name, refusalReason(`'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`, 'Retrying will not help'), {
-          code: 'GATE_SILENT',
-          detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
-        }),
+        new Refusal(
+          name,
+          refusalReason(
+            `'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`,
+            'Retrying will not help',
+          ),
+          {
+            code: 'GATE_SILENT',
+            detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
+          },
+        ),
       );
     }
     if (!settled) {
       ctx.closed = true;
       throw ctx.refuse(
-        new Refusal(name, refusalReason(`'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`, 'Retrying will not help'), {
-          code: 'GATE_UNAWAITED',
-          detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
-        }),
+        new Refusal(
+          name,
+          refusalReason(
+            `'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`,
+            'Retrying will not help',
+          ),
+          {
+            code: 'GATE_UNAWAITED',
+            detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
+          },
+        ),
       );
     }
   };
@@ -568,9 +658,18 @@ function classify(ctx: CallContext, name: string, error: unknown): unknown {
   const errorName = error instanceof Error ? error.name : typeof error;
   const doubleNext = error instanceof Error && error.message === 'next() called multiple times';
   return ctx.refuse(
-    new Refusal(name, refusalReason(`'${ctx.toolName}' was stopped because the '${name}' check failed`, 'Retrying will not help'), {
-      code: doubleNext ? 'GATE_NEXT_TWICE' : 'GATE_ERROR',
-      detail: doubleNext ? `middleware '${name}' called next() twice` : `middleware '${name}' threw ${errorName}`,
-    }),
+    new Refusal(
+      name,
+      refusalReason(
+        `'${ctx.toolName}' was stopped because the '${name}' check failed`,
+        'Retrying will not help',
+      ),
+      {
+        code: doubleNext ? 'GATE_NEXT_TWICE' : 'GATE_ERROR',
+        detail: doubleNext
+          ? `middleware '${name}' called next() twice`
+          : `middleware '${name}' threw ${errorName}`,
+      },
+    ),
   );
 }

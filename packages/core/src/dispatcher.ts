@@ -5,7 +5,14 @@ import { EventEmitter } from 'eventemitter3';
 import type { Chain } from './chain';
 import { isChain } from './chain';
 import type { CheckInDecision, CheckInRequest } from './check-in';
-import { CallContext, governed, resultTextOf, ToolFailure, type CallEnvironment, type ResumeState } from './context';
+import {
+  CallContext,
+  governed,
+  resultTextOf,
+  ToolFailure,
+  type CallEnvironment,
+  type ResumeState,
+} from './context';
 import { redact } from './credential';
 import type { ToolgateEventMap, ToolgateEventType, ToolgateListeners } from './events';
 import type { Identity } from './identity';
@@ -47,7 +54,11 @@ export interface DispatcherOptions {
 export interface Dispatcher {
   dispatch(call: ToolCall, options?: DispatchOptions): Promise<DispatchOutcome>;
   /** Verifies a paused call's request, then re-runs its chain from the top with the human's decision. */
-  resume(request: CheckInRequest, decision: CheckInDecision, options?: Pick<DispatchOptions, 'signal'>): Promise<DispatchOutcome>;
+  resume(
+    request: CheckInRequest,
+    decision: CheckInDecision,
+    options?: Pick<DispatchOptions, 'signal'>,
+  ): Promise<DispatchOutcome>;
   /** What the model sees: name, description, inputSchema. Never `needs` or anything secret. */
   schemas(): ToolSchema[];
   on<K extends ToolgateEventType>(type: K, listener: ToolgateListeners[K]): Dispatcher;
@@ -75,7 +86,8 @@ function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
       } catch (error) {
         problem = `its checkTool threw ${error instanceof Error ? error.name : typeof error}`;
       }
-      if (problem !== undefined) return `tool '${tool.schema.name}' cannot be served by gate '${middleware.name}': ${problem}`;
+      if (problem !== undefined)
+        return `tool '${tool.schema.name}' cannot be served by gate '${middleware.name}': ${problem}`;
     }
   }
   return undefined;
@@ -83,7 +95,10 @@ function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
 
 function failedMessage(error: unknown): { name: string; message: string } {
   if (error instanceof Error) return { name: error.name || 'Error', message: String(error.message) };
-  return { name: 'Error', message: typeof error === 'string' ? error : `a non-Error value (${typeof error}) was thrown` };
+  return {
+    name: 'Error',
+    message: typeof error === 'string' ? error : `a non-Error value (${typeof error}) was thrown`,
+  };
 }
 
 function serializationProblem(error: unknown): string {
@@ -103,11 +118,15 @@ function serializationProblem(error: unknown): string {
  * const outcome = await dispatcher.dispatch({ toolName: 'search', args: { query: 'refunds' } });
  */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  if (typeof options !== 'object' || options === null) throw new DispatcherConfigError('createDispatcher: expected { tools, chain }.');
+  if (typeof options !== 'object' || options === null)
+    throw new DispatcherConfigError('createDispatcher: expected { tools, chain }.');
   const { chain: chainSource } = options;
-  if (!Array.isArray(options.tools)) throw new DispatcherConfigError('createDispatcher: tools must be an array of Tool.');
+  if (!Array.isArray(options.tools))
+    throw new DispatcherConfigError('createDispatcher: tools must be an array of Tool.');
   if (!isChain(chainSource) && typeof chainSource !== 'function') {
-    throw new DispatcherConfigError('createDispatcher: chain must be a Chain (createChain / canonicalChain) or a function (identity) => Chain.');
+    throw new DispatcherConfigError(
+      'createDispatcher: chain must be a Chain (createChain / canonicalChain) or a function (identity) => Chain.',
+    );
   }
   const tools = new Map<string, Tool>();
   for (const candidate of options.tools as readonly unknown[]) {
@@ -123,7 +142,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     tools.set(tool.schema.name, tool);
   }
   const knownNames = [...tools.keys()];
-  const schemas: ToolSchema[] = [...tools.values()].map((t) => ({ name: t.schema.name, description: t.schema.description, inputSchema: t.schema.inputSchema }));
+  const schemas: ToolSchema[] = [...tools.values()].map((t) => ({
+    name: t.schema.name,
+    description: t.schema.description,
+    inputSchema: t.schema.inputSchema,
+  }));
 
   const checked = new WeakMap<Chain, string | null>();
   if (isChain(chainSource)) {
@@ -147,7 +170,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (env.wants(type)) env.emit(type, { type, ...event, at: now() });
   }
 
-  function chainFor(identity: Identity | undefined, toolName: string, toolCallId: string): Chain | RefusedOutcome {
+  function chainFor(
+    identity: Identity | undefined,
+    toolName: string,
+    toolCallId: string,
+  ): Chain | RefusedOutcome {
     let chain: Chain;
     try {
       chain = isChain(chainSource) ? chainSource : chainSource(identity);
@@ -155,7 +182,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     } catch (error) {
       const problem = `the chain function failed: ${error instanceof Error ? error.name : typeof error}`;
       emitBare('chain.rejected', { toolName, toolCallId, chainId: '', problem });
-      return dispatchRefusal(toolName, toolCallId, '', 'CHAIN_UNAVAILABLE', refusalReason(`'${toolName}' cannot run because no policy is available for this caller`, 'Retrying will not help'));
+      return dispatchRefusal(
+        toolName,
+        toolCallId,
+        '',
+        'CHAIN_UNAVAILABLE',
+        refusalReason(
+          `'${toolName}' cannot run because no policy is available for this caller`,
+          'Retrying will not help',
+        ),
+      );
     }
     let problem = checked.get(chain);
     if (problem === undefined) {
@@ -164,7 +200,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     if (problem !== null) {
       emitBare('chain.rejected', { toolName, toolCallId, chainId: chain.id, problem });
-      return dispatchRefusal(toolName, toolCallId, chain.id, 'CHAIN_MISCONFIGURED', refusalReason(`'${toolName}' cannot run because this caller's policy is misconfigured`, 'Retrying will not help'));
+      return dispatchRefusal(
+        toolName,
+        toolCallId,
+        chain.id,
+        'CHAIN_MISCONFIGURED',
+        refusalReason(
+          `'${toolName}' cannot run because this caller's policy is misconfigured`,
+          'Retrying will not help',
+        ),
+      );
     }
     return chain;
   }
@@ -179,9 +224,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     resume: ResumeState | undefined,
   ): Promise<DispatchOutcome> {
     const started = now();
-    const ctx = new CallContext({ tool, toolCallId, args, identity, signal: signal ?? NEVER_ABORTED, resume, chain, env });
+    const ctx = new CallContext({
+      tool,
+      toolCallId,
+      args,
+      identity,
+      signal: signal ?? NEVER_ABORTED,
+      resume,
+      chain,
+      env,
+    });
     ctx.publish('dispatch.start', () => ({ resumed: resume !== undefined }));
-    const composed = chain.composed(governed as never) as unknown as (c: CallContext, next: (c: CallContext) => Promise<void>) => Promise<void>;
+    const composed = chain.composed(governed as never) as unknown as (
+      c: CallContext,
+      next: (c: CallContext) => Promise<void>,
+    ) => Promise<void>;
     const running = composed(ctx, execute);
     try {
       await (signal === undefined ? running : raceAbort(running, signal));
@@ -201,40 +258,84 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   async function dispatch(call: ToolCall, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
     const safeCall = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
-    const toolCallId = typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== '' ? safeCall.toolCallId : callIds();
+    const toolCallId =
+      typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== '' ? safeCall.toolCallId : callIds();
     const requested = typeof safeCall.toolName === 'string' ? safeCall.toolName : '';
     const identity = opts.identity;
     const chain = chainFor(identity, requested, toolCallId);
     if (!isChain(chain)) return chain;
     const tool = tools.get(requested);
     if (tool === undefined) {
-      const named = TOOL_NAME_PATTERN.test(requested) ? `there is no tool named '${requested}'` : 'the requested tool name is not valid';
-      return dispatchRefusal(requested, toolCallId, chain.id, 'UNKNOWN_TOOL', refusalReason(named, `Call one of: ${knownNames.join(', ') || '(no tools)'}`));
+      const named = TOOL_NAME_PATTERN.test(requested)
+        ? `there is no tool named '${requested}'`
+        : 'the requested tool name is not valid';
+      return dispatchRefusal(
+        requested,
+        toolCallId,
+        chain.id,
+        'UNKNOWN_TOOL',
+        refusalReason(named, `Call one of: ${knownNames.join(', ') || '(no tools)'}`),
+      );
     }
     const args = parseArgs(safeCall.args);
     if (typeof args === 'string') {
-      return dispatchRefusal(requested, toolCallId, chain.id, 'BAD_ARGS', refusalReason(`the arguments for '${requested}' ${args}`, 'Call it again with a JSON object of arguments'), tool.source);
+      return dispatchRefusal(
+        requested,
+        toolCallId,
+        chain.id,
+        'BAD_ARGS',
+        refusalReason(
+          `the arguments for '${requested}' ${args}`,
+          'Call it again with a JSON object of arguments',
+        ),
+        tool.source,
+      );
     }
     return run(tool, chain, args, toolCallId, identity, opts.signal, undefined);
   }
 
-  async function resume(request: CheckInRequest, decision: CheckInDecision, opts: Pick<DispatchOptions, 'signal'> = {}): Promise<DispatchOutcome> {
+  async function resume(
+    request: CheckInRequest,
+    decision: CheckInDecision,
+    opts: Pick<DispatchOptions, 'signal'> = {},
+  ): Promise<DispatchOutcome> {
     const shape = request as Partial<CheckInRequest> | null;
     const toolName = typeof shape?.toolName === 'string' ? shape.toolName : '';
     const toolCallId = typeof shape?.toolCallId === 'string' ? shape.toolCallId : callIds();
-    const identity = typeof shape?.identity === 'object' && shape.identity !== null ? shape.identity : undefined;
+    const identity =
+      typeof shape?.identity === 'object' && shape.identity !== null ? shape.identity : undefined;
     const chain = chainFor(identity, toolName, toolCallId);
     if (!isChain(chain)) return chain;
     const refuse = (code: string, reason: string) => {
       const outcome = dispatchRefusal(toolName, toolCallId, chain.id, code, reason, undefined, 'check-in');
-      emitBare('checkin.resolved', { toolName, toolCallId, chainId: chain.id, requestId: typeof shape?.id === 'string' ? shape.id : '', asker: typeof shape?.asker === 'string' ? shape.asker : '', approved: false, failure: code });
+      emitBare('checkin.resolved', {
+        toolName,
+        toolCallId,
+        chainId: chain.id,
+        requestId: typeof shape?.id === 'string' ? shape.id : '',
+        asker: typeof shape?.asker === 'string' ? shape.asker : '',
+        approved: false,
+        failure: code,
+      });
       return outcome;
     };
-    if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean' || typeof decision.by !== 'string') {
-      return refuse('CHECKIN_BAD_DECISION', refusalReason('the decision given to resume is not a check-in decision', 'Build it with checkInApproved or checkInDeclined'));
+    if (
+      typeof decision !== 'object' ||
+      decision === null ||
+      typeof decision.approved !== 'boolean' ||
+      typeof decision.by !== 'string'
+    ) {
+      return refuse(
+        'CHECKIN_BAD_DECISION',
+        refusalReason(
+          'the decision given to resume is not a check-in decision',
+          'Build it with checkInApproved or checkInDeclined',
+        ),
+      );
     }
     const service = chain.pauseService();
-    const problem = service === undefined ? 'no-service' : await verifyCheckInRequest(request, service.signer, now());
+    const problem =
+      service === undefined ? 'no-service' : await verifyCheckInRequest(request, service.signer, now());
     if (problem !== undefined) {
       const reasons: Record<string, string> = {
         'no-service': `this approval cannot be checked because the policy has no check-in key`,
@@ -242,21 +343,63 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         signature: `this approval request was not issued by this deployment or was altered`,
         expired: `this approval request has expired`,
       };
-      return refuse(`CHECKIN_${problem.toUpperCase().replace('-', '_')}`, refusalReason(`'${toolName || 'the tool'}' did not run: ${reasons[problem]}`, 'Ask for a new approval'));
+      return refuse(
+        `CHECKIN_${problem.toUpperCase().replace('-', '_')}`,
+        refusalReason(
+          `'${toolName || 'the tool'}' did not run: ${reasons[problem]}`,
+          'Ask for a new approval',
+        ),
+      );
     }
     const tool = tools.get(request.toolName);
     if (tool === undefined || tool.source !== request.toolSource) {
-      return refuse('UNKNOWN_TOOL', refusalReason(`the approved tool '${toolName}' is not served here`, 'Ask for a new approval'));
+      return refuse(
+        'UNKNOWN_TOOL',
+        refusalReason(`the approved tool '${toolName}' is not served here`, 'Ask for a new approval'),
+      );
     }
-    return run(tool, chain, Object.freeze({ ...request.args }), request.toolCallId, identity, opts.signal, { request, decision, answered: false });
+    return run(tool, chain, Object.freeze({ ...request.args }), request.toolCallId, identity, opts.signal, {
+      request,
+      decision,
+      answered: false,
+    });
   }
 
-  function dispatchRefusal(toolName: string, toolCallId: string, chainId: string, code: string, reason: string, toolSource?: string, gate = 'dispatch'): RefusedOutcome {
+  function dispatchRefusal(
+    toolName: string,
+    toolCallId: string,
+    chainId: string,
+    code: string,
+    reason: string,
+    toolSource?: string,
+    gate = 'dispatch',
+  ): RefusedOutcome {
     const row: LedgerRow = { gate, outcome: 'deny', why: reason, changed: false };
     const base = { toolName, toolCallId, ...(toolSource !== undefined ? { toolSource } : {}), chainId };
-    if (env.wants('gate.decision')) env.emit('gate.decision', { type: 'gate.decision', ...base, ...row, code, at: now() });
-    if (env.wants('dispatch.end')) env.emit('dispatch.end', { type: 'dispatch.end', ...base, kind: 'refused', ran: false, gate, code, durationMs: 0, at: now() });
-    return { kind: 'refused', ...base, ran: false, gate, code, reason, retryable: false, content: `[${gate} refused: ${reason}]`, ledger: [row] };
+    if (env.wants('gate.decision'))
+      env.emit('gate.decision', { type: 'gate.decision', ...base, ...row, code, at: now() });
+    if (env.wants('dispatch.end'))
+      env.emit('dispatch.end', {
+        type: 'dispatch.end',
+        ...base,
+        kind: 'refused',
+        ran: false,
+        gate,
+        code,
+        durationMs: 0,
+        at: now(),
+      });
+    return {
+      kind: 'refused',
+      ...base,
+      ran: false,
+      gate,
+      code,
+      reason,
+      retryable: false,
+      content: `[${gate} refused: ${reason}]`,
+      ledger: [row],
+    };
   }
 
   const dispatcher: Dispatcher = {
@@ -302,12 +445,24 @@ async function execute(ctx: CallContext): Promise<void> {
   if (ctx.resume !== undefined && !ctx.resume.answered) {
     const { asker } = ctx.resume.request;
     throw ctx.refuse(
-      new Refusal(asker, refusalReason(`the approval for '${ctx.toolName}' was never checked because '${asker}' did not ask again in this run`, 'Ask for a new approval'), {
-        code: 'CHECKIN_NOT_REACHED',
-      }),
+      new Refusal(
+        asker,
+        refusalReason(
+          `the approval for '${ctx.toolName}' was never checked because '${asker}' did not ask again in this run`,
+          'Ask for a new approval',
+        ),
+        {
+          code: 'CHECKIN_NOT_REACHED',
+        },
+      ),
     );
   }
-  if (ctx.signal.aborted) throw ctx.refuse(new Refusal('dispatch', refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), { code: 'ABORTED' }));
+  if (ctx.signal.aborted)
+    throw ctx.refuse(
+      new Refusal('dispatch', refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), {
+        code: 'ABORTED',
+      }),
+    );
   ctx.markRan();
   const started = Date.now();
   ctx.publish('tool.start', () => ({}));
@@ -318,15 +473,24 @@ async function execute(ctx: CallContext): Promise<void> {
     const { name, message } = failedMessage(error);
     const secrets = ctx.credential?.secrets() ?? [];
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
-    ctx.publish('tool.error', () => ({ errorName: redact(name, secrets).slice(0, 100), durationMs: Date.now() - started }));
+    ctx.publish('tool.error', () => ({
+      errorName: redact(name, secrets).slice(0, 100),
+      durationMs: Date.now() - started,
+    }));
     throw ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
   }
   let text: string;
   try {
     text = resultTextOf(value);
   } catch (error) {
-    ctx.publish('tool.error', () => ({ errorName: 'UnserializableResult', durationMs: Date.now() - started }));
-    throw ctx.recordFailure('UnserializableResult', `'${ctx.toolName}' returned a result that cannot be sent to the model: ${serializationProblem(error)}`);
+    ctx.publish('tool.error', () => ({
+      errorName: 'UnserializableResult',
+      durationMs: Date.now() - started,
+    }));
+    throw ctx.recordFailure(
+      'UnserializableResult',
+      `'${ctx.toolName}' returned a result that cannot be sent to the model: ${serializationProblem(error)}`,
+    );
   }
   ctx.recordResult(value, text);
   ctx.publish('tool.end', () => ({ chars: text.length, durationMs: Date.now() - started }));
@@ -360,18 +524,32 @@ class AbortSignalled extends Error {
 /** Records what ended the run, when the onion itself did not already record it. */
 function absorb(ctx: CallContext, error: unknown, signal: AbortSignal | undefined): void {
   if (error === ctx.stopped || error === ctx.failure) return;
-  if (error instanceof AbortSignalled || (signal?.aborted && !(error instanceof Refusal) && !(error instanceof Pause))) {
+  if (
+    error instanceof AbortSignalled ||
+    (signal?.aborted && !(error instanceof Refusal) && !(error instanceof Pause))
+  ) {
     ctx.closed = true;
     if (ctx.ran) {
-      if (ctx.failure === undefined && !ctx.hasResult) ctx.recordFailure('AbortError', `the call to '${ctx.toolName}' was cancelled while it ran`);
+      if (ctx.failure === undefined && !ctx.hasResult)
+        ctx.recordFailure('AbortError', `the call to '${ctx.toolName}' was cancelled while it ran`);
       return;
     }
-    ctx.refuse(new Refusal(ctx.speaker, refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), { code: 'ABORTED' }));
+    ctx.refuse(
+      new Refusal(ctx.speaker, refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), {
+        code: 'ABORTED',
+      }),
+    );
     return;
   }
   if (error instanceof ToolFailure) return;
   if (ctx.stopped === undefined) {
-    ctx.refuse(new Refusal('dispatch', refusalReason(`'${ctx.toolName}' was stopped by an internal error`, 'Retrying will not help'), { code: 'INTERNAL', detail: error instanceof Error ? error.name : typeof error }));
+    ctx.refuse(
+      new Refusal(
+        'dispatch',
+        refusalReason(`'${ctx.toolName}' was stopped by an internal error`, 'Retrying will not help'),
+        { code: 'INTERNAL', detail: error instanceof Error ? error.name : typeof error },
+      ),
+    );
   }
 }
 
@@ -385,16 +563,47 @@ function outcomeOf(ctx: CallContext): DispatchOutcome {
     ledger: ctx.ledger,
   };
   const stopped = ctx.stopped;
-  if (stopped instanceof Pause) return { kind: 'paused', ...base, checkIn: stopped.request, content: stopped.message };
+  if (stopped instanceof Pause)
+    return { kind: 'paused', ...base, checkIn: stopped.request, content: stopped.message };
   if (stopped instanceof Refusal) {
-    return { kind: 'refused', ...base, gate: stopped.gate, code: stopped.code, reason: stopped.reason, retryable: stopped.retryable, content: stopped.message };
+    return {
+      kind: 'refused',
+      ...base,
+      gate: stopped.gate,
+      code: stopped.code,
+      reason: stopped.reason,
+      retryable: stopped.retryable,
+      content: stopped.message,
+    };
   }
   if (ctx.failure !== undefined && ctx.error !== undefined) {
-    return { kind: 'failed', ...base, error: ctx.error, content: `['${ctx.toolName}' failed: ${sentence(ctx.error.message || ctx.error.name)}]` };
+    return {
+      kind: 'failed',
+      ...base,
+      error: ctx.error,
+      content: `['${ctx.toolName}' failed: ${sentence(ctx.error.message || ctx.error.name)}]`,
+    };
   }
   if (ctx.ran && ctx.hasResult) {
-    return { kind: 'result', ...base, value: ctx.result, content: ctx.resultText ?? '', ...(ctx.receipts.length > 0 ? { receipts: [...ctx.receipts] } : {}) };
+    return {
+      kind: 'result',
+      ...base,
+      value: ctx.result,
+      content: ctx.resultText ?? '',
+      ...(ctx.receipts.length > 0 ? { receipts: [...ctx.receipts] } : {}),
+    };
   }
-  const reason = refusalReason(`'${ctx.toolName}' did not run because the chain ended without reaching it`, 'Retrying will not help');
-  return { kind: 'refused', ...base, gate: 'dispatch', code: 'NOT_RUN', reason, retryable: false, content: `[dispatch refused: ${reason}]` };
+  const reason = refusalReason(
+    `'${ctx.toolName}' did not run because the chain ended without reaching it`,
+    'Retrying will not help',
+  );
+  return {
+    kind: 'refused',
+    ...base,
+    gate: 'dispatch',
+    code: 'NOT_RUN',
+    reason,
+    retryable: false,
+    content: `[dispatch refused: ${reason}]`,
+  };
 }

@@ -23,9 +23,21 @@ export interface ToolgateEventMap {
     readonly durationMs: number;
   };
   'gate.decision': EventBase & LedgerRow & { readonly code?: string; readonly detail?: string };
-  'permission.checked': EventBase & { readonly allowed: boolean; readonly checker: 'configured' | 'none'; readonly failure?: string };
-  'capability.checked': EventBase & { readonly capability: string; readonly allowed: boolean; readonly failure?: string };
-  'checkin.requested': EventBase & { readonly requestId: string; readonly asker: string; readonly expiresAt: string };
+  'permission.checked': EventBase & {
+    readonly allowed: boolean;
+    readonly checker: 'configured' | 'none';
+    readonly failure?: string;
+  };
+  'capability.checked': EventBase & {
+    readonly capability: string;
+    readonly allowed: boolean;
+    readonly failure?: string;
+  };
+  'checkin.requested': EventBase & {
+    readonly requestId: string;
+    readonly asker: string;
+    readonly expiresAt: string;
+  };
   'checkin.resolved': EventBase & {
     readonly requestId: string;
     readonly asker: string;
@@ -34,9 +46,18 @@ export interface ToolgateEventMap {
     readonly failure?: string;
   };
   'credential.resolved': EventBase & { readonly kind: string; readonly service: string };
-  'credential.failed': EventBase & { readonly kind: string; readonly service: string; readonly failure: string };
+  'credential.failed': EventBase & {
+    readonly kind: string;
+    readonly service: string;
+    readonly failure: string;
+  };
   'artifacts.resolved': EventBase & { readonly refs: readonly { arg: string; ref: string; kind: string }[] };
-  'artifacts.refused': EventBase & { readonly arg: string; readonly wantedKind: string; readonly ref?: string; readonly failure: string };
+  'artifacts.refused': EventBase & {
+    readonly arg: string;
+    readonly wantedKind: string;
+    readonly ref?: string;
+    readonly failure: string;
+  };
   'result.refused': EventBase & { readonly chars: number; readonly maxChars: number };
   'tool.start': EventBase;
   'tool.end': EventBase & { readonly chars: number; readonly durationMs: number };
@@ -50,13 +71,37 @@ export type ToolgateEventType = keyof ToolgateEventMap;
 /** An event a middleware emits through `ctx.emit`: one of the gate events, or its own `type`. */
 export type GateEvent =
   | {
-      [K in Exclude<ToolgateEventType, 'dispatch.start' | 'dispatch.end' | 'gate.decision' | 'tool.start' | 'tool.end' | 'tool.error' | 'chain.rejected'>]: {
+      [
+        K in Exclude<
+          ToolgateEventType,
+          | 'dispatch.start'
+          | 'dispatch.end'
+          | 'gate.decision'
+          | 'tool.start'
+          | 'tool.end'
+          | 'tool.error'
+          | 'chain.rejected'
+        >
+      ]: {
         readonly type: K;
       } & Omit<ToolgateEventMap[K], keyof EventBase>;
-    }[Exclude<ToolgateEventType, 'dispatch.start' | 'dispatch.end' | 'gate.decision' | 'tool.start' | 'tool.end' | 'tool.error' | 'chain.rejected'>]
+    }[Exclude<
+      ToolgateEventType,
+      | 'dispatch.start'
+      | 'dispatch.end'
+      | 'gate.decision'
+      | 'tool.start'
+      | 'tool.end'
+      | 'tool.error'
+      | 'chain.rejected'
+    >]
   | { readonly type: `${string}.${string}`; readonly [fact: string]: unknown };
 
 /** Listener signatures for eventemitter3's typed emitter. */
 export type ToolgateListeners = {
   [K in ToolgateEventType]: (event: ToolgateEventMap[K] & { readonly type: K }) => void;
-} & { [custom: `${string}.${string}`]: (event: EventBase & { readonly type: string; readonly gate?: string }) => void };
+} & {
+  [custom: `${string}.${string}`]: (
+    event: EventBase & { readonly type: string; readonly gate?: string },
+  ) => void;
+};

@@ -19,10 +19,26 @@ export type {
   PauseServiceOptions,
   UnsafeOrder,
 } from './chain';
-export { CANONICAL_ORDER, Chain, ChainConfigError, ChainOrderError, createChain, DEFAULT_CHECK_IN_TTL_MS, isChain, POLICY_ANCHOR } from './chain';
+export {
+  CANONICAL_ORDER,
+  Chain,
+  ChainConfigError,
+  ChainOrderError,
+  createChain,
+  DEFAULT_CHECK_IN_TTL_MS,
+  isChain,
+  POLICY_ANCHOR,
+} from './chain';
 
 // Dispatch and outcomes
-export type { ChainSource, DispatchOptions, Dispatcher, DispatcherOptions, ToolCall, ToolgateEmitter } from './dispatcher';
+export type {
+  ChainSource,
+  DispatchOptions,
+  Dispatcher,
+  DispatcherOptions,
+  ToolCall,
+  ToolgateEmitter,
+} from './dispatcher';
 export { createDispatcher, DispatcherConfigError } from './dispatcher';
 export type {
   DispatchOutcome,

@@ -46,7 +46,10 @@ export interface CredentialRequestContext {
 }
 
 export interface CredentialProvider {
-  resolve(need: CredentialNeed, context: CredentialRequestContext): ResolvedCredential | Promise<ResolvedCredential>;
+  resolve(
+    need: CredentialNeed,
+    context: CredentialRequestContext,
+  ): ResolvedCredential | Promise<ResolvedCredential>;
 }
 
 /** What an artifact store knows about an artifact, without its data. */

@@ -9,7 +9,18 @@ export type RequestProblem = 'malformed' | 'signature' | 'expired';
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const STRING_FIELDS = ['id', 'asker', 'toolName', 'toolCallId', 'argsDigest', 'chainId', 'question', 'createdAt', 'expiresAt', 'signature'] as const;
+const STRING_FIELDS = [
+  'id',
+  'asker',
+  'toolName',
+  'toolCallId',
+  'argsDigest',
+  'chainId',
+  'question',
+  'createdAt',
+  'expiresAt',
+  'signature',
+] as const;
 
 function wellFormed(request: unknown): request is CheckInRequest {
   if (!isRecord(request)) return false;
@@ -17,12 +28,20 @@ function wellFormed(request: unknown): request is CheckInRequest {
   if (!isRecord(request['args']) || !isRecord(request['review'])) return false;
   if (request['toolSource'] !== undefined && typeof request['toolSource'] !== 'string') return false;
   if (request['identity'] !== undefined && !isRecord(request['identity'])) return false;
-  if (request['receipts'] !== undefined && (!Array.isArray(request['receipts']) || !request['receipts'].every(isRecord))) return false;
+  if (
+    request['receipts'] !== undefined &&
+    (!Array.isArray(request['receipts']) || !request['receipts'].every(isRecord))
+  )
+    return false;
   return !Number.isNaN(Date.parse(request['expiresAt'] as string));
 }
 
 /** Undefined when the request is well formed, signed by `signer`'s key, and unexpired at `now`. */
-export async function verifyCheckInRequest(request: unknown, signer: Signer, now: number): Promise<RequestProblem | undefined> {
+export async function verifyCheckInRequest(
+  request: unknown,
+  signer: Signer,
+  now: number,
+): Promise<RequestProblem | undefined> {
   if (!wellFormed(request)) return 'malformed';
   const { signature, ...unsigned } = request;
   let valid: boolean;

@@ -103,20 +103,25 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * `allowSource` is for tools that arrive already stamped by an MCP client.
  */
 export function assertTool(tool: unknown, options: { allowSource?: boolean } = {}): asserts tool is Tool {
-  if (!isRecord(tool)) throw new ToolDefinitionError('?', `assertTool: a tool must be an object; got ${describeShape(tool)}.`);
+  if (!isRecord(tool))
+    throw new ToolDefinitionError('?', `assertTool: a tool must be an object; got ${describeShape(tool)}.`);
   const schema = tool['schema'];
   const rawName = isRecord(schema) ? schema['name'] : undefined;
   const label = typeof rawName === 'string' ? rawName.slice(0, 64) : '?';
   const fail = (problem: string): never => {
     throw new ToolDefinitionError(label, `tool '${label}': ${problem}`);
   };
-  if (!isRecord(schema)) fail(`'schema' must be an object with name, description and inputSchema; got ${describeShape(schema)}.`);
+  if (!isRecord(schema))
+    fail(`'schema' must be an object with name, description and inputSchema; got ${describeShape(schema)}.`);
   checkName(rawName, fail);
   const fields = schema as Record<string, unknown>;
-  if (typeof fields['description'] !== 'string') fail(`'description' must be a string; got ${describeShape(fields['description'])}.`);
+  if (typeof fields['description'] !== 'string')
+    fail(`'description' must be a string; got ${describeShape(fields['description'])}.`);
   const inputSchema = fields['inputSchema'];
-  if (!isRecord(inputSchema)) fail(`'inputSchema' must be a JSON Schema object; got ${describeShape(inputSchema)}.`);
-  if (typeof tool['execute'] !== 'function') fail(`'execute' must be a function; got ${describeShape(tool['execute'])}.`);
+  if (!isRecord(inputSchema))
+    fail(`'inputSchema' must be a JSON Schema object; got ${describeShape(inputSchema)}.`);
+  if (typeof tool['execute'] !== 'function')
+    fail(`'execute' must be a function; got ${describeShape(tool['execute'])}.`);
   checkCapabilities(tool['capabilities'], fail);
   checkCheckIn(tool['checkIn'], tool['checkInComponent'], fail);
   checkNeeds(tool['needs'], fail);
@@ -124,9 +129,12 @@ export function assertTool(tool: unknown, options: { allowSource?: boolean } = {
   checkWants(tool['wants'], inputSchema as Record<string, unknown>, fail);
   if ('source' in tool && tool['source'] !== undefined) {
     if (!options.allowSource) {
-      fail(`'source' is set by MCP clients only; remove it. Tools you define are your own and carry no source.`);
+      fail(
+        `'source' is set by MCP clients only; remove it. Tools you define are your own and carry no source.`,
+      );
     }
-    if (typeof tool['source'] !== 'string' || tool['source'] === '') fail(`'source' must be a non-empty string.`);
+    if (typeof tool['source'] !== 'string' || tool['source'] === '')
+      fail(`'source' must be a non-empty string.`);
   }
 }
 
@@ -140,13 +148,17 @@ function checkName(name: unknown, fail: (problem: string) => never): void {
 
 function checkCapabilities(capabilities: unknown, fail: (problem: string) => never): void {
   if (capabilities === undefined) return;
-  if (!Array.isArray(capabilities)) fail(`'capabilities' must be an array of snake_case names; got ${describeShape(capabilities)}.`);
+  if (!Array.isArray(capabilities))
+    fail(`'capabilities' must be an array of snake_case names; got ${describeShape(capabilities)}.`);
   const seen = new Set<string>();
   for (const capability of capabilities as unknown[]) {
     if (typeof capability !== 'string' || !SNAKE_CASE.test(capability)) {
-      fail(`capability ${typeof capability === 'string' ? `'${capability}'` : describeShape(capability)} is not snake_case. Use names like 'external_net'.`);
+      fail(
+        `capability ${typeof capability === 'string' ? `'${capability}'` : describeShape(capability)} is not snake_case. Use names like 'external_net'.`,
+      );
     }
-    if (seen.has(capability as string)) fail(`capability '${String(capability)}' is listed twice. List each capability once.`);
+    if (seen.has(capability as string))
+      fail(`capability '${String(capability)}' is listed twice. List each capability once.`);
     seen.add(capability as string);
   }
 }
@@ -156,13 +168,16 @@ function checkCheckIn(checkIn: unknown, component: unknown, fail: (problem: stri
     fail(`'checkIn' must be 'always' or a function (args, ctx) => boolean; got ${describeShape(checkIn)}.`);
   }
   if (component === undefined) return;
-  if (checkIn === undefined) fail(`'checkInComponent' is declared without 'checkIn'. Declare 'checkIn' too, or remove the component.`);
+  if (checkIn === undefined)
+    fail(`'checkInComponent' is declared without 'checkIn'. Declare 'checkIn' too, or remove the component.`);
   if (!isRecord(component) || typeof component['id'] !== 'string' || component['id'] === '') {
     fail(`'checkInComponent' must be { id, props?, propsRef? } with a non-empty 'id'.`);
   }
   const fields = component as Record<string, unknown>;
-  if (fields['props'] !== undefined && !isRecord(fields['props'])) fail(`'checkInComponent.props' must be an object.`);
-  if (fields['propsRef'] !== undefined && typeof fields['propsRef'] !== 'string') fail(`'checkInComponent.propsRef' must be an artifact ref string.`);
+  if (fields['props'] !== undefined && !isRecord(fields['props']))
+    fail(`'checkInComponent.props' must be an object.`);
+  if (fields['propsRef'] !== undefined && typeof fields['propsRef'] !== 'string')
+    fail(`'checkInComponent.propsRef' must be an artifact ref string.`);
 }
 
 function checkNeeds(needs: unknown, fail: (problem: string) => never): void {
@@ -171,7 +186,8 @@ function checkNeeds(needs: unknown, fail: (problem: string) => never): void {
   const fields = needs as Record<string, unknown>;
   for (const field of ['kind', 'service'] as const) {
     const value = fields[field];
-    if (typeof value !== 'string' || value.trim() === '') fail(`'needs.${field}' must be a non-empty string, e.g. kind 'api_key', service 'billing'.`);
+    if (typeof value !== 'string' || value.trim() === '')
+      fail(`'needs.${field}' must be a non-empty string, e.g. kind 'api_key', service 'billing'.`);
   }
   const scopes = fields['scopes'];
   if (scopes !== undefined && (!Array.isArray(scopes) || scopes.some((scope) => typeof scope !== 'string'))) {
@@ -181,28 +197,43 @@ function checkNeeds(needs: unknown, fail: (problem: string) => never): void {
 
 function checkCeiling(ceiling: unknown, fail: (problem: string) => never): void {
   if (ceiling === undefined) return;
-  if (!isRecord(ceiling)) fail(`'resultCeiling' must be { maxChars, narrowBy? }; got ${describeShape(ceiling)}.`);
+  if (!isRecord(ceiling))
+    fail(`'resultCeiling' must be { maxChars, narrowBy? }; got ${describeShape(ceiling)}.`);
   const { maxChars, narrowBy } = ceiling as Record<string, unknown>;
   if (typeof maxChars !== 'number' || !Number.isInteger(maxChars) || maxChars <= 0) {
-    fail(`'resultCeiling.maxChars' must be a positive integer; got ${typeof maxChars === 'number' ? String(maxChars) : describeShape(maxChars)}.`);
+    fail(
+      `'resultCeiling.maxChars' must be a positive integer; got ${typeof maxChars === 'number' ? String(maxChars) : describeShape(maxChars)}.`,
+    );
   }
   if (narrowBy === undefined) return;
   if (!Array.isArray(narrowBy) || narrowBy.length === 0) {
-    fail(`'resultCeiling.narrowBy' must list at least one argument name; omit it if the model cannot narrow the result.`);
+    fail(
+      `'resultCeiling.narrowBy' must list at least one argument name; omit it if the model cannot narrow the result.`,
+    );
   }
   for (const arg of narrowBy as unknown[]) {
-    if (typeof arg !== 'string' || arg.trim() === '') fail(`'resultCeiling.narrowBy' has a blank entry; name the arguments that narrow the result.`);
+    if (typeof arg !== 'string' || arg.trim() === '')
+      fail(`'resultCeiling.narrowBy' has a blank entry; name the arguments that narrow the result.`);
   }
 }
 
-function checkWants(wants: unknown, inputSchema: Record<string, unknown>, fail: (problem: string) => never): void {
+function checkWants(
+  wants: unknown,
+  inputSchema: Record<string, unknown>,
+  fail: (problem: string) => never,
+): void {
   if (wants === undefined) return;
-  if (!isRecord(wants)) fail(`'wants' must map argument names to artifact kinds; got ${describeShape(wants)}.`);
+  if (!isRecord(wants))
+    fail(`'wants' must map argument names to artifact kinds; got ${describeShape(wants)}.`);
   const properties = isRecord(inputSchema['properties']) ? inputSchema['properties'] : {};
   for (const [arg, kind] of Object.entries(wants as Record<string, unknown>)) {
-    if (typeof kind !== 'string' || kind.trim() === '') fail(`'wants.${arg}' must name an artifact kind, e.g. 'dataset/rows'.`);
+    if (typeof kind !== 'string' || kind.trim() === '')
+      fail(`'wants.${arg}' must name an artifact kind, e.g. 'dataset/rows'.`);
     const property = properties[arg];
-    if (!isRecord(property)) fail(`'wants.${arg}' names an argument absent from the input schema. Add '${arg}' as a string property.`);
+    if (!isRecord(property))
+      fail(
+        `'wants.${arg}' names an argument absent from the input schema. Add '${arg}' as a string property.`,
+      );
     if ((property as Record<string, unknown>)['type'] !== 'string') {
       fail(`'wants.${arg}' needs '${arg}' to be declared type: 'string' (the model passes an art_… ref).`);
     }
@@ -224,11 +255,20 @@ export function defineTool<const S extends object, TResult = unknown>(
   definition: ToolDefinition<S, TResult>,
 ): Tool<ArgsOf<S>, TResult> {
   if (!isRecord(definition)) {
-    throw new ToolDefinitionError('?', `defineTool: expected { name, description, inputSchema, execute }; got ${describeShape(definition)}.`);
+    throw new ToolDefinitionError(
+      '?',
+      `defineTool: expected { name, description, inputSchema, execute }; got ${describeShape(definition)}.`,
+    );
   }
-  const { name, description, inputSchema, execute, ...declarations } = definition as ToolDefinition<S, TResult> &
+  const { name, description, inputSchema, execute, ...declarations } = definition as ToolDefinition<
+    S,
+    TResult
+  > &
     Record<string, unknown>;
-  const tool = { schema: { name, description, inputSchema }, execute, ...declarations } as unknown as Tool<ArgsOf<S>, TResult>;
+  const tool = { schema: { name, description, inputSchema }, execute, ...declarations } as unknown as Tool<
+    ArgsOf<S>,
+    TResult
+  >;
   assertTool(tool);
   return tool;
 }
