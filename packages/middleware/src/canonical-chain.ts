@@ -1,0 +1,78 @@
+// The canonical chain: every gate, in CANONICAL_ORDER, configured from one options object.
+
+import {
+  createChain,
+  POLICY_ANCHOR,
+  type ArtifactStore,
+  type Chain,
+  type CheckInStore,
+  type CredentialProvider,
+  type PermissionChecker,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
+import { capabilitiesGate } from './capabilities';
+import { checkInGate } from './check-in';
+import { credentialsGate } from './credentials';
+import { permissionGate } from './permission';
+import { resultCeilingGate } from './result-ceiling';
+import { validateArgsGate } from './validate-args';
+import type { SchemaValidator } from './validator';
+import { wantsGate } from './wants';
+
+export interface CanonicalChainOptions {
+  /** Permission and capabilities gates; none → allow, and the ledger says "no checker". */
+  readonly permissions?: PermissionChecker;
+  /** The wants gate's store. */
+  readonly artifacts?: ArtifactStore;
+  /** The pause service's store; in-memory by default. */
+  readonly checkIns?: CheckInStore;
+  /** The pause service's HMAC key. Without it, tools that declare `checkIn` are refused at dispatcher build. */
+  readonly checkInKey?: string | Uint8Array;
+  /** Check-in request lifetime; default 15 minutes. */
+  readonly checkInTtlMs?: number;
+  /** Builds the evidence pack for a check-in. */
+  readonly evidence?: (ctx: ToolMiddlewareContext) => unknown;
+  readonly credentials?: CredentialProvider;
+  /** The ceiling for tools that declare none. */
+  readonly defaultMaxChars?: number;
+  /** Per-gate deadline for checkers, providers and stores; default 5000 ms. */
+  readonly deadlineMs?: number;
+  /** Default ajv; pass an eval-free validator on edge workers. */
+  readonly validator?: SchemaValidator;
+}
+
+/**
+ * Builds the chain in canonical order: permission → capabilities → (your policy, via `use`) → validate-args →
+ * wants → check-in → credentials → result-ceiling → execute.
+ *
+ * @example
+ * const chain = canonicalChain({ permissions, artifacts: inMemoryArtifacts(), checkInKey: process.env.CHECKIN_KEY });
+ */
+export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
+  const deadline = options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs };
+  if (options.checkIns !== undefined && options.checkInKey === undefined) {
+    throw new TypeError('canonicalChain: checkIns was given without checkInKey; a check-in store needs the key that signs its requests.');
+  }
+  const gates = [
+    permissionGate(options.permissions, deadline),
+    capabilitiesGate(options.permissions, deadline),
+    validateArgsGate(options.validator === undefined ? {} : { validator: options.validator }),
+    wantsGate({ ...(options.artifacts !== undefined ? { store: options.artifacts } : {}), ...deadline }),
+    checkInGate({
+      ...(options.evidence !== undefined ? { evidence: options.evidence } : {}),
+      ...(options.artifacts !== undefined ? { artifacts: options.artifacts } : {}),
+      ...deadline,
+    }),
+    credentialsGate(options.credentials, deadline),
+    resultCeilingGate(options.defaultMaxChars === undefined ? {} : { defaultMaxChars: options.defaultMaxChars }),
+  ];
+  const checkIns =
+    options.checkInKey === undefined
+      ? undefined
+      : {
+          key: options.checkInKey,
+          ...(options.checkIns !== undefined ? { store: options.checkIns } : {}),
+          ...(options.checkInTtlMs !== undefined ? { ttlMs: options.checkInTtlMs } : {}),
+        };
+  return createChain(gates, { ...(checkIns !== undefined ? { checkIns } : {}), policyAnchor: POLICY_ANCHOR });
+}

@@ -1,0 +1,88 @@
+// The check-in gate: pause for a human when the tool's `checkIn` trips. It stands after every
+// transform, so the human approves the exact args that will run.
+
+import { refusalReason, scopeOf, withDeadline, type ArtifactStore, type Middleware, type ToolMiddlewareContext } from '@toolgate/core';
+import { assertDeadline } from './internal/consult';
+
+export interface CheckInGateOptions {
+  /** Builds the evidence pack shown to the human. Must return JSON-serializable data without secrets. */
+  readonly evidence?: (ctx: ToolMiddlewareContext) => unknown;
+  /** Where a `checkInComponent.propsRef` is resolved at raise time. */
+  readonly artifacts?: ArtifactStore;
+  /** How long the artifact store may take; default 5000 ms. */
+  readonly deadlineMs?: number;
+}
+
+function questionFor(ctx: ToolMiddlewareContext): string {
+  const from = ctx.toolSource === undefined ? '' : ` (from MCP server '${ctx.toolSource}')`;
+  return `Allow '${ctx.toolName}'${from} to run with the arguments shown?`;
+}
+
+/** Trips on `checkIn: 'always'` or when the predicate returns true; a predicate that throws trips too. */
+export function checkInGate(options: CheckInGateOptions = {}): Middleware {
+  const { evidence, artifacts } = options;
+  const deadlineMs = assertDeadline('checkInGate', options.deadlineMs);
+  if (evidence !== undefined && typeof evidence !== 'function') throw new TypeError('checkInGate: evidence must be a function (ctx) => data.');
+  return {
+    name: 'check-in',
+    after: ['validate-args', 'wants'],
+    fingerprint: evidence === undefined ? 'no evidence' : 'evidence',
+    checkTool(tool, chain) {
+      if (tool.checkIn !== undefined && !chain.canPause) {
+        return `it declares checkIn but the chain has no check-in key; pass 'checkInKey' to canonicalChain`;
+      }
+      if (tool.checkInComponent?.propsRef !== undefined && artifacts === undefined) {
+        return `its checkInComponent has a propsRef but the chain has no artifact store; pass 'artifacts' to canonicalChain`;
+      }
+      return undefined;
+    },
+    run: async function checkIn(ctx, next) {
+      const rule = ctx.tool.checkIn;
+      if (rule === undefined) {
+        ctx.note('no check-in declared');
+        return next();
+      }
+      let trips = true;
+      if (rule !== 'always') {
+        try {
+          trips = (await rule(ctx.args, ctx)) === true;
+        } catch {
+          // A predicate that cannot decide asks the human: fail closed.
+          trips = true;
+        }
+      }
+      if (!trips) {
+        ctx.note('check-in not needed for these args');
+        return next();
+      }
+      const component = ctx.tool.checkInComponent;
+      if (component?.propsRef !== undefined && artifacts !== undefined) {
+        let props;
+        try {
+          props = await withDeadline(() => artifacts.get(scopeOf(ctx.identity), component.propsRef!), deadlineMs, ctx.signal);
+        } catch {
+          return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data could not be read`, 'Retrying later may help'), {
+            code: 'ARTIFACT_STORE_FAILED',
+            retryable: true,
+          });
+        }
+        if (props === undefined) {
+          return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data is missing in this scope`, 'Retrying will not help'), {
+            code: 'CHECKIN_COMPONENT_MISSING',
+            detail: `checkInComponent '${component.id}' propsRef did not resolve`,
+          });
+        }
+      }
+      let pack: unknown;
+      try {
+        pack = evidence?.(ctx);
+      } catch {
+        return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the evidence for it could not be assembled`, 'Retrying will not help'), {
+          code: 'CHECKIN_EVIDENCE_FAILED',
+        });
+      }
+      await ctx.ask(questionFor(ctx), pack, component === undefined ? {} : { component });
+      return next();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+// The credentials gate: resolves the tool's `needs` into `ctx.credential`, only after consent.
+
+import {
+  Credential,
+  DeadlineError,
+  refusalReason,
+  withDeadline,
+  type CredentialProvider,
+  type Middleware,
+  type ResolvedCredential,
+} from '@toolgate/core';
+import { assertDeadline } from './internal/consult';
+
+export interface CredentialsGateOptions {
+  /** How long the provider may take; default 5000 ms. */
+  readonly deadlineMs?: number;
+  /** Milliseconds since the epoch, to judge `expiresAt`. */
+  readonly now?: () => number;
+}
+
+function isResolved(value: unknown): value is ResolvedCredential {
+  if (typeof value !== 'object' || value === null) return false;
+  const { kind, value: secret } = value as Partial<ResolvedCredential>;
+  if (typeof kind !== 'string' || kind === '') return false;
+  if (typeof secret === 'string') return secret !== '';
+  return typeof secret === 'object' && secret !== null && Object.values(secret).every((v) => typeof v === 'string');
+}
+
+function expired(expiresAt: string | number | undefined, now: number): boolean {
+  if (expiresAt === undefined) return false;
+  const at = typeof expiresAt === 'number' ? expiresAt : Date.parse(expiresAt);
+  return Number.isNaN(at) || at <= now;
+}
+
+/**
+ * Resolves `tool.needs` with `provider.resolve(need, { identity, toolName, toolSource, signal })`.
+ * A failure names the need (kind, service), never the secret or the provider's error text.
+ */
+export function credentialsGate(provider?: CredentialProvider, options: CredentialsGateOptions = {}): Middleware {
+  if (provider !== undefined && typeof provider?.resolve !== 'function') {
+    throw new TypeError('credentialsGate: provider must have a resolve(need, context) method.');
+  }
+  const deadlineMs = assertDeadline('credentialsGate', options.deadlineMs);
+  const now = options.now ?? Date.now;
+  return {
+    name: 'credentials',
+    after: ['check-in'],
+    fingerprint: provider === undefined ? 'no provider' : 'provider',
+    checkTool(tool) {
+      if (tool.needs !== undefined && provider === undefined) {
+        return `it needs a '${tool.needs.kind}' credential for '${tool.needs.service}' but the chain has no credential provider; pass 'credentials' to canonicalChain`;
+      }
+      return undefined;
+    },
+    run: async function credentials(ctx, next) {
+      const need = ctx.tool.needs;
+      if (need === undefined || provider === undefined) {
+        ctx.note('no credential needed');
+        return next();
+      }
+      const { kind, service } = need;
+      let failure: string | undefined;
+      let resolved: unknown;
+      try {
+        resolved = await withDeadline(
+          (signal) =>
+            provider.resolve(need, {
+              ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
+              toolName: ctx.toolName,
+              ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
+              signal,
+            }),
+          deadlineMs,
+          ctx.signal,
+        );
+        if (!isResolved(resolved)) failure = 'malformed';
+        else if (expired(resolved.expiresAt, now())) failure = 'expired';
+      } catch (error) {
+        failure = error instanceof DeadlineError ? 'timeout' : 'threw';
+      }
+      if (failure !== undefined) {
+        ctx.emit({ type: 'credential.failed', kind, service, failure });
+        return ctx.deny(
+          refusalReason(`'${ctx.toolName}' needs a '${kind}' credential for '${service}', which could not be obtained`, 'Retrying later may help', 'Continue without it for now'),
+          { code: 'CREDENTIAL_FAILED', retryable: true, detail: `credential provider ${failure}` },
+        );
+      }
+      ctx.provideCredential(new Credential(need, resolved as ResolvedCredential));
+      ctx.emit({ type: 'credential.resolved', kind, service });
+      ctx.note(`resolved '${kind}' for '${service}'`);
+      return next();
+    },
+  };
+}

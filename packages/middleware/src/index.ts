@@ -1,0 +1,30 @@
+// Every export here is public API of @toolgate/middleware: one factory per gate, and the canonical chain.
+
+// Gates
+export type { PermissionGateOptions } from './permission';
+export { permissionGate } from './permission';
+export type { CapabilitiesGateOptions } from './capabilities';
+export { capabilitiesGate } from './capabilities';
+export type { ValidateArgsGateOptions } from './validate-args';
+export { validateArgsGate } from './validate-args';
+export type { WantsGateOptions } from './wants';
+export { wantsGate } from './wants';
+export type { CheckInGateOptions } from './check-in';
+export { checkInGate } from './check-in';
+export type { CredentialsGateOptions } from './credentials';
+export { credentialsGate } from './credentials';
+export type { ResultCeilingGateOptions } from './result-ceiling';
+export { resultCeilingGate } from './result-ceiling';
+
+// The canonical chain
+export type { CanonicalChainOptions } from './canonical-chain';
+export { canonicalChain } from './canonical-chain';
+
+// Schema validation
+export type { AjvValidatorOptions, CompiledSchema, SchemaValidator, ValidationProblem, ValidationResult } from './validator';
+export { ajvValidator } from './validator';
+
+// Stores
+export type { InMemoryArtifactsOptions } from './in-memory-artifacts';
+export { inMemoryArtifacts } from './in-memory-artifacts';
+export { inMemoryCheckIns } from '@toolgate/core';

@@ -1,0 +1,63 @@
+// The validate-args gate: judges the args that will run against the tool's input schema.
+
+import { canonicalJson, refusalReason, type Middleware, type Tool } from '@toolgate/core';
+import { ajvValidator, type CompiledSchema, type SchemaValidator, type ValidationProblem } from './validator';
+
+export interface ValidateArgsGateOptions {
+  /** Default: ajv, compiled once per schema. */
+  readonly validator?: SchemaValidator;
+  /** How many problems the refusal lists; default 5. */
+  readonly maxProblems?: number;
+}
+
+function describeProblems(problems: readonly ValidationProblem[], max: number): string {
+  const shown = problems.slice(0, max).map((p) => (p.path === '' ? `the arguments ${p.expected}` : `'${p.path}' ${p.expected}`));
+  const more = problems.length > max ? `; and ${problems.length - max} more` : '';
+  return shown.join('; ') + more;
+}
+
+/**
+ * Validates args against the tool's `inputSchema`. Schemas compile once, at dispatcher build
+ * (an invalid schema or unknown keyword fails there), and are cached per schema object.
+ */
+export function validateArgsGate(options: ValidateArgsGateOptions = {}): Middleware {
+  const validator = options.validator ?? ajvValidator();
+  if (typeof validator?.compile !== 'function') throw new TypeError('validateArgsGate: validator must have a compile(schema) method.');
+  const maxProblems = options.maxProblems ?? 5;
+  const compiled = new WeakMap<object, CompiledSchema>();
+  const compiledFor = (tool: Tool): CompiledSchema => {
+    const schema = tool.schema.inputSchema;
+    let validate = compiled.get(schema);
+    if (validate === undefined) {
+      validate = validator.compile(schema);
+      compiled.set(schema, validate);
+    }
+    return validate;
+  };
+  return {
+    name: 'validate-args',
+    fingerprint: options.validator === undefined ? 'ajv' : 'custom validator',
+    checkTool(tool) {
+      try {
+        compiledFor(tool);
+        return undefined;
+      } catch (error) {
+        const message = error instanceof Error ? error.message.split('\n')[0] : 'it did not compile';
+        return `its inputSchema is not a valid JSON Schema (${message}); fix the schema`;
+      }
+    },
+    run: async function validateArgs(ctx, next) {
+      const verdict = compiledFor(ctx.tool)(ctx.args);
+      if (!verdict.valid) {
+        return ctx.deny(
+          refusalReason(`the arguments for '${ctx.toolName}' do not match its schema: ${describeProblems(verdict.problems, maxProblems)}`, 'Fix these and call it again'),
+          { code: 'INVALID_ARGS', detail: `${verdict.problems.length} schema problem(s)` },
+        );
+      }
+      if (verdict.value !== undefined && canonicalJson(verdict.value) !== canonicalJson(ctx.args)) {
+        ctx.setArgs(verdict.value, 'applied schema defaults');
+      }
+      return next();
+    },
+  };
+}

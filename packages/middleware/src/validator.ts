@@ -1,0 +1,96 @@
+// The pluggable schema validator behind validate-args. The default is ajv, which compiles with
+// `new Function`; eval-free runtimes (edge workers) pass an interpreter-based validator instead.
+
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { JsonSchema } from '@toolgate/core';
+
+/** One thing wrong with the args: where, and what was expected. Never the value supplied. */
+export interface ValidationProblem {
+  /** Dotted path from the args root, e.g. `customer.email`; empty for the root. */
+  readonly path: string;
+  /** What was expected, e.g. `must be number`, `is required`. */
+  readonly expected: string;
+}
+
+export type ValidationResult =
+  | { readonly valid: true; /** The args with schema defaults applied, when any were. */ readonly value?: Record<string, unknown> }
+  | { readonly valid: false; readonly problems: readonly ValidationProblem[] };
+
+export type CompiledSchema = (args: Readonly<Record<string, unknown>>) => ValidationResult;
+
+export interface SchemaValidator {
+  /** Compiles once per schema; throws when the schema is invalid or uses an unknown keyword. */
+  compile(schema: JsonSchema): CompiledSchema;
+}
+
+export interface AjvValidatorOptions {
+  /** Apply `default` values from the schema to the args the tool receives; default true. */
+  readonly useDefaults?: boolean;
+}
+
+const DRAFT_2020 = /json-schema\.org\/draft\/2020-12/;
+
+function hasDefaults(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  if (Array.isArray(schema)) return schema.some(hasDefaults);
+  return Object.entries(schema).some(([key, value]) => key === 'default' || hasDefaults(value));
+}
+
+function pathOf(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function problemOf(error: ErrorObject): ValidationProblem {
+  const at = pathOf(error.instancePath);
+  const join = (child: string) => (at === '' ? child : `${at}.${child}`);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { path: join(String(params['missingProperty'])), expected: 'is required' };
+    case 'additionalProperties':
+      return { path: join(String(params['additionalProperty'])), expected: 'is not an accepted argument' };
+    case 'type':
+      return { path: at, expected: `must be ${String(params['type']).replace(',', ' or ')}` };
+    case 'enum':
+      return { path: at, expected: `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'const':
+      return { path: at, expected: `must be ${JSON.stringify(params['allowedValue'])}` };
+    default:
+      // ajv's own messages describe the constraint ("must be >= 1", "must match format \"email\""), never the data.
+      return { path: at, expected: error.message ?? `must satisfy '${error.keyword}'` };
+  }
+}
+
+/** ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call. */
+export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
+  const useDefaults = options.useDefaults ?? true;
+  const settings = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allowUnionTypes: true, useDefaults } as const;
+  let draft7: Ajv | undefined;
+  let draft2020: Ajv2020 | undefined;
+  const instanceFor = (schema: JsonSchema): Ajv | Ajv2020 => {
+    if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
+      draft2020 ??= addFormats(new Ajv2020(settings)) as Ajv2020;
+      return draft2020;
+    }
+    draft7 ??= addFormats(new Ajv(settings)) as Ajv;
+    return draft7;
+  };
+  return {
+    compile(schema) {
+      const validate: ValidateFunction = instanceFor(schema).compile(schema);
+      const cloneFirst = useDefaults && hasDefaults(schema);
+      return (args) => {
+        // ajv writes defaults into the data it validates, so it gets a copy.
+        const data = cloneFirst ? structuredClone(args) : args;
+        if (validate(data)) return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
+        return { valid: false, problems: (validate.errors ?? []).map(problemOf) };
+      };
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// The wants gate: a tool declares `wants: { arg: kind }`; the model passes an `art_…` ref; the gate
+// resolves it in the caller's own scope, checks its kind and swaps the data into the args.
+
+import {
+  isArtifactRef,
+  refusalReason,
+  scopeOf,
+  withDeadline,
+  type ArtifactMeta,
+  type ArtifactStore,
+  type Middleware,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
+import { assertDeadline } from './internal/consult';
+
+export interface WantsGateOptions {
+  readonly store?: ArtifactStore;
+  /** How long each store call may take; default 5000 ms. */
+  readonly deadlineMs?: number;
+}
+
+const LISTED_REFS = 10;
+
+function requiredArgs(ctx: ToolMiddlewareContext): ReadonlySet<string> {
+  const required = ctx.tool.schema.inputSchema['required'];
+  return new Set(Array.isArray(required) ? required.filter((r): r is string => typeof r === 'string') : []);
+}
+
+/**
+ * Resolves each wanted argument's artifact ref. Unknown, expired, other-scope and wrong-kind refs never reach
+ * the tool; the model reads a refusal that lists up to 10 live refs of the wanted kind in its own scope.
+ */
+export function wantsGate(options: WantsGateOptions = {}): Middleware {
+  const { store } = options;
+  const deadlineMs = assertDeadline('wantsGate', options.deadlineMs);
+  if (store !== undefined && (typeof store.get !== 'function' || typeof store.list !== 'function')) {
+    throw new TypeError('wantsGate: store must be an ArtifactStore with get(scope, ref) and list(scope, kind, limit).');
+  }
+  return {
+    name: 'wants',
+    after: ['validate-args'],
+    transformsArgs: true,
+    fingerprint: store === undefined ? 'no store' : 'store',
+    checkTool(tool) {
+      if (tool.wants !== undefined && Object.keys(tool.wants).length > 0 && store === undefined) {
+        return `it wants artifacts (${Object.keys(tool.wants).join(', ')}) but the chain has no artifact store; pass 'artifacts' to canonicalChain`;
+      }
+      return undefined;
+    },
+    run: async function wants(ctx, next) {
+      const wanted = Object.entries(ctx.tool.wants ?? {});
+      if (wanted.length === 0 || store === undefined) {
+        ctx.note('no wanted args');
+        return next();
+      }
+      const scope = scopeOf(ctx.identity);
+      const required = requiredArgs(ctx);
+      const storeFailed = (arg: string, kind: string): never => {
+        ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, failure: 'store failed' });
+        return ctx.deny(refusalReason(`'${ctx.toolName}' could not read the artifact for '${arg}' because the artifact store is unavailable`, 'Retrying later may help'), {
+          code: 'ARTIFACT_STORE_FAILED',
+          retryable: true,
+        });
+      };
+      const liveRefs = async (arg: string, kind: string): Promise<string> => {
+        let live: ArtifactMeta[];
+        try {
+          live = await withDeadline(() => store.list(scope, kind, LISTED_REFS), deadlineMs, ctx.signal);
+        } catch {
+          return storeFailed(arg, kind);
+        }
+        const refs = live.slice(0, LISTED_REFS).map((meta) => meta.ref);
+        return refs.length === 0
+          ? refusalReason(`There is no live '${kind}' artifact in this conversation`, 'Create one first, then call it again')
+          : refusalReason(`Live '${kind}' artifacts: ${refs.join(', ')}`, 'Call it again with one of those refs');
+      };
+      const resolved: { arg: string; ref: string; kind: string }[] = [];
+      const args: Record<string, unknown> = { ...ctx.args };
+      for (const [arg, kind] of wanted) {
+        const value = args[arg];
+        if (value === undefined) {
+          if (!required.has(arg)) continue;
+          ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, failure: 'missing' });
+          return ctx.deny(refusalReason(`'${ctx.toolName}' needs '${arg}': an artifact ref of kind '${kind}'`, await liveRefs(arg, kind)), { code: 'ARTIFACT_MISSING' });
+        }
+        let found;
+        try {
+          found = isArtifactRef(value) ? await withDeadline(() => store.get(scope, value), deadlineMs, ctx.signal) : undefined;
+        } catch {
+          return storeFailed(arg, kind);
+        }
+        if (found === undefined || found.meta.kind !== kind) {
+          // Unknown, expired and other-scope refs read alike; only a wrong kind in the caller's own scope is named.
+          const wrongKind = found !== undefined;
+          ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, ...(isArtifactRef(value) ? { ref: value } : {}), failure: wrongKind ? 'wrong kind' : 'not found' });
+          const what = wrongKind
+            ? `'${arg}' refers to an artifact of kind '${found?.meta.kind ?? ''}', but '${ctx.toolName}' needs kind '${kind}'`
+            : `'${arg}' does not refer to a live '${kind}' artifact`;
+          return ctx.deny(refusalReason(what, await liveRefs(arg, kind)), {
+            code: wrongKind ? 'ARTIFACT_WRONG_KIND' : 'ARTIFACT_NOT_FOUND',
+          });
+        }
+        args[arg] = found.data;
+        ctx.provideWanted(arg, found.meta);
+        resolved.push({ arg, ref: found.meta.ref, kind });
+      }
+      if (resolved.length > 0) {
+        ctx.setArgs(args, `resolved artifact refs for ${resolved.map((r) => `'${r.arg}'`).join(', ')}`);
+        ctx.emit({ type: 'artifacts.resolved', refs: resolved });
+      } else {
+        ctx.note('no wanted args given');
+      }
+      return next();
+    },
+  };
+}
