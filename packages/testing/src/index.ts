@@ -1,0 +1,2 @@
+// Placeholder so the workspace builds before this package has sources; replaced by its real exports.
+export {};
