@@ -1,2 +1,8 @@
-// Placeholder so the workspace builds before this package has sources; replaced by its real exports.
-export {};
+// Every export here is public API of @toolgate/store-sqlite.
+
+export type { SqliteArtifactsOptions, SqliteArtifactStore } from './artifacts';
+export { sqliteArtifacts } from './artifacts';
+export type { SqliteCheckInsOptions, SqliteCheckInStore } from './check-ins';
+export { sqliteCheckIns } from './check-ins';
+export type { SqliteDatabase, SqliteStoreOptions } from './connection';
+export { SqliteStoreError } from './errors';

@@ -1,0 +1,158 @@
+// A durable CheckInStore: a check-in survives a restart, and one approval is honored exactly once
+// even when several processes share the file, because consume is one conditional UPDATE.
+
+import type {
+  CheckInFilter,
+  CheckInReceipt,
+  CheckInRecord,
+  CheckInRequest,
+  CheckInState,
+  CheckInStore,
+} from '@toolgate/core';
+import type { Statement } from 'better-sqlite3';
+import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+
+export type SqliteCheckInsOptions = SqliteStoreOptions & {
+  /** How long a record stays after its request expires, for audit, before `sweep` deletes it. Default 7 days. */
+  readonly retainMs?: number;
+};
+
+export interface SqliteCheckInStore extends CheckInStore {
+  /** Deletes records whose request expired more than `retainMs` ago; answers how many. */
+  sweep(): Promise<number>;
+  /** Closes the database if the store opened it. */
+  close(): void;
+}
+
+const STORE = 'sqliteCheckIns';
+const DEFAULT_RETAIN_MS = 7 * 24 * 60 * 60 * 1000;
+
+interface Row {
+  readonly state: CheckInState;
+  readonly request: string;
+  readonly receipt: string | null;
+}
+
+function prepare(db: SqliteDatabase) {
+  const lists = new Map<string, Statement>();
+  // The whole single-use promise: only one UPDATE can move a row out of 'pending'.
+  const consume = db.prepare(
+    `UPDATE toolgate_check_ins SET state = 'consumed', receipt = ?
+     WHERE id = ? AND state = 'pending' AND expires_ms > ?`,
+  );
+  return {
+    insert: db.prepare(
+      `INSERT INTO toolgate_check_ins (id, tenant, tool_name, state, expires_ms, request)
+       VALUES (@id, @tenant, @toolName, 'pending', @expiresMs, @request)`,
+    ),
+    get: db.prepare(`SELECT state, request, receipt FROM toolgate_check_ins WHERE id = ?`),
+    consume: db.transaction(
+      (id: string, receipt: string | null, now: number) => consume.run(receipt, id, now).changes === 1,
+    ),
+    revoke: db.prepare(`UPDATE toolgate_check_ins SET state = 'revoked' WHERE id = ? AND state = 'pending'`),
+    sweep: db.prepare(`DELETE FROM toolgate_check_ins WHERE expires_ms <= ?`),
+    list(filter: { tenant?: string; toolName?: string; state?: string }): Statement {
+      const where = [
+        filter.tenant !== undefined ? 'tenant = @tenant' : undefined,
+        filter.toolName !== undefined ? 'tool_name = @toolName' : undefined,
+        filter.state !== undefined ? 'state = @state' : undefined,
+      ].filter((clause) => clause !== undefined);
+      const sql = `SELECT state, request, receipt FROM toolgate_check_ins ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq LIMIT @limit`;
+      let statement = lists.get(sql);
+      if (statement === undefined) lists.set(sql, (statement = db.prepare(sql)));
+      return statement;
+    },
+  };
+}
+
+function recordOf(row: Row): CheckInRecord {
+  const request = JSON.parse(row.request) as CheckInRequest;
+  return row.receipt === null
+    ? { request, state: row.state }
+    : { request, state: row.state, receipt: JSON.parse(row.receipt) as CheckInReceipt };
+}
+
+function requireId(id: unknown): string {
+  if (typeof id !== 'string' || id === '') {
+    throw new TypeError(`${STORE}: a check-in id must be a non-empty string.`);
+  }
+  return id;
+}
+
+function filterParams(filter: CheckInFilter) {
+  const { tenant, toolName, state, limit } = filter;
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
+    throw new TypeError(`${STORE}: list's 'limit' must be a non-negative integer.`);
+  }
+  return {
+    ...(tenant !== undefined ? { tenant } : {}),
+    ...(toolName !== undefined ? { toolName } : {}),
+    ...(state !== undefined ? { state } : {}),
+    limit: limit ?? -1,
+  };
+}
+
+/**
+ * Check-ins in SQLite (better-sqlite3), in WAL mode with `user_version` migrations.
+ *
+ * ```ts
+ * const checkIns = sqliteCheckIns({ path: './toolgate.db' });
+ * createChain([...], { checkIns: { key, store: checkIns } });
+ * ```
+ */
+export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInStore {
+  const retainMs = options.retainMs ?? DEFAULT_RETAIN_MS;
+  if (!(Number.isInteger(retainMs) && retainMs >= 0)) {
+    throw new TypeError(`${STORE}: 'retainMs' must be a non-negative integer of milliseconds.`);
+  }
+  const connection = new Connection(STORE, options, prepare);
+
+  return {
+    async put(request) {
+      const id = requireId(request?.id);
+      const expiresMs = Date.parse(request.expiresAt);
+      if (Number.isNaN(expiresMs)) {
+        throw new TypeError(`${STORE}: check-in '${id}' has no valid 'expiresAt'.`);
+      }
+      if (typeof request.toolName !== 'string') {
+        throw new TypeError(`${STORE}: check-in '${id}' has no 'toolName'.`);
+      }
+      const row = {
+        id,
+        tenant: request.identity?.tenant ?? null,
+        toolName: request.toolName,
+        expiresMs,
+        request: JSON.stringify(request),
+      };
+      connection.use(`store check-in '${id}'`, (s) => s.insert.run(row));
+    },
+    async get(id) {
+      const row = connection.use(`read check-in '${requireId(id)}'`, (s) => s.get.get(id) as Row | undefined);
+      return row === undefined ? undefined : recordOf(row);
+    },
+    async consume(id, receipt) {
+      requireId(id);
+      const stored = receipt === undefined ? null : JSON.stringify(receipt);
+      return connection.use(`consume check-in '${id}'`, (s) =>
+        s.consume.immediate(id, stored, connection.now()),
+      );
+    },
+    async list(filter = {}) {
+      const params = filterParams(filter);
+      const rows = connection.use('list check-ins', (s) => s.list(params).all(params) as Row[]);
+      return rows.map(recordOf);
+    },
+    async revoke(id) {
+      return connection.use(`revoke check-in '${requireId(id)}'`, (s) => s.revoke.run(id).changes === 1);
+    },
+    async sweep() {
+      return connection.use(
+        'sweep expired check-ins',
+        (s) => s.sweep.run(connection.now() - retainMs).changes,
+      );
+    },
+    close() {
+      connection.close();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// The schema, versioned in code: entry i brings a database from `user_version` i to i + 1. Append new
+// entries; never edit a shipped one, so any older file opens by replaying only what it lacks.
+
+import type Database from 'better-sqlite3';
+
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE toolgate_check_ins (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    tenant TEXT,
+    tool_name TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'consumed', 'revoked')),
+    expires_ms INTEGER NOT NULL,
+    request TEXT NOT NULL,
+    receipt TEXT
+  ) STRICT;
+  CREATE INDEX toolgate_check_ins_by_tenant ON toolgate_check_ins (tenant, seq);
+  CREATE INDEX toolgate_check_ins_by_tool ON toolgate_check_ins (tool_name, seq);
+  CREATE INDEX toolgate_check_ins_by_state ON toolgate_check_ins (state, seq);
+  CREATE INDEX toolgate_check_ins_by_expiry ON toolgate_check_ins (expires_ms);
+
+  CREATE TABLE toolgate_artifacts (
+    seq INTEGER PRIMARY KEY,
+    ref TEXT NOT NULL UNIQUE,
+    tenant TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    conversation TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER,
+    meta TEXT,
+    data_json TEXT,
+    data_blob BLOB,
+    content_type TEXT,
+    CHECK ((data_json IS NULL) <> (data_blob IS NULL))
+  ) STRICT;
+  CREATE INDEX toolgate_artifacts_by_scope ON toolgate_artifacts (tenant, principal, conversation, kind, created_ms);
+  CREATE INDEX toolgate_artifacts_by_expiry ON toolgate_artifacts (expires_ms) WHERE expires_ms IS NOT NULL;
+  `,
+];
+
+const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;
+
+/** Brings `db` to the newest schema in `migrations`; refuses a file written by a newer schema. */
+export function migrate(db: Database.Database, migrations: readonly string[] = MIGRATIONS): void {
+  const newest = migrations.length;
+  const check = (version: number) => {
+    if (version > newest) {
+      throw new Error(
+        `the file has schema version ${version}, newer than this @toolgate/store-sqlite knows (${newest}); upgrade the package or use another file`,
+      );
+    }
+  };
+  const before = userVersion(db);
+  check(before);
+  if (before === newest) return;
+  // IMMEDIATE takes the write lock first, so two processes opening an old file migrate it once.
+  db.transaction(() => {
+    const current = userVersion(db);
+    check(current);
+    for (let version = current; version < newest; version++) db.exec(migrations[version]!);
+    db.pragma(`user_version = ${newest}`);
+  }).immediate();
+}

@@ -1,0 +1,102 @@
+import Database from 'better-sqlite3';
+import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
+import { migrate, MIGRATIONS } from '../src/schema';
+import { request, tempDir } from './support';
+
+const versionOf = (db: Database.Database) => db.pragma('user_version', { simple: true });
+const tables = (db: Database.Database) =>
+  (
+    db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as {
+      name: string;
+    }[]
+  ).map((t) => t.name);
+
+describe('schema migrations', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => (tmp = tempDir()));
+  afterEach(() => tmp.cleanup());
+
+  it('brings a new file to the newest version', async () => {
+    const path = tmp.file('new.db');
+    const checkIns = sqliteCheckIns({ path });
+    await checkIns.list();
+    checkIns.close();
+    const db = new Database(path);
+    expect(versionOf(db)).toBe(MIGRATIONS.length);
+    expect(tables(db)).toEqual(['toolgate_artifacts', 'toolgate_check_ins']);
+    db.close();
+  });
+
+  it('adds its tables to an existing version-0 database and leaves the tables already there alone', async () => {
+    const path = tmp.file('app.db');
+    const app = new Database(path);
+    app.exec(
+      `CREATE TABLE orders (id INTEGER PRIMARY KEY, total INTEGER); INSERT INTO orders (total) VALUES (42);`,
+    );
+    app.close();
+
+    const artifacts = sqliteArtifacts({ path });
+    const ref = await artifacts.put({ tenant: 'acme' }, { kind: 'k', data: 1 });
+    artifacts.close();
+
+    const db = new Database(path);
+    expect(db.prepare('SELECT total FROM orders').all()).toEqual([{ total: 42 }]);
+    expect(db.prepare('SELECT ref FROM toolgate_artifacts').all()).toEqual([{ ref }]);
+    expect(versionOf(db)).toBe(MIGRATIONS.length);
+    db.close();
+  });
+
+  it('opens a file at the current version again without re-running a migration', async () => {
+    const path = tmp.file('again.db');
+    const first = sqliteCheckIns({ path });
+    const req = request();
+    await first.put(req);
+    first.close();
+    // A second run of the first migration would fail on CREATE TABLE, so opening proves it is skipped.
+    const second = sqliteCheckIns({ path });
+    expect((await second.get(req.id))?.state).toBe('pending');
+    second.close();
+  });
+
+  it('replays only the migrations an older file lacks, keeping its data', () => {
+    const db = new Database(':memory:');
+    const v1 = `CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);`;
+    const v2 = `ALTER TABLE notes ADD COLUMN author TEXT NOT NULL DEFAULT 'unknown';`;
+    migrate(db, [v1]);
+    db.prepare('INSERT INTO notes (text) VALUES (?)').run('kept');
+    migrate(db, [v1, v2]);
+    expect(versionOf(db)).toBe(2);
+    expect(db.prepare('SELECT text, author FROM notes').all()).toEqual([{ text: 'kept', author: 'unknown' }]);
+    db.close();
+  });
+
+  it('rolls back a migration that fails, leaving the version and the schema as they were', () => {
+    const db = new Database(':memory:');
+    const v1 = `CREATE TABLE notes (id INTEGER PRIMARY KEY);`;
+    migrate(db, [v1]);
+    const broken = `CREATE TABLE extra (id INTEGER); INSERT INTO missing_table VALUES (1);`;
+    expect(() => migrate(db, [v1, broken])).toThrow(/missing_table/);
+    expect(versionOf(db)).toBe(1);
+    expect(tables(db)).toEqual(['notes']);
+    db.close();
+  });
+
+  it('refuses a file written by a newer schema, saying so, and leaves its version and tables as they were', async () => {
+    const path = tmp.file('future.db');
+    const future = new Database(path);
+    future.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    future.close();
+
+    const checkIns = sqliteCheckIns({ path });
+    await expect(checkIns.put(request())).rejects.toThrow(
+      new RegExp(
+        `sqliteCheckIns \\(.*future\\.db\\): could not open the database: the file has schema version ${MIGRATIONS.length + 1}, newer than`,
+      ),
+    );
+    checkIns.close();
+    const db = new Database(path);
+    expect(versionOf(db)).toBe(MIGRATIONS.length + 1);
+    expect(tables(db)).toEqual([]);
+    db.close();
+  });
+});
