@@ -111,10 +111,11 @@ function requireWhy(verb: string, why: unknown): string {
 /** The runtime behind `ToolMiddlewareContext`. */
 export class CallContext implements ToolMiddlewareContext {
   readonly toolName: string;
-  readonly toolSource?: string;
+  // `declare`: an ES2022 class field would define these as undefined; they must be absent instead.
+  declare readonly toolSource?: string;
   readonly toolCallId: string;
   readonly tool: Tool;
-  readonly identity?: Identity;
+  declare readonly identity?: Identity;
   readonly signal: AbortSignal;
   readonly state: ToolState & Record<string, unknown> = {};
   readonly resumed: boolean;
@@ -204,6 +205,10 @@ export class CallContext implements ToolMiddlewareContext {
   /** The middleware currently running, for attribution. */
   get speaker(): string {
     return this.#speaker;
+  }
+  /** The dispatcher's clock, so event times and durations follow an injected clock. */
+  now(): number {
+    return this.#env.now();
   }
 
   // Only identifying facts: args, results and the credential stay out of logs that stringify the context.

@@ -8,7 +8,8 @@ export type CredentialValue = ResolvedCredential['value'];
 export class Credential {
   readonly kind: string;
   readonly service: string;
-  readonly expiresAt?: string | number;
+  // `declare`: absent, not undefined, when the provider gave no expiry.
+  declare readonly expiresAt?: string | number;
   readonly #value: CredentialValue;
 
   constructor(need: CredentialNeed, resolved: ResolvedCredential) {

@@ -464,7 +464,7 @@ async function execute(ctx: CallContext): Promise<void> {
       }),
     );
   ctx.markRan();
-  const started = Date.now();
+  const started = ctx.now();
   ctx.publish('tool.start', () => ({}));
   let value: unknown;
   try {
@@ -475,7 +475,7 @@ async function execute(ctx: CallContext): Promise<void> {
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
     ctx.publish('tool.error', () => ({
       errorName: redact(name, secrets).slice(0, 100),
-      durationMs: Date.now() - started,
+      durationMs: ctx.now() - started,
     }));
     throw ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
   }
@@ -485,7 +485,7 @@ async function execute(ctx: CallContext): Promise<void> {
   } catch (error) {
     ctx.publish('tool.error', () => ({
       errorName: 'UnserializableResult',
-      durationMs: Date.now() - started,
+      durationMs: ctx.now() - started,
     }));
     throw ctx.recordFailure(
       'UnserializableResult',
@@ -493,7 +493,7 @@ async function execute(ctx: CallContext): Promise<void> {
     );
   }
   ctx.recordResult(value, text);
-  ctx.publish('tool.end', () => ({ chars: text.length, durationMs: Date.now() - started }));
+  ctx.publish('tool.end', () => ({ chars: text.length, durationMs: ctx.now() - started }));
 }
 
 function raceAbort(running: Promise<void>, signal: AbortSignal): Promise<void> {
