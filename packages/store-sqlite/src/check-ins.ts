@@ -127,11 +127,12 @@ export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInSto
       connection.use(`store check-in '${id}'`, (s) => s.insert.run(row));
     },
     async get(id) {
-      const row = connection.use(`read check-in '${requireId(id)}'`, (s) => s.get.get(id) as Row | undefined);
+      if (typeof id !== 'string') return undefined;
+      const row = connection.use(`read check-in '${id}'`, (s) => s.get.get(id) as Row | undefined);
       return row === undefined ? undefined : recordOf(row);
     },
     async consume(id, receipt) {
-      requireId(id);
+      if (typeof id !== 'string') return false;
       const stored = receipt === undefined ? null : JSON.stringify(receipt);
       return connection.use(`consume check-in '${id}'`, (s) =>
         s.consume.immediate(id, stored, connection.now()),
@@ -143,7 +144,8 @@ export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInSto
       return rows.map(recordOf);
     },
     async revoke(id) {
-      return connection.use(`revoke check-in '${requireId(id)}'`, (s) => s.revoke.run(id).changes === 1);
+      if (typeof id !== 'string') return false;
+      return connection.use(`revoke check-in '${id}'`, (s) => s.revoke.run(id).changes === 1);
     },
     async sweep() {
       return connection.use(

@@ -49,6 +49,7 @@ describe('sqliteCheckIns', () => {
       const checkIns = store();
       await checkIns.put(request());
       expect(await checkIns.get('chk_unknown')).toBeUndefined();
+      expect(await checkIns.get(42 as never)).toBeUndefined();
     });
 
     it('refuses a second put of the same id and keeps the first request', async () => {
@@ -99,8 +100,11 @@ describe('sqliteCheckIns', () => {
       expect(await checkIns.get(req.id)).toEqual({ request: req, state: 'consumed' });
     });
 
-    it('answers false for an unknown id', async () => {
-      expect(await store().consume('chk_unknown')).toBe(false);
+    it('answers false for an unknown id, or one that is not a string', async () => {
+      const checkIns = store();
+      expect(await checkIns.consume('chk_unknown')).toBe(false);
+      expect(await checkIns.consume(undefined as never)).toBe(false);
+      expect(await checkIns.revoke(undefined as never)).toBe(false);
     });
 
     it('answers false once the request has expired, and leaves it pending', async () => {
