@@ -152,8 +152,8 @@ export function inMemoryCheckIns(options: InMemoryCheckInsOptions = {}): CheckIn
         if (filter.state !== undefined && record.state !== filter.state) continue;
         if (filter.toolName !== undefined && record.request.toolName !== filter.toolName) continue;
         if (filter.tenant !== undefined && record.request.identity?.tenant !== filter.tenant) continue;
-        out.push(copy(record));
         if (filter.limit !== undefined && out.length >= filter.limit) break;
+        out.push(copy(record));
       }
       return out;
     },
