@@ -530,8 +530,19 @@ function absorb(ctx: CallContext, error: unknown, signal: AbortSignal | undefine
   ) {
     ctx.closed = true;
     if (ctx.ran) {
-      if (ctx.failure === undefined && !ctx.hasResult)
+      if (ctx.failure !== undefined) return;
+      if (!ctx.hasResult) {
         ctx.recordFailure('AbortError', `the call to '${ctx.toolName}' was cancelled while it ran`);
+        return;
+      }
+      // An after-half was still judging the result: withhold it rather than skip that judgment.
+      ctx.refuse(
+        new Refusal(
+          ctx.speaker,
+          refusalReason(`the call to '${ctx.toolName}' was cancelled before its result was checked`),
+          { code: 'ABORTED' },
+        ),
+      );
       return;
     }
     ctx.refuse(

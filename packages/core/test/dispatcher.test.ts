@@ -375,6 +375,33 @@ describe('abort', () => {
     expect(tool.calls).toHaveLength(0);
   });
 
+  it('an abort while an after-half still judges the result withholds the result', async () => {
+    const judging = deferred();
+    const verdict = deferred();
+    const scanner: Middleware = {
+      name: 'scanner',
+      async run(ctx, next) {
+        await next();
+        judging.resolve();
+        await verdict.promise;
+        ctx.deny('the result contains a private address');
+      },
+    };
+    const tool = countingTool('echo', () => ({ address: '12 Private Lane' }));
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([passThrough('audit'), scanner]) });
+    const controller = new AbortController();
+    const pending = dispatcher.dispatch({ toolName: 'echo' }, { signal: controller.signal });
+    await judging.promise;
+    controller.abort();
+    const outcome = refused(await pending);
+    verdict.resolve();
+    expect(outcome.ran).toBe(true);
+    expect(outcome.gate).toBe('scanner');
+    expect(outcome.code).toBe('ABORTED');
+    expect(outcome.content).toContain(`'echo' ran, but 'scanner' withheld its result`);
+    expect(JSON.stringify(outcome)).not.toContain('Private Lane');
+  });
+
   it('an abort while the tool runs is failed, ran is true, and the tool saw its signal aborted', async () => {
     const started = deferred();
     let sawAborted: boolean | undefined;
