@@ -656,7 +656,8 @@ export function governed(middleware: Middleware): (ctx: CallContext, next: Next)
 
 /** Turns whatever a middleware threw into the recorded refusal, pause or failure. */
 function classify(ctx: CallContext, name: string, error: unknown): unknown {
-  if (error === ctx.stopped || (ctx.failure !== undefined && error === ctx.failure)) return error;
+  // `throw undefined` must not pass for the recorded refusal while none is recorded yet.
+  if (error !== undefined && (error === ctx.stopped || error === ctx.failure)) return error;
   if (ctx.stopped !== undefined) return ctx.stopped;
   if (error instanceof Refusal) return ctx.refuse(error);
   // Anything else is this middleware failing: fail closed, keep its message off the model's page.

@@ -523,7 +523,7 @@ class AbortSignalled extends Error {
 
 /** Records what ended the run, when the onion itself did not already record it. */
 function absorb(ctx: CallContext, error: unknown, signal: AbortSignal | undefined): void {
-  if (error === ctx.stopped || error === ctx.failure) return;
+  if (error !== undefined && (error === ctx.stopped || error === ctx.failure)) return;
   if (
     error instanceof AbortSignalled ||
     (signal?.aborted && !(error instanceof Refusal) && !(error instanceof Pause))
