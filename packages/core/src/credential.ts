@@ -47,7 +47,8 @@ export class Credential {
 /** Replaces every occurrence of each secret in `text` with `[redacted]`. */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) {
+  // Longest first: a secret that contains a shorter one (user 'admin', password 'admin-…') must go whole.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
     if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
   return out;

@@ -62,3 +62,12 @@ describe('redact', () => {
     expect(redact('nothing to hide', ['', 'absent'])).toBe('nothing to hide');
   });
 });
+
+describe('redact with overlapping secrets', () => {
+  it('leaves no part of a longer secret that contains a shorter one', () => {
+    const credential = new Credential(need, { kind: 'basic', value: { user: 'admin', password: 'admin-Pa55word' } });
+    const text = redact('login admin:admin-Pa55word refused', credential.secrets());
+    expect(text).toBe('login [redacted]:[redacted] refused');
+    expect(text).not.toContain('Pa55word');
+  });
+});
