@@ -477,6 +477,7 @@ describe('inMemoryCheckIns', () => {
     expect(await ids({ tenant: 'acme' })).toEqual(['a', 'b']);
     expect(await ids({ tenant: 'acme', state: 'pending' })).toEqual(['b']);
     expect(await ids({ limit: 2 })).toEqual(['a', 'b']);
+    expect(await ids({ limit: 0 })).toEqual([]);
   });
 
   it('hands out copies, so a caller cannot change what it holds', async () => {

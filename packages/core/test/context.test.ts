@@ -114,6 +114,17 @@ describe('the law: no middleware can answer for the tool', () => {
     expect(tool.calls).toHaveLength(0);
   });
 
+  it('a middleware that throws undefined is still a refusal by that middleware', async () => {
+    const broken = beforeNext('broken', () => {
+      throw undefined;
+    });
+    const { outcome, tool } = await dispatchThrough([passThrough('outer'), broken]);
+    const refusal = refused(outcome);
+    expect(refusal.gate).toBe('broken');
+    expect(refusal.code).toBe('GATE_ERROR');
+    expect(tool.calls).toHaveLength(0);
+  });
+
   it('calling next() twice after the tool ran is a refusal that says the tool ran and its result was withheld', async () => {
     const twice: Middleware = {
       name: 'twice',
