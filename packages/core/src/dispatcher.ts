@@ -94,7 +94,12 @@ function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
 }
 
 function failedMessage(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name || 'Error', message: String(error.message) };
+  try {
+    if (error instanceof Error) return { name: String(error.name || 'Error'), message: String(error.message) };
+  } catch {
+    // A getter or trap on the error threw: the call still failed, the error just says less.
+    return { name: 'Error', message: 'the tool threw an error that could not be read' };
+  }
   return {
     name: 'Error',
     message: typeof error === 'string' ? error : `a non-Error value (${typeof error}) was thrown`,
@@ -435,7 +440,12 @@ function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return `must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`;
   }
-  return Object.freeze({ ...(value as ToolArgs) });
+  try {
+    return Object.freeze({ ...(value as ToolArgs) });
+  } catch {
+    // A getter or proxy trap threw while the args were copied: they cannot be read, so they cannot run.
+    return 'could not be read';
+  }
 }
 
 /** The terminal step: the only place a result is ever set. */
