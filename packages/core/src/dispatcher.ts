@@ -106,6 +106,15 @@ function failedMessage(error: unknown): { name: string; message: string } {
   };
 }
 
+const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+
+/** A decision as checkInApproved / checkInDeclined build it: who decided, and a reason for a decline. */
+function isDecision(decision: unknown): decision is CheckInDecision {
+  if (typeof decision !== 'object' || decision === null) return false;
+  const { approved, by, reason } = decision as Record<string, unknown>;
+  return isText(by) && (approved === true || (approved === false && isText(reason)));
+}
+
 function serializationProblem(error: unknown): string {
   const message = error instanceof Error ? error.message : '';
   if (/bigint/i.test(message)) return 'it contains a BigInt';
@@ -324,12 +333,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       });
       return outcome;
     };
-    if (
-      typeof decision !== 'object' ||
-      decision === null ||
-      typeof decision.approved !== 'boolean' ||
-      typeof decision.by !== 'string'
-    ) {
+    if (!isDecision(decision)) {
       return refuse(
         'CHECKIN_BAD_DECISION',
         refusalReason(

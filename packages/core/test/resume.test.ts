@@ -63,6 +63,8 @@ describe('resume verifies the request before running anything', () => {
     ['a bare boolean', true],
     ['an approval without who', { approved: true }],
     ['a decision whose approved flag is a string', { approved: 'yes', by: 'ana' }],
+    ['an approval by a blank name', { approved: true, by: ' ' }],
+    ['a decline without a reason', { approved: false, by: 'ana' }],
   ])('refuses a decision that is %s', async (_label, decision) => {
     const { dispatcher, tool } = setup();
     const request = await pausedRequest(dispatcher);
