@@ -659,10 +659,21 @@ function classify(ctx: CallContext, name: string, error: unknown): unknown {
   // `throw undefined` must not pass for the recorded refusal while none is recorded yet.
   if (error !== undefined && (error === ctx.stopped || error === ctx.failure)) return error;
   if (ctx.stopped !== undefined) return ctx.stopped;
-  if (error instanceof Refusal) return ctx.refuse(error);
+  let refusal = false;
+  let errorName: string = typeof error;
+  let doubleNext = false;
+  try {
+    refusal = error instanceof Refusal;
+    if (error instanceof Error) {
+      errorName = String(error.name);
+      doubleNext = error.message === 'next() called multiple times';
+    }
+  } catch {
+    // A proxy or getter that throws when inspected is still this middleware failing, not the next one out.
+    errorName = 'an unreadable value';
+  }
+  if (refusal) return ctx.refuse(error as Refusal);
   // Anything else is this middleware failing: fail closed, keep its message off the model's page.
-  const errorName = error instanceof Error ? error.name : typeof error;
-  const doubleNext = error instanceof Error && error.message === 'next() called multiple times';
   return ctx.refuse(
     new Refusal(
       name,
