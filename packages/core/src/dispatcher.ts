@@ -585,7 +585,8 @@ function outcomeOf(ctx: CallContext): DispatchOutcome {
     toolCallId: ctx.toolCallId,
     chainId: ctx.chainId,
     ran: ctx.ran,
-    ledger: ctx.ledger,
+    // A copy: a chain abandoned on abort may still file rows, and a returned outcome never changes.
+    ledger: [...ctx.ledger],
   };
   const stopped = ctx.stopped;
   if (stopped instanceof Pause)

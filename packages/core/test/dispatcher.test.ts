@@ -370,9 +370,12 @@ describe('abort', () => {
     const outcome = refused(await pending);
     expect(outcome.code).toBe('ABORTED');
     expect(outcome.ran).toBe(false);
+    const ledgerAtReturn = JSON.stringify(outcome.ledger);
     release.resolve();
     await chainDone.promise;
     expect(tool.calls).toHaveLength(0);
+    // What the abandoned chain does afterwards does not rewrite the outcome already returned.
+    expect(JSON.stringify(outcome.ledger)).toBe(ledgerAtReturn);
   });
 
   it('an abort while an after-half still judges the result withholds the result', async () => {
