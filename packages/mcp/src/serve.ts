@@ -1,0 +1,231 @@
+// mcpServe: governed tools behind an MCP server. tools/call runs the same dispatcher and chain an
+// agent uses; identity comes from the transport's auth info, never from what the client claims.
+
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  createDispatcher,
+  isChain,
+  refusalReason,
+  type ChainSource,
+  type Dispatcher,
+  type DispatchOutcome,
+  type Identity,
+  type PausedOutcome,
+  type Tool,
+  type ToolgateEmitter,
+} from '@toolgate/core';
+import { askPerson, canElicitForm } from './elicit';
+import { callToolResult, refusalResult } from './results';
+
+/** What the SDK hands a request handler: the request's signal, auth info, session and request ids. */
+export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export interface McpServeOptions {
+  /** The server's name and version, as the client sees them at initialize. */
+  readonly name: string;
+  readonly version: string;
+  /** The policy: one chain, or `(identity) => Chain` per tenant. Its check-in key signs pauses. */
+  readonly chain: ChainSource;
+  /** Who is calling, from the transport's auth info (e.g. a verified bearer token). */
+  readonly identityFrom?: (
+    authInfo: AuthInfo | undefined,
+    extra: McpRequestExtra,
+  ) => Identity | undefined | Promise<Identity | undefined>;
+  /** Share an emitter with other dispatchers; one is created otherwise. */
+  readonly events?: ToolgateEmitter;
+  /** Shown to the client at initialize. */
+  readonly instructions?: string;
+  /** How long a person at the client may take to answer a check-in; default 10 minutes. */
+  readonly checkInTimeoutMs?: number;
+}
+
+export interface McpServed {
+  /** An SDK server over the dispatcher, ready for one `connect(transport)`. */
+  readonly server: Server;
+  readonly dispatcher: Dispatcher;
+  /** Another SDK server over the same dispatcher: one per connection (each HTTP session). */
+  createServer(): Server;
+  /** Closes every server this created. */
+  close(): Promise<void>;
+}
+
+/** Configuration `mcpServe` cannot honor. Names the tool or option and the fix. */
+export class McpServeConfigError extends Error {
+  override readonly name = 'McpServeConfigError';
+  readonly code = 'ERR_MCP_SERVE_CONFIG';
+}
+
+const DEFAULT_CHECK_IN_TIMEOUT_MS = 10 * 60 * 1000;
+// Each round answers a different middleware's ask in the same call; more than this is a loop.
+const MAX_CHECK_IN_ROUNDS = 8;
+
+/**
+ * Serves `tools` over MCP through `chain`.
+ *
+ * @example
+ * const served = mcpServe([search, refund], { name: 'billing', version: '1.0.0', chain: canonicalChain({ permissions, checkInKey }) });
+ * await serveStdio(served);
+ */
+export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpServeOptions): McpServed {
+  if (typeof options !== 'object' || options === null)
+    throw new McpServeConfigError('mcpServe: expected options { name, version, chain }.');
+  const { name, version, identityFrom } = options;
+  for (const [field, value] of [
+    ['name', name],
+    ['version', version],
+  ] as const) {
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new McpServeConfigError(`mcpServe: '${field}' must be a non-empty string.`);
+  }
+  if ('checkInKey' in options)
+    throw new McpServeConfigError(
+      `mcpServe '${name}': the check-in key belongs to the chain; pass canonicalChain({ checkInKey }) as 'chain'.`,
+    );
+  if (identityFrom !== undefined && typeof identityFrom !== 'function')
+    throw new McpServeConfigError(
+      `mcpServe '${name}': 'identityFrom' must be a function (authInfo, extra) => Identity.`,
+    );
+  const checkInTimeoutMs = options.checkInTimeoutMs ?? DEFAULT_CHECK_IN_TIMEOUT_MS;
+  if (!Number.isInteger(checkInTimeoutMs) || checkInTimeoutMs <= 0)
+    throw new McpServeConfigError(`mcpServe '${name}': 'checkInTimeoutMs' must be a positive integer.`);
+  for (const tool of tools) {
+    const schema = (tool as { schema?: { name?: unknown; inputSchema?: { type?: unknown } } }).schema;
+    if (schema?.inputSchema !== undefined && schema.inputSchema.type !== 'object') {
+      throw new McpServeConfigError(
+        `mcpServe '${name}': tool '${String(schema.name)}' has an inputSchema that is not type 'object'; MCP tools take an object of arguments.`,
+      );
+    }
+  }
+  const dispatcher = createDispatcher({
+    tools,
+    chain: options.chain,
+    ...(options.events !== undefined ? { events: options.events } : {}),
+  });
+  const listed = dispatcher.schemas();
+  const servers = new Set<Server>();
+
+  async function settle(
+    server: Server,
+    first: DispatchOutcome,
+    identity: Identity | undefined,
+    extra: McpRequestExtra,
+  ) {
+    let outcome = first;
+    for (let round = 0; outcome.kind === 'paused' && round < MAX_CHECK_IN_ROUNDS; round++) {
+      if (!canElicitForm(server)) {
+        await revoke(outcome, identity);
+        return refusalResult(
+          outcome.checkIn.asker,
+          refusalReason(
+            `'${outcome.toolName}' needs a person's approval, and this MCP client cannot ask one (it does not support elicitation)`,
+            'Retrying will not help',
+            'Tell the user the action needs approval, or use a client that supports elicitation',
+          ),
+        );
+      }
+      let decision;
+      try {
+        decision = await askPerson(server, outcome.checkIn, identity?.principal ?? 'mcp-client', {
+          relatedRequestId: extra.requestId,
+          signal: extra.signal,
+          timeoutMs: checkInTimeoutMs,
+        });
+      } catch {
+        await revoke(outcome, identity);
+        return refusalResult(
+          outcome.checkIn.asker,
+          refusalReason(
+            `no decision on '${outcome.toolName}' came back from the person at the MCP client`,
+            'Retrying may help once they are there',
+          ),
+        );
+      }
+      outcome = await dispatcher.resume(outcome.checkIn, decision, { signal: extra.signal });
+    }
+    if (outcome.kind === 'paused') {
+      await revoke(outcome, identity);
+      return refusalResult(
+        outcome.checkIn.asker,
+        refusalReason(
+          `'${outcome.toolName}' asked for approval too many times in one call`,
+          'Retrying will not help',
+        ),
+      );
+    }
+    return callToolResult(outcome);
+  }
+
+  // A request nobody can answer any more should not wait in an approval queue until it expires.
+  async function revoke(outcome: PausedOutcome, identity: Identity | undefined): Promise<void> {
+    try {
+      const chain = isChain(options.chain) ? options.chain : options.chain(identity);
+      await chain.checkInStore?.revoke(outcome.checkIn.id);
+    } catch {
+      // The request still expires on its own.
+    }
+  }
+
+  function createServer(): Server {
+    const server = new Server(
+      { name, version },
+      {
+        capabilities: { tools: {} },
+        ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+      },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: listed.map((schema) => ({
+        name: schema.name,
+        description: schema.description,
+        inputSchema: schema.inputSchema as { type: 'object' },
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      let identity: Identity | undefined;
+      try {
+        identity = await identityFrom?.(extra.authInfo, extra);
+      } catch {
+        return refusalResult(
+          'identity',
+          refusalReason(
+            `the caller of '${request.params.name}' could not be identified`,
+            'Retrying will not help',
+            'Reconnect with valid credentials',
+          ),
+        );
+      }
+      // Only the tool name and arguments come from the client; _meta claims are not read.
+      const outcome = await dispatcher.dispatch(
+        { toolName: request.params.name, args: request.params.arguments ?? {} },
+        { ...(identity !== undefined ? { identity } : {}), signal: extra.signal },
+      );
+      return settle(server, outcome, identity, extra);
+    });
+    const previous = server.onclose;
+    server.onclose = () => {
+      servers.delete(server);
+      previous?.();
+    };
+    servers.add(server);
+    return server;
+  }
+
+  return {
+    server: createServer(),
+    dispatcher,
+    createServer,
+    async close() {
+      await Promise.all([...servers].map((server) => server.close()));
+      servers.clear();
+    },
+  };
+}
