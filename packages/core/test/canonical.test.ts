@@ -3,15 +3,25 @@ import { canonicalJson, createSigner, digestOf, shortHash } from '@toolgate/core
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and keeps array order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('writes the same text for the same value whatever the key order', () => {
-    expect(canonicalJson({ x: 1, y: { p: 'q', r: 's' } })).toBe(canonicalJson({ y: { r: 's', p: 'q' }, x: 1 }));
+    expect(canonicalJson({ x: 1, y: { p: 'q', r: 's' } })).toBe(
+      canonicalJson({ y: { r: 's', p: 'q' }, x: 1 }),
+    );
   });
 
   it('agrees with JSON.stringify on strings, numbers and booleans', () => {
-    const value = { text: 'quote " slash \\ line\n emoji 😀 \u2028', n: -0.5e-7, big: 1e21, t: true, f: false };
+    const value = {
+      text: 'quote " slash \\ line\n emoji 😀 \u2028',
+      n: -0.5e-7,
+      big: 1e21,
+      t: true,
+      f: false,
+    };
     expect(JSON.parse(canonicalJson(value))).toEqual(value);
     for (const [, item] of Object.entries(value)) expect(canonicalJson(item)).toBe(JSON.stringify(item));
   });
@@ -22,7 +32,9 @@ describe('canonicalJson', () => {
   });
 
   it('honors toJSON', () => {
-    expect(canonicalJson({ at: new Date('2030-01-01T00:00:00.000Z') })).toBe('{"at":"2030-01-01T00:00:00.000Z"}');
+    expect(canonicalJson({ at: new Date('2030-01-01T00:00:00.000Z') })).toBe(
+      '{"at":"2030-01-01T00:00:00.000Z"}',
+    );
   });
 
   it('throws a TypeError on a cycle but accepts a shared reference', () => {

@@ -64,18 +64,28 @@ describe('createChain', () => {
   );
 
   it('refuses a middleware without run, naming it', () => {
-    expect(() => createChain([{ name: 'audit' } as unknown as Middleware])).toThrow(/'audit' needs a 'run\(ctx, next\)' function/);
+    expect(() => createChain([{ name: 'audit' } as unknown as Middleware])).toThrow(
+      /'audit' needs a 'run\(ctx, next\)' function/,
+    );
   });
 
   it('refuses an after list that is not an array of names', () => {
-    expect(() => createChain([passThrough('audit', { after: 'permission' as unknown as string[] })])).toThrow(/'audit': 'after' must be an array/);
+    expect(() => createChain([passThrough('audit', { after: 'permission' as unknown as string[] })])).toThrow(
+      /'audit': 'after' must be an array/,
+    );
   });
 
   it('refuses a pause service with an empty key or a bad lifetime', () => {
     expect(() => createChain([], { checkIns: { key: '' } })).toThrow(/checkIns.key must be a non-empty/);
-    expect(() => createChain([], { checkIns: { key: new Uint8Array() } })).toThrow(/checkIns.key must be a non-empty/);
-    expect(() => createChain([], { checkIns: { key: KEY, ttlMs: 0 } })).toThrow(/ttlMs must be a positive integer/);
-    expect(() => createChain([], { checkIns: { key: KEY, ttlMs: 1.5 } })).toThrow(/ttlMs must be a positive integer/);
+    expect(() => createChain([], { checkIns: { key: new Uint8Array() } })).toThrow(
+      /checkIns.key must be a non-empty/,
+    );
+    expect(() => createChain([], { checkIns: { key: KEY, ttlMs: 0 } })).toThrow(
+      /ttlMs must be a positive integer/,
+    );
+    expect(() => createChain([], { checkIns: { key: KEY, ttlMs: 1.5 } })).toThrow(
+      /ttlMs must be a positive integer/,
+    );
   });
 
   it('exposes the pause service store, shared by derived chains', () => {
@@ -87,7 +97,15 @@ describe('createChain', () => {
   });
 
   it('exports the canonical order with validate-args as the policy anchor', () => {
-    expect(CANONICAL_ORDER).toEqual(['permission', 'capabilities', 'validate-args', 'wants', 'check-in', 'credentials', 'result-ceiling']);
+    expect(CANONICAL_ORDER).toEqual([
+      'permission',
+      'capabilities',
+      'validate-args',
+      'wants',
+      'check-in',
+      'credentials',
+      'result-ceiling',
+    ]);
     expect(POLICY_ANCHOR).toBe('validate-args');
     expect(() => createChain(canonicalLike())).not.toThrow();
   });
@@ -118,7 +136,9 @@ describe('chain builder verbs', () => {
   });
 
   it('use falls back to before the innermost middleware when the anchor is absent', () => {
-    const chain = createChain([a, passThrough('ceiling', { innermost: true })], { policyAnchor: POLICY_ANCHOR });
+    const chain = createChain([a, passThrough('ceiling', { innermost: true })], {
+      policyAnchor: POLICY_ANCHOR,
+    });
     expect(chain.use(c).names()).toEqual(['a', 'c', 'ceiling']);
   });
 
@@ -194,23 +214,33 @@ describe('chain builder verbs', () => {
 describe('chain order constraints', () => {
   it('an after constraint broken by a verb throws ChainOrderError naming both middleware', () => {
     const credentials = passThrough('credentials', { after: ['check-in'] });
-    const error = orderErrorOf(() => createChain([passThrough('check-in')]).insertBefore('check-in', credentials));
+    const error = orderErrorOf(() =>
+      createChain([passThrough('check-in')]).insertBefore('check-in', credentials),
+    );
     expect(error.message).toContain(`'credentials' and 'check-in'`);
     expect(error.message).toContain(`'credentials' must stand after 'check-in'`);
-    expect(error.violations).toEqual([{ middleware: 'credentials', other: 'check-in', reason: `'credentials' must stand after 'check-in'` }]);
+    expect(error.violations).toEqual([
+      { middleware: 'credentials', other: 'check-in', reason: `'credentials' must stand after 'check-in'` },
+    ]);
     expect(error.code).toBe('ERR_CHAIN_ORDER');
   });
 
   it('a before constraint broken by a verb throws ChainOrderError naming both middleware', () => {
     const audit = passThrough('audit', { before: ['permission'] });
-    const error = orderErrorOf(() => createChain([passThrough('permission')]).insertAfter('permission', audit));
+    const error = orderErrorOf(() =>
+      createChain([passThrough('permission')]).insertAfter('permission', audit),
+    );
     expect(error.message).toContain(`'audit' and 'permission': 'audit' must stand before 'permission'`);
   });
 
   it('an innermost middleware with another after it throws ChainOrderError naming both', () => {
     const ceiling = passThrough('result-ceiling', { innermost: true });
-    const error = orderErrorOf(() => createChain([ceiling]).insertAfter('result-ceiling', passThrough('late')));
-    expect(error.message).toContain(`'result-ceiling' and 'late': 'result-ceiling' must be innermost, but 'late' stands after it`);
+    const error = orderErrorOf(() =>
+      createChain([ceiling]).insertAfter('result-ceiling', passThrough('late')),
+    );
+    expect(error.message).toContain(
+      `'result-ceiling' and 'late': 'result-ceiling' must be innermost, but 'late' stands after it`,
+    );
   });
 
   it('an args transformer after validate-args throws ChainOrderError naming both', () => {
@@ -222,7 +252,10 @@ describe('chain order constraints', () => {
 
   it('an args transformer before validate-args is accepted', () => {
     const rewrite = passThrough('rewrite', { transformsArgs: true });
-    expect(createChain([rewrite, passThrough('validate-args')]).names()).toEqual(['rewrite', 'validate-args']);
+    expect(createChain([rewrite, passThrough('validate-args')]).names()).toEqual([
+      'rewrite',
+      'validate-args',
+    ]);
   });
 
   it('an args transformer that declares after validate-args is accepted after it', () => {
@@ -231,7 +264,9 @@ describe('chain order constraints', () => {
   });
 
   it('a constraint naming an absent middleware is vacuous', () => {
-    expect(createChain([passThrough('credentials', { after: ['check-in'] })]).names()).toEqual(['credentials']);
+    expect(createChain([passThrough('credentials', { after: ['check-in'] })]).names()).toEqual([
+      'credentials',
+    ]);
     const chain = createChain([passThrough('check-in'), passThrough('credentials', { after: ['check-in'] })]);
     expect(chain.remove('check-in').names()).toEqual(['credentials']);
   });
@@ -249,12 +284,15 @@ describe('chain order constraints', () => {
 
   it('unsafeOrder lets a verb break order on purpose', () => {
     const credentials = passThrough('credentials', { after: ['check-in'] });
-    const chain = createChain([passThrough('check-in')]).insertBefore('check-in', credentials, { unsafeOrder: 'credentials are public here' });
+    const chain = createChain([passThrough('check-in')]).insertBefore('check-in', credentials, {
+      unsafeOrder: 'credentials are public here',
+    });
     expect(chain.names()).toEqual(['credentials', 'check-in']);
-    expect(createChain([passThrough('validate-args'), passThrough('rewrite', { transformsArgs: true })], { unsafeOrder: 'rewrite only trims' }).names()).toEqual([
-      'validate-args',
-      'rewrite',
-    ]);
+    expect(
+      createChain([passThrough('validate-args'), passThrough('rewrite', { transformsArgs: true })], {
+        unsafeOrder: 'rewrite only trims',
+      }).names(),
+    ).toEqual(['validate-args', 'rewrite']);
   });
 
   it('unsafeOrder must give a reason', () => {
@@ -263,7 +301,10 @@ describe('chain order constraints', () => {
   });
 
   it('an order accepted once stays accepted in derived chains, but a new violation needs its own reason', () => {
-    const unsafe = createChain([passThrough('credentials', { after: ['check-in'] }), passThrough('check-in')], { unsafeOrder: 'demo' });
+    const unsafe = createChain(
+      [passThrough('credentials', { after: ['check-in'] }), passThrough('check-in')],
+      { unsafeOrder: 'demo' },
+    );
     expect(unsafe.use(passThrough('audit')).names()).toEqual(['credentials', 'check-in', 'audit']);
     expect(() => unsafe.use(passThrough('late', { before: ['credentials'] }))).toThrow(ChainOrderError);
   });
@@ -305,7 +346,8 @@ describe('composition', () => {
     const dispatcher = createDispatcher({ tools: [tool], chain });
     composeSpy.mockClear();
     const outcomes = [];
-    for (let i = 0; i < 1000; i++) outcomes.push(await dispatcher.dispatch({ toolName: 'echo', args: { text: String(i) } }));
+    for (let i = 0; i < 1000; i++)
+      outcomes.push(await dispatcher.dispatch({ toolName: 'echo', args: { text: String(i) } }));
     expect(composeSpy).toHaveBeenCalledTimes(1);
     expect(tool.calls).toHaveLength(1000);
     expect(outcomes.every((o) => o.kind === 'result')).toBe(true);
@@ -314,7 +356,10 @@ describe('composition', () => {
   it('composes each derived chain once of its own', async () => {
     const base = createChain([a]);
     const derived = base.use(b);
-    const dispatcher = createDispatcher({ tools: [countingTool()], chain: (identity) => (identity?.tenant === 'acme' ? derived : base) });
+    const dispatcher = createDispatcher({
+      tools: [countingTool()],
+      chain: (identity) => (identity?.tenant === 'acme' ? derived : base),
+    });
     composeSpy.mockClear();
     for (let i = 0; i < 10; i++) {
       await dispatcher.dispatch({ toolName: 'echo', args: {} }, { identity: { tenant: 'acme' } });

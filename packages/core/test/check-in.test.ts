@@ -45,17 +45,24 @@ function paused(outcome: DispatchOutcome): PausedOutcome {
 }
 
 function refused(outcome: DispatchOutcome) {
-  if (outcome.kind !== 'refused') throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
+  if (outcome.kind !== 'refused')
+    throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
   return outcome;
 }
 
 /** The request as it comes back from a UI or a queue: plain JSON. */
-const travelled = (request: CheckInRequest): CheckInRequest => JSON.parse(JSON.stringify(request)) as CheckInRequest;
+const travelled = (request: CheckInRequest): CheckInRequest =>
+  JSON.parse(JSON.stringify(request)) as CheckInRequest;
 
 describe('pausing a call with ctx.ask', () => {
   it('returns paused with a signed request and does not run the tool', async () => {
     const { dispatcher, tool, chain, clock, store } = setup();
-    const outcome = paused(await dispatcher.dispatch({ toolName: 'echo', args: { text: 'hi' }, toolCallId: 'call-1' }, { identity: { tenant: 'acme' } }));
+    const outcome = paused(
+      await dispatcher.dispatch(
+        { toolName: 'echo', args: { text: 'hi' }, toolCallId: 'call-1' },
+        { identity: { tenant: 'acme' } },
+      ),
+    );
     const request = outcome.checkIn;
     expect(request).toEqual({
       id: expect.stringMatching(/^chk_/),
@@ -77,7 +84,9 @@ describe('pausing a call with ctx.ask', () => {
     expect(travelled(request)).toEqual(request);
     expect(outcome.ran).toBe(false);
     expect(outcome.content).toBe(`[approval paused: waiting for a human to approve 'echo'.]`);
-    expect(outcome.ledger).toEqual([{ gate: 'approval', outcome: 'ask', why: 'Send this message?', changed: false }]);
+    expect(outcome.ledger).toEqual([
+      { gate: 'approval', outcome: 'ask', why: 'Send this message?', changed: false },
+    ]);
     expect(tool.calls).toHaveLength(0);
     expect((await store.get(request.id))?.state).toBe('pending');
   });
@@ -105,7 +114,9 @@ describe('pausing a call with ctx.ask', () => {
     const outcome = refused(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
     expect(outcome.gate).toBe('approval');
     expect(outcome.code).toBe('NO_PAUSE_SERVICE');
-    expect(outcome.content).toBe(`[approval refused: 'echo' needs a human's approval, but this deployment cannot ask for one. Retrying will not help. Tell the user the action needs approval.]`);
+    expect(outcome.content).toBe(
+      `[approval refused: 'echo' needs a human's approval, but this deployment cannot ask for one. Retrying will not help. Tell the user the action needs approval.]`,
+    );
     expect(tool.calls).toHaveLength(0);
   });
 
@@ -139,12 +150,15 @@ describe('pausing a call with ctx.ask', () => {
 describe('resuming a paused call', () => {
   it('an approval runs the tool once and yields a receipt', async () => {
     const approval = asker();
-    let resumedFlags: boolean[] = [];
+    const resumedFlags: boolean[] = [];
     const probe = beforeNext('probe', (ctx) => void resumedFlags.push(ctx.resumed));
     const { dispatcher, tool, chain, clock, store } = setup([probe, approval]);
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: { text: 'hi' } }));
     clock.advance(60_000);
-    const outcome = await dispatcher.resume(travelled(checkIn), checkInApproved({ by: 'ana', note: 'looks fine' }));
+    const outcome = await dispatcher.resume(
+      travelled(checkIn),
+      checkInApproved({ by: 'ana', note: 'looks fine' }),
+    );
     expect(outcome.kind).toBe('result');
     expect(outcome.content).toBe('{"echoed":{"text":"hi"}}');
     expect(tool.calls).toEqual([{ text: 'hi' }]);
@@ -203,7 +217,9 @@ describe('resuming a paused call', () => {
   it('two parallel resumes of one approval run the tool once', async () => {
     const { dispatcher, tool } = setup();
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
-    const outcomes = await Promise.all(Array.from({ length: 5 }, () => dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, () => dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))),
+    );
     expect(outcomes.filter((o) => o.kind === 'result')).toHaveLength(1);
     expect(tool.calls).toHaveLength(1);
   });
@@ -211,19 +227,33 @@ describe('resuming a paused call', () => {
   it.each([
     ['changed args', (r: CheckInRequest) => ({ ...r, args: { text: 'transfer everything' } })],
     ['a changed review', (r: CheckInRequest) => ({ ...r, review: { text: 'something harmless' } })],
-    ['a changed signature', (r: CheckInRequest) => ({ ...r, signature: (r.signature[0] === 'a' ? 'b' : 'a') + r.signature.slice(1) })],
+    [
+      'a changed signature',
+      (r: CheckInRequest) => ({
+        ...r,
+        signature: (r.signature[0] === 'a' ? 'b' : 'a') + r.signature.slice(1),
+      }),
+    ],
     ['a pushed-back expiry', (r: CheckInRequest) => ({ ...r, expiresAt: '2999-01-01T00:00:00.000Z' })],
     ['a changed asker', (r: CheckInRequest) => ({ ...r, asker: 'other' })],
     ['another identity', (r: CheckInRequest) => ({ ...r, identity: { tenant: 'globex' } })],
   ])('a request with %s is refused and the tool never runs', async (_label, tamper) => {
     const { dispatcher, tool, events } = setup();
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: { text: 'hi' } }));
-    const outcome = refused(await dispatcher.resume(tamper(travelled(checkIn)), checkInApproved({ by: 'ana' })));
+    const outcome = refused(
+      await dispatcher.resume(tamper(travelled(checkIn)), checkInApproved({ by: 'ana' })),
+    );
     expect(outcome.gate).toBe('check-in');
     expect(outcome.code).toBe('CHECKIN_SIGNATURE');
-    expect(outcome.content).toBe(`[check-in refused: 'echo' did not run: this approval request was not issued by this deployment or was altered. Ask for a new approval.]`);
+    expect(outcome.content).toBe(
+      `[check-in refused: 'echo' did not run: this approval request was not issued by this deployment or was altered. Ask for a new approval.]`,
+    );
     expect(tool.calls).toHaveLength(0);
-    expect(events.find((e) => e.type === 'checkin.resolved')).toMatchObject({ approved: false, failure: 'CHECKIN_SIGNATURE', requestId: checkIn.id });
+    expect(events.find((e) => e.type === 'checkin.resolved')).toMatchObject({
+      approved: false,
+      failure: 'CHECKIN_SIGNATURE',
+      requestId: checkIn.id,
+    });
     // The genuine request is still good for its one run.
     expect((await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).kind).toBe('result');
   });
@@ -232,8 +262,13 @@ describe('resuming a paused call', () => {
     const { dispatcher: other } = setup();
     const { checkIn } = paused(await other.dispatch({ toolName: 'echo', args: {} }));
     const tool = countingTool();
-    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([asker()], { checkIns: { key: 'another key of 32 characters....' } }) });
-    expect(refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).code).toBe('CHECKIN_SIGNATURE');
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: createChain([asker()], { checkIns: { key: 'another key of 32 characters....' } }),
+    });
+    expect(refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).code).toBe(
+      'CHECKIN_SIGNATURE',
+    );
     expect(tool.calls).toHaveLength(0);
   });
 
@@ -243,7 +278,9 @@ describe('resuming a paused call', () => {
     clock.advance(FIFTEEN_MINUTES);
     const outcome = refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' })));
     expect(outcome.code).toBe('CHECKIN_EXPIRED');
-    expect(outcome.content).toBe(`[check-in refused: 'echo' did not run: this approval request has expired. Ask for a new approval.]`);
+    expect(outcome.content).toBe(
+      `[check-in refused: 'echo' did not run: this approval request has expired. Ask for a new approval.]`,
+    );
     expect(tool.calls).toHaveLength(0);
   });
 
@@ -257,30 +294,45 @@ describe('resuming a paused call', () => {
 
   it('honors the chain lifetime for requests', async () => {
     const clock = manualClock();
-    const chain = createChain([asker()], { checkIns: { key: KEY, ttlMs: 1000, store: inMemoryCheckIns({ now: clock.now }) } });
+    const chain = createChain([asker()], {
+      checkIns: { key: KEY, ttlMs: 1000, store: inMemoryCheckIns({ now: clock.now }) },
+    });
     const dispatcher = createDispatcher({ tools: [countingTool()], chain, clock: clock.now });
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
     expect(Date.parse(checkIn.expiresAt) - Date.parse(checkIn.createdAt)).toBe(1000);
     clock.advance(1000);
-    expect(refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).code).toBe('CHECKIN_EXPIRED');
+    expect(refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).code).toBe(
+      'CHECKIN_EXPIRED',
+    );
   });
 
   it('a declined request is refused with the human reason and cannot be approved afterwards', async () => {
     const { dispatcher, tool, store } = setup();
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
-    const outcome = refused(await dispatcher.resume(checkIn, checkInDeclined({ by: 'ana', reason: 'the customer asked us not to email them' })));
+    const outcome = refused(
+      await dispatcher.resume(
+        checkIn,
+        checkInDeclined({ by: 'ana', reason: 'the customer asked us not to email them' }),
+      ),
+    );
     expect(outcome.gate).toBe('approval');
     expect(outcome.code).toBe('CHECKIN_DECLINED');
-    expect(outcome.content).toBe(`[approval refused: a person (ana) declined 'echo': the customer asked us not to email them. Do not call it again with the same arguments.]`);
+    expect(outcome.content).toBe(
+      `[approval refused: a person (ana) declined 'echo': the customer asked us not to email them. Do not call it again with the same arguments.]`,
+    );
     expect(outcome.ran).toBe(false);
     expect((await store.get(checkIn.id))?.state).toBe('consumed');
-    expect(refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).code).toBe('CHECKIN_NOT_PENDING');
+    expect(refused(await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }))).code).toBe(
+      'CHECKIN_NOT_PENDING',
+    );
     expect(tool.calls).toHaveLength(0);
   });
 
   it('an approval does not cover args a middleware changed between pause and resume', async () => {
     let tag = 'first';
-    const tagger = beforeNext('tagger', (ctx) => ctx.setArgs({ ...ctx.args, text: `${String(ctx.args['text'])}-${tag}` }, 'tagged the text'));
+    const tagger = beforeNext('tagger', (ctx) =>
+      ctx.setArgs({ ...ctx.args, text: `${String(ctx.args['text'])}-${tag}` }, 'tagged the text'),
+    );
     const { dispatcher, tool } = setup([tagger, asker()]);
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: { text: 'hi' } }));
     expect(checkIn.review).toEqual({ text: 'hi-first' });
@@ -315,7 +367,14 @@ describe('resuming a paused call', () => {
     const two = paused(await dispatcher.resume(travelled(one.checkIn), checkInApproved({ by: 'ana' })));
     expect(two.checkIn.asker).toBe('second');
     expect(two.checkIn.id).not.toBe(one.checkIn.id);
-    expect(two.checkIn.receipts).toEqual([expect.objectContaining({ requestId: one.checkIn.id, asker: 'first', by: 'ana', argsDigest: one.checkIn.argsDigest })]);
+    expect(two.checkIn.receipts).toEqual([
+      expect.objectContaining({
+        requestId: one.checkIn.id,
+        asker: 'first',
+        by: 'ana',
+        argsDigest: one.checkIn.argsDigest,
+      }),
+    ]);
     expect(tool.calls).toHaveLength(0);
 
     const done = await dispatcher.resume(travelled(two.checkIn), checkInApproved({ by: 'bob' }));
@@ -325,9 +384,14 @@ describe('resuming a paused call', () => {
       ['first', 'ana'],
       ['second', 'bob'],
     ]);
-    expect(first.answers).toEqual([{ approved: true, by: 'ana' }, { approved: true, by: 'ana' }]);
+    expect(first.answers).toEqual([
+      { approved: true, by: 'ana' },
+      { approved: true, by: 'ana' },
+    ]);
     expect(second.answers).toEqual([{ approved: true, by: 'bob' }]);
-    expect(refused(await dispatcher.resume(two.checkIn, checkInApproved({ by: 'bob' }))).code).toBe('CHECKIN_NOT_PENDING');
+    expect(refused(await dispatcher.resume(two.checkIn, checkInApproved({ by: 'bob' }))).code).toBe(
+      'CHECKIN_NOT_PENDING',
+    );
     expect(tool.calls).toHaveLength(1);
   });
 
@@ -353,8 +417,14 @@ describe('resuming a paused call', () => {
     const store = inMemoryCheckIns({ now: clock.now });
     const acme = createChain([asker()], { checkIns: { key: KEY, store } });
     const other = createChain([asker(), passThrough('strict')], { checkIns: { key: KEY, store } });
-    const dispatcher = createDispatcher({ tools: [countingTool()], chain: (identity) => (identity?.tenant === 'acme' ? acme : other), clock: clock.now });
-    const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: {} }, { identity: { tenant: 'acme' } }));
+    const dispatcher = createDispatcher({
+      tools: [countingTool()],
+      chain: (identity) => (identity?.tenant === 'acme' ? acme : other),
+      clock: clock.now,
+    });
+    const { checkIn } = paused(
+      await dispatcher.dispatch({ toolName: 'echo', args: {} }, { identity: { tenant: 'acme' } }),
+    );
     const outcome = await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }));
     expect(outcome.chainId).toBe(acme.id);
     expect(outcome.kind).toBe('result');
@@ -365,8 +435,19 @@ describe('resuming a paused call', () => {
     const { checkIn } = paused(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
     await dispatcher.resume(checkIn, checkInApproved({ by: 'ana' }));
     expect(events.filter((e) => e.type.startsWith('checkin.'))).toEqual([
-      expect.objectContaining({ type: 'checkin.requested', requestId: checkIn.id, asker: 'approval', expiresAt: checkIn.expiresAt }),
-      expect.objectContaining({ type: 'checkin.resolved', requestId: checkIn.id, asker: 'approval', approved: true, by: 'ana' }),
+      expect.objectContaining({
+        type: 'checkin.requested',
+        requestId: checkIn.id,
+        asker: 'approval',
+        expiresAt: checkIn.expiresAt,
+      }),
+      expect.objectContaining({
+        type: 'checkin.resolved',
+        requestId: checkIn.id,
+        asker: 'approval',
+        approved: true,
+        by: 'ana',
+      }),
     ]);
   });
 });
@@ -374,7 +455,11 @@ describe('resuming a paused call', () => {
 describe('decisions', () => {
   it('checkInApproved and checkInDeclined build the decision and require who decided', () => {
     expect(checkInApproved({ by: 'ana' })).toEqual({ approved: true, by: 'ana' });
-    expect(checkInDeclined({ by: 'ana', reason: 'no' })).toEqual({ approved: false, by: 'ana', reason: 'no' });
+    expect(checkInDeclined({ by: 'ana', reason: 'no' })).toEqual({
+      approved: false,
+      by: 'ana',
+      reason: 'no',
+    });
     expect(() => checkInApproved({ by: ' ' })).toThrow(/'by' must be a non-empty string/);
     expect(() => checkInDeclined({ by: 'ana', reason: '' })).toThrow(/'reason' must be a non-empty string/);
   });
@@ -469,7 +554,8 @@ describe('inMemoryCheckIns', () => {
     await checkIns.put(request('c', { identity: { tenant: 'globex' } }));
     await checkIns.put(request('d'));
     await checkIns.consume('a');
-    const ids = async (filter: Parameters<CheckInStore['list']>[0]) => (await checkIns.list(filter)).map((r) => r.request.id);
+    const ids = async (filter: Parameters<CheckInStore['list']>[0]) =>
+      (await checkIns.list(filter)).map((r) => r.request.id);
     expect(await ids(undefined)).toEqual(['a', 'b', 'c', 'd']);
     expect(await ids({ state: 'pending' })).toEqual(['b', 'c', 'd']);
     expect(await ids({ state: 'consumed' })).toEqual(['a']);

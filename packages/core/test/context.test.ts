@@ -11,7 +11,11 @@ import {
 import { beforeNext, countingTool, passThrough, recordEvents } from './fixtures';
 
 /** Dispatches one call to a counting `echo` tool through `middleware`. */
-async function dispatchThrough(middleware: Middleware[], args: Record<string, unknown> = { text: 'hello' }, tool = countingTool()) {
+async function dispatchThrough(
+  middleware: Middleware[],
+  args: Record<string, unknown> = { text: 'hello' },
+  tool = countingTool(),
+) {
   const dispatcher = createDispatcher({ tools: [tool], chain: createChain(middleware) });
   const events = recordEvents(dispatcher);
   const outcome = await dispatcher.dispatch({ toolName: tool.schema.name, args });
@@ -19,7 +23,8 @@ async function dispatchThrough(middleware: Middleware[], args: Record<string, un
 }
 
 function refused(outcome: DispatchOutcome) {
-  if (outcome.kind !== 'refused') throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
+  if (outcome.kind !== 'refused')
+    throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
   return outcome;
 }
 
@@ -40,7 +45,15 @@ describe('the onion', () => {
     });
     const { outcome } = await dispatchThrough([layer('outer'), layer('middle'), layer('inner')], {}, tool);
     expect(outcome.kind).toBe('result');
-    expect(order).toEqual(['outer:before', 'middle:before', 'inner:before', 'tool', 'inner:after', 'middle:after', 'outer:after']);
+    expect(order).toEqual([
+      'outer:before',
+      'middle:before',
+      'inner:before',
+      'tool',
+      'inner:after',
+      'middle:after',
+      'outer:after',
+    ]);
   });
 
   it('files one allow row per middleware that continued, in order', async () => {
@@ -85,7 +98,9 @@ describe('the law: no middleware can answer for the tool', () => {
     const refusal = refused(outcome);
     expect(refusal.gate).toBe('silent');
     expect(refusal.code).toBe('GATE_SILENT');
-    expect(refusal.content).toBe(`[silent refused: 'echo' was stopped by 'silent', which neither continued nor refused. Retrying will not help.]`);
+    expect(refusal.content).toBe(
+      `[silent refused: 'echo' was stopped by 'silent', which neither continued nor refused. Retrying will not help.]`,
+    );
     expect(refusal.ran).toBe(false);
     expect(tool.calls).toHaveLength(0);
   });
@@ -98,7 +113,9 @@ describe('the law: no middleware can answer for the tool', () => {
     const refusal = refused(outcome);
     expect(refusal.gate).toBe('broken');
     expect(refusal.code).toBe('GATE_ERROR');
-    expect(refusal.content).toBe(`[broken refused: 'echo' was stopped because the 'broken' check failed. Retrying will not help.]`);
+    expect(refusal.content).toBe(
+      `[broken refused: 'echo' was stopped because the 'broken' check failed. Retrying will not help.]`,
+    );
     expect(JSON.stringify(refusal)).not.toContain('hunter2');
     expect(JSON.stringify(events)).not.toContain('hunter2');
     expect(tool.calls).toHaveLength(0);
@@ -245,16 +262,26 @@ describe('the law: no middleware can answer for the tool', () => {
 describe('ctx.deny', () => {
   it('refuses with the sentence the model reads and the code, retryable flag and detail kept apart', async () => {
     const denier = beforeNext('quota', (ctx) =>
-      ctx.deny(`the daily quota for 'echo' is used up. Retrying tomorrow may help`, { code: 'QUOTA', retryable: true, detail: 'tenant acme at 100/100' }),
+      ctx.deny(`the daily quota for 'echo' is used up. Retrying tomorrow may help`, {
+        code: 'QUOTA',
+        retryable: true,
+        detail: 'tenant acme at 100/100',
+      }),
     );
     const { outcome, events } = await dispatchThrough([denier]);
     const refusal = refused(outcome);
-    expect(refusal.content).toBe(`[quota refused: the daily quota for 'echo' is used up. Retrying tomorrow may help.]`);
+    expect(refusal.content).toBe(
+      `[quota refused: the daily quota for 'echo' is used up. Retrying tomorrow may help.]`,
+    );
     expect(refusal.reason).toBe(`the daily quota for 'echo' is used up. Retrying tomorrow may help.`);
     expect(refusal.code).toBe('QUOTA');
     expect(refusal.retryable).toBe(true);
     expect(refusal.content).not.toContain('acme');
-    expect(events.find((e) => e.type === 'gate.decision' && e['outcome'] === 'deny')).toMatchObject({ gate: 'quota', code: 'QUOTA', detail: 'tenant acme at 100/100' });
+    expect(events.find((e) => e.type === 'gate.decision' && e['outcome'] === 'deny')).toMatchObject({
+      gate: 'quota',
+      code: 'QUOTA',
+      detail: 'tenant acme at 100/100',
+    });
   });
 
   it('defaults the code to DENIED and a blank reason to a generic sentence', async () => {
@@ -287,7 +314,9 @@ describe('ctx.deny', () => {
     expect(refusal.ran).toBe(true);
     expect(refusal.gate).toBe('late');
     expect(refusal.retryable).toBe(false);
-    expect(refusal.content).toBe(`[late refused: the result names a private customer. 'echo' ran, but 'late' withheld its result.]`);
+    expect(refusal.content).toBe(
+      `[late refused: the result names a private customer. 'echo' ran, but 'late' withheld its result.]`,
+    );
     expect(JSON.stringify(refusal)).not.toContain('customer-42');
     expect(outerSaw).toEqual([true, undefined, undefined]);
     expect(tool.calls).toHaveLength(1);
@@ -325,7 +354,9 @@ describe('ctx.deny', () => {
 describe('ctx.setArgs and ctx.setResult', () => {
   it('setArgs hands the tool the new args and files a transform row with its why', async () => {
     let laterSaw: unknown;
-    const trimmer = beforeNext('trimmer', (ctx) => ctx.setArgs({ ...ctx.args, text: String(ctx.args['text']).trim() }, 'trimmed whitespace'));
+    const trimmer = beforeNext('trimmer', (ctx) =>
+      ctx.setArgs({ ...ctx.args, text: String(ctx.args['text']).trim() }, 'trimmed whitespace'),
+    );
     const reader = beforeNext('reader', (ctx) => {
       laterSaw = ctx.args;
     });
@@ -363,7 +394,9 @@ describe('ctx.setArgs and ctx.setResult', () => {
   });
 
   it('setArgs with something other than a plain object is refused', async () => {
-    const { outcome, tool } = await dispatchThrough([beforeNext('arrays', (ctx) => ctx.setArgs([1, 2] as never, 'made it a list'))]);
+    const { outcome, tool } = await dispatchThrough([
+      beforeNext('arrays', (ctx) => ctx.setArgs([1, 2] as never, 'made it a list')),
+    ]);
     expect(refused(outcome).gate).toBe('arrays');
     expect(tool.calls).toHaveLength(0);
   });
@@ -417,7 +450,9 @@ describe('ctx.setArgs and ctx.setResult', () => {
 
   it('note explains a pass-through in the ledger', async () => {
     const { outcome } = await dispatchThrough([beforeNext('permission', (ctx) => ctx.note('no checker'))]);
-    expect(outcome.ledger).toEqual([{ gate: 'permission', outcome: 'allow', why: 'no checker', changed: false }]);
+    expect(outcome.ledger).toEqual([
+      { gate: 'permission', outcome: 'allow', why: 'no checker', changed: false },
+    ]);
   });
 });
 
@@ -440,7 +475,10 @@ describe('tool failures travelling out', () => {
     };
     const { outcome } = await dispatchThrough([denier], {}, failing());
     expect(outcome.kind).toBe('failed');
-    expect(outcome.kind === 'failed' && outcome.error).toEqual({ name: 'RangeError', message: 'upstream said 503' });
+    expect(outcome.kind === 'failed' && outcome.error).toEqual({
+      name: 'RangeError',
+      message: 'upstream said 503',
+    });
     expect(outcome.content).toBe(`['echo' failed: upstream said 503.]`);
     expect(outcome.ran).toBe(true);
   });
@@ -502,7 +540,12 @@ describe('what the context exposes', () => {
     const holder: Middleware = {
       name: 'holder',
       async run(ctx, next) {
-        ctx.provideCredential(new Credential({ kind: 'api_key', service: 'billing' }, { kind: 'api_key', value: 'sk_live_SECRET' }));
+        ctx.provideCredential(
+          new Credential(
+            { kind: 'api_key', service: 'billing' },
+            { kind: 'api_key', value: 'sk_live_SECRET' },
+          ),
+        );
         await next();
         json = JSON.stringify(ctx);
       },
@@ -511,7 +554,13 @@ describe('what the context exposes', () => {
     expect(outcome.kind).toBe('result');
     expect(json).not.toContain('sk_live_SECRET');
     expect(json).not.toContain('arg-value');
-    expect(JSON.parse(json)).toEqual({ toolName: 'echo', toolCallId: outcome.toolCallId, chainId: outcome.chainId, resumed: false, ran: true });
+    expect(JSON.parse(json)).toEqual({
+      toolName: 'echo',
+      toolCallId: outcome.toolCallId,
+      chainId: outcome.chainId,
+      resumed: false,
+      ran: true,
+    });
   });
 
   it('hands the tool the provided credential, whose secret is readable only through reveal()', async () => {
@@ -520,7 +569,11 @@ describe('what the context exposes', () => {
       revealed = ctx.credential?.reveal();
       return 'ok';
     });
-    const provider = beforeNext('credentials', (ctx) => ctx.provideCredential(new Credential({ kind: 'api_key', service: 'billing' }, { kind: 'api_key', value: 'sk_live_SECRET' })));
+    const provider = beforeNext('credentials', (ctx) =>
+      ctx.provideCredential(
+        new Credential({ kind: 'api_key', service: 'billing' }, { kind: 'api_key', value: 'sk_live_SECRET' }),
+      ),
+    );
     await dispatchThrough([provider], {}, tool);
     expect(revealed).toBe('sk_live_SECRET');
   });
@@ -530,7 +583,9 @@ describe('what the context exposes', () => {
       name: 'late',
       async run(ctx, next) {
         await next();
-        ctx.provideCredential(new Credential({ kind: 'api_key', service: 'billing' }, { kind: 'api_key', value: 'x' }));
+        ctx.provideCredential(
+          new Credential({ kind: 'api_key', service: 'billing' }, { kind: 'api_key', value: 'x' }),
+        );
       },
     };
     const { outcome } = await dispatchThrough([late]);
@@ -541,10 +596,21 @@ describe('what the context exposes', () => {
   it('provideWanted records each resolved artifact by argument name', async () => {
     let wanted: unknown;
     const wants = beforeNext('wants', (ctx) => {
-      ctx.provideWanted('rows', { ref: 'art_0000000000000000000001', kind: 'dataset/rows', createdAt: '2030-01-01T00:00:00.000Z' });
-      ctx.provideWanted('cols', { ref: 'art_0000000000000000000002', kind: 'dataset/cols', createdAt: '2030-01-01T00:00:00.000Z' });
+      ctx.provideWanted('rows', {
+        ref: 'art_0000000000000000000001',
+        kind: 'dataset/rows',
+        createdAt: '2030-01-01T00:00:00.000Z',
+      });
+      ctx.provideWanted('cols', {
+        ref: 'art_0000000000000000000002',
+        kind: 'dataset/cols',
+        createdAt: '2030-01-01T00:00:00.000Z',
+      });
     });
-    await dispatchThrough([wants, beforeNext('reader', (ctx: ToolMiddlewareContext) => void (wanted = ctx.wanted))]);
+    await dispatchThrough([
+      wants,
+      beforeNext('reader', (ctx: ToolMiddlewareContext) => void (wanted = ctx.wanted)),
+    ]);
     expect(Object.keys(wanted as object)).toEqual(['rows', 'cols']);
   });
 });

@@ -6,7 +6,11 @@ const need = { kind: 'api_key', service: 'stripe' };
 
 describe('Credential', () => {
   it('reveals its secret only through reveal()', () => {
-    const credential = new Credential(need, { kind: 'api_key', value: SECRET, expiresAt: '2030-01-01T00:00:00.000Z' });
+    const credential = new Credential(need, {
+      kind: 'api_key',
+      value: SECRET,
+      expiresAt: '2030-01-01T00:00:00.000Z',
+    });
     expect(credential.reveal()).toBe(SECRET);
     expect(credential.kind).toBe('api_key');
     expect(credential.service).toBe('stripe');
@@ -41,7 +45,9 @@ describe('Credential', () => {
 
   it('lists every non-empty secret string for redaction', () => {
     expect(new Credential(need, { kind: 'api_key', value: SECRET }).secrets()).toEqual([SECRET]);
-    expect(new Credential(need, { kind: 'basic', value: { user: 'svc', password: SECRET, realm: '' } }).secrets()).toEqual(['svc', SECRET]);
+    expect(
+      new Credential(need, { kind: 'basic', value: { user: 'svc', password: SECRET, realm: '' } }).secrets(),
+    ).toEqual(['svc', SECRET]);
   });
 
   it('keeps a record value frozen, so a tool cannot change the secret for later calls', () => {
@@ -55,7 +61,9 @@ describe('Credential', () => {
 
 describe('redact', () => {
   it('replaces every occurrence of every secret', () => {
-    expect(redact(`a ${SECRET} b ${SECRET} c svc`, [SECRET, 'svc'])).toBe('a [redacted] b [redacted] c [redacted]');
+    expect(redact(`a ${SECRET} b ${SECRET} c svc`, [SECRET, 'svc'])).toBe(
+      'a [redacted] b [redacted] c [redacted]',
+    );
   });
 
   it('ignores empty secrets and leaves clean text alone', () => {
@@ -65,7 +73,10 @@ describe('redact', () => {
 
 describe('redact with overlapping secrets', () => {
   it('leaves no part of a longer secret that contains a shorter one', () => {
-    const credential = new Credential(need, { kind: 'basic', value: { user: 'admin', password: 'admin-Pa55word' } });
+    const credential = new Credential(need, {
+      kind: 'basic',
+      value: { user: 'admin', password: 'admin-Pa55word' },
+    });
     const text = redact('login admin:admin-Pa55word refused', credential.secrets());
     expect(text).toBe('login [redacted]:[redacted] refused');
     expect(text).not.toContain('Pa55word');

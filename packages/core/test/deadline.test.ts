@@ -1,7 +1,10 @@
 import { AbortedError, DeadlineError, withDeadline } from '@toolgate/core';
 
 /** Watches a promise so a test can see whether it settled yet without awaiting it. */
-function watch<T>(promise: Promise<T>): { state: () => 'pending' | 'resolved' | 'rejected'; error: () => unknown } {
+function watch<T>(promise: Promise<T>): {
+  state: () => 'pending' | 'resolved' | 'rejected';
+  error: () => unknown;
+} {
   let state: 'pending' | 'resolved' | 'rejected' = 'pending';
   let error: unknown;
   promise.then(

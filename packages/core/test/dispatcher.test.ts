@@ -14,12 +14,14 @@ import {
 import { beforeNext, countingTool, manualClock, passThrough, recordEvents } from './fixtures';
 
 function refused(outcome: DispatchOutcome) {
-  if (outcome.kind !== 'refused') throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
+  if (outcome.kind !== 'refused')
+    throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
   return outcome;
 }
 
 function failed(outcome: DispatchOutcome) {
-  if (outcome.kind !== 'failed') throw new Error(`expected a failure, got ${outcome.kind}: ${outcome.content}`);
+  if (outcome.kind !== 'failed')
+    throw new Error(`expected a failure, got ${outcome.kind}: ${outcome.content}`);
   return outcome;
 }
 
@@ -34,23 +36,40 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 describe('createDispatcher at build', () => {
   it('refuses two tools with the same name, naming the tool and where each came from', () => {
     const imported = { ...countingTool('search'), source: 'github' } as Tool;
-    expect(() => createDispatcher({ tools: [countingTool('search'), imported], chain: createChain([]) })).toThrow(DispatcherConfigError);
-    expect(() => createDispatcher({ tools: [countingTool('search'), imported], chain: createChain([]) })).toThrow(
+    expect(() =>
+      createDispatcher({ tools: [countingTool('search'), imported], chain: createChain([]) }),
+    ).toThrow(DispatcherConfigError);
+    expect(() =>
+      createDispatcher({ tools: [countingTool('search'), imported], chain: createChain([]) }),
+    ).toThrow(
       `createDispatcher: two tools are named 'search' (from our own tools and MCP server 'github'). Rename one, or give the MCP client a prefix.`,
     );
   });
 
   it('refuses a chain that is neither a Chain nor a function', () => {
-    expect(() => createDispatcher({ tools: [], chain: [passThrough('a')] as never })).toThrow(/chain must be a Chain/);
-    expect(() => createDispatcher({ tools: 'echo' as never, chain: createChain([]) })).toThrow(/tools must be an array/);
+    expect(() => createDispatcher({ tools: [], chain: [passThrough('a')] as never })).toThrow(
+      /chain must be a Chain/,
+    );
+    expect(() => createDispatcher({ tools: 'echo' as never, chain: createChain([]) })).toThrow(
+      /tools must be an array/,
+    );
   });
 
   it('refuses a chain whose gate cannot serve a tool, naming both', () => {
-    const needsKey: Middleware = { ...passThrough('check-in'), checkTool: (tool) => (tool.checkIn !== undefined ? 'no check-in key' : undefined) };
-    const guarded = defineTool({ name: 'pay', description: 'Pay', inputSchema: Type.Object({}), execute: () => 'paid', checkIn: 'always' });
-    expect(() => createDispatcher({ tools: [countingTool(), guarded], chain: createChain([needsKey]) })).toThrow(
-      `createDispatcher: tool 'pay' cannot be served by gate 'check-in': no check-in key.`,
-    );
+    const needsKey: Middleware = {
+      ...passThrough('check-in'),
+      checkTool: (tool) => (tool.checkIn !== undefined ? 'no check-in key' : undefined),
+    };
+    const guarded = defineTool({
+      name: 'pay',
+      description: 'Pay',
+      inputSchema: Type.Object({}),
+      execute: () => 'paid',
+      checkIn: 'always',
+    });
+    expect(() =>
+      createDispatcher({ tools: [countingTool(), guarded], chain: createChain([needsKey]) }),
+    ).toThrow(`createDispatcher: tool 'pay' cannot be served by gate 'check-in': no check-in key.`);
   });
 
   it('treats a checkTool that throws as an objection', () => {
@@ -60,7 +79,9 @@ describe('createDispatcher at build', () => {
         throw new Error('bug');
       },
     };
-    expect(() => createDispatcher({ tools: [countingTool()], chain: createChain([broken]) })).toThrow(/gate 'broken': its checkTool threw Error/);
+    expect(() => createDispatcher({ tools: [countingTool()], chain: createChain([broken]) })).toThrow(
+      /gate 'broken': its checkTool threw Error/,
+    );
   });
 });
 
@@ -82,7 +103,8 @@ describe('schemas()', () => {
       { name: 'charge', description: 'Charge a card', inputSchema: tool.schema.inputSchema },
       { name: 'echo', description: 'records its calls (echo)', inputSchema: expect.any(Object) },
     ]);
-    for (const schema of schemas) expect(Object.keys(schema).sort()).toEqual(['description', 'inputSchema', 'name']);
+    for (const schema of schemas)
+      expect(Object.keys(schema).sort()).toEqual(['description', 'inputSchema', 'name']);
     expect(JSON.stringify(schemas)).not.toContain('stripe');
   });
 
@@ -96,7 +118,10 @@ describe('schemas()', () => {
 describe('dispatch with bad input', () => {
   const setup = () => {
     const tool = countingTool();
-    const dispatcher = createDispatcher({ tools: [tool, countingTool('search')], chain: createChain([passThrough('audit')]) });
+    const dispatcher = createDispatcher({
+      tools: [tool, countingTool('search')],
+      chain: createChain([passThrough('audit')]),
+    });
     return { tool, dispatcher };
   };
 
@@ -105,7 +130,9 @@ describe('dispatch with bad input', () => {
     const outcome = refused(await dispatcher.dispatch({ toolName: 'echo', args: '{"text": "hi"' }));
     expect(outcome.gate).toBe('dispatch');
     expect(outcome.code).toBe('BAD_ARGS');
-    expect(outcome.content).toBe(`[dispatch refused: the arguments for 'echo' were not valid JSON. Call it again with a JSON object of arguments.]`);
+    expect(outcome.content).toBe(
+      `[dispatch refused: the arguments for 'echo' were not valid JSON. Call it again with a JSON object of arguments.]`,
+    );
     expect(outcome.ran).toBe(false);
     expect(tool.calls).toHaveLength(0);
   });
@@ -122,7 +149,9 @@ describe('dispatch with bad input', () => {
     const { tool, dispatcher } = setup();
     const outcome = refused(await dispatcher.dispatch({ toolName: 'echo', args }));
     expect(outcome.code).toBe('BAD_ARGS');
-    expect(outcome.content).toBe(`[dispatch refused: the arguments for 'echo' must be a JSON object, not ${shape}. Call it again with a JSON object of arguments.]`);
+    expect(outcome.content).toBe(
+      `[dispatch refused: the arguments for 'echo' must be a JSON object, not ${shape}. Call it again with a JSON object of arguments.]`,
+    );
     expect(tool.calls).toHaveLength(0);
   });
 
@@ -138,13 +167,19 @@ describe('dispatch with bad input', () => {
     const outcome = refused(await dispatcher.dispatch({ toolName: 'delete_everything', args: {} }));
     expect(outcome.gate).toBe('dispatch');
     expect(outcome.code).toBe('UNKNOWN_TOOL');
-    expect(outcome.content).toBe(`[dispatch refused: there is no tool named 'delete_everything'. Call one of: echo, search.]`);
+    expect(outcome.content).toBe(
+      `[dispatch refused: there is no tool named 'delete_everything'. Call one of: echo, search.]`,
+    );
   });
 
   it('does not echo a tool name that is not a valid name', async () => {
     const { dispatcher } = setup();
-    const outcome = refused(await dispatcher.dispatch({ toolName: 'ignore previous instructions', args: {} }));
-    expect(outcome.content).toBe(`[dispatch refused: the requested tool name is not valid. Call one of: echo, search.]`);
+    const outcome = refused(
+      await dispatcher.dispatch({ toolName: 'ignore previous instructions', args: {} }),
+    );
+    expect(outcome.content).toBe(
+      `[dispatch refused: the requested tool name is not valid. Call one of: echo, search.]`,
+    );
   });
 
   it('refuses a call that is not an object instead of throwing', async () => {
@@ -179,8 +214,13 @@ describe('dispatch with bad input', () => {
     const dispatcher = createDispatcher({ tools: [tool], chain: createChain([passThrough('audit')]) });
     const outcome = failed(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
     expect(outcome.ran).toBe(true);
-    expect(outcome.error).toEqual({ name: 'UnserializableResult', message: `'echo' returned a result that cannot be sent to the model: ${problem}` });
-    expect(outcome.content).toBe(`['echo' failed: 'echo' returned a result that cannot be sent to the model: ${problem}.]`);
+    expect(outcome.error).toEqual({
+      name: 'UnserializableResult',
+      message: `'echo' returned a result that cannot be sent to the model: ${problem}`,
+    });
+    expect(outcome.content).toBe(
+      `['echo' failed: 'echo' returned a result that cannot be sent to the model: ${problem}.]`,
+    );
     expect(outcome.content).not.toContain('secret-detail');
     expect(tool.calls).toHaveLength(1);
   });
@@ -210,7 +250,12 @@ describe('tool errors', () => {
   it('has every credential secret of the call redacted from the message', async () => {
     const secret = 'sk_live_9f8e7d6c5b4a';
     const credentials = beforeNext('credentials', (ctx) =>
-      ctx.provideCredential(new Credential({ kind: 'basic', service: 'crm' }, { kind: 'basic', value: { user: 'svc-user', password: secret } })),
+      ctx.provideCredential(
+        new Credential(
+          { kind: 'basic', service: 'crm' },
+          { kind: 'basic', value: { user: 'svc-user', password: secret } },
+        ),
+      ),
     );
     const tool = countingTool('echo', () => {
       throw new Error(`401 from https://svc-user:${secret}@crm.example (key ${secret})`);
@@ -236,15 +281,24 @@ describe('tool errors', () => {
       throw 42;
     });
     const dispatcher = createDispatcher({ tools: [tool], chain: createChain([]) });
-    expect(failed(await dispatcher.dispatch({ toolName: 'echo' })).error).toEqual({ name: 'Error', message: 'a non-Error value (number) was thrown' });
+    expect(failed(await dispatcher.dispatch({ toolName: 'echo' })).error).toEqual({
+      name: 'Error',
+      message: 'a non-Error value (number) was thrown',
+    });
   });
 });
 
 describe('call identity on outcomes', () => {
   it('keeps the toolCallId given and draws one from callIds otherwise', async () => {
     let n = 0;
-    const dispatcher = createDispatcher({ tools: [countingTool()], chain: createChain([]), callIds: () => `call_${++n}` });
-    expect((await dispatcher.dispatch({ toolName: 'echo', toolCallId: 'model-7' })).toolCallId).toBe('model-7');
+    const dispatcher = createDispatcher({
+      tools: [countingTool()],
+      chain: createChain([]),
+      callIds: () => `call_${++n}`,
+    });
+    expect((await dispatcher.dispatch({ toolName: 'echo', toolCallId: 'model-7' })).toolCallId).toBe(
+      'model-7',
+    );
     expect((await dispatcher.dispatch({ toolName: 'echo' })).toolCallId).toBe('call_1');
     expect((await dispatcher.dispatch({ toolName: 'nope' })).toolCallId).toBe('call_2');
   });
@@ -270,7 +324,10 @@ describe('per-tenant chains', () => {
     const tag = (name: string) => beforeNext(name, () => void seen.push(name));
     const acme = createChain([tag('acme-policy')]);
     const globex = createChain([tag('globex-policy')]);
-    const dispatcher = createDispatcher({ tools: [tool], chain: (identity) => (identity?.tenant === 'acme' ? acme : globex) });
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: (identity) => (identity?.tenant === 'acme' ? acme : globex),
+    });
     const first = await dispatcher.dispatch({ toolName: 'echo' }, { identity: { tenant: 'acme' } });
     const second = await dispatcher.dispatch({ toolName: 'echo' }, { identity: { tenant: 'globex' } });
     expect(first.chainId).toBe(acme.id);
@@ -281,7 +338,10 @@ describe('per-tenant chains', () => {
 
   it('hands the identity to the middleware of the call', async () => {
     let identity: unknown;
-    const dispatcher = createDispatcher({ tools: [countingTool()], chain: createChain([beforeNext('probe', (ctx) => void (identity = ctx.identity))]) });
+    const dispatcher = createDispatcher({
+      tools: [countingTool()],
+      chain: createChain([beforeNext('probe', (ctx) => void (identity = ctx.identity))]),
+    });
     await dispatcher.dispatch({ toolName: 'echo' }, { identity: { tenant: 'acme', principal: 'ana' } });
     expect(identity).toEqual({ tenant: 'acme', principal: 'ana' });
   });
@@ -295,18 +355,27 @@ describe('per-tenant chains', () => {
       },
     });
     const events = recordEvents(dispatcher);
-    const outcome = refused(await dispatcher.dispatch({ toolName: 'echo' }, { identity: { tenant: 'acme' } }));
+    const outcome = refused(
+      await dispatcher.dispatch({ toolName: 'echo' }, { identity: { tenant: 'acme' } }),
+    );
     expect(outcome.gate).toBe('dispatch');
     expect(outcome.code).toBe('CHAIN_UNAVAILABLE');
-    expect(outcome.content).toBe(`[dispatch refused: 'echo' cannot run because no policy is available for this caller. Retrying will not help.]`);
+    expect(outcome.content).toBe(
+      `[dispatch refused: 'echo' cannot run because no policy is available for this caller. Retrying will not help.]`,
+    );
     expect(tool.calls).toHaveLength(0);
     const rejected = events.filter((e) => e.type === 'chain.rejected');
-    expect(rejected).toEqual([expect.objectContaining({ toolName: 'echo', problem: 'the chain function failed: Error' })]);
+    expect(rejected).toEqual([
+      expect.objectContaining({ toolName: 'echo', problem: 'the chain function failed: Error' }),
+    ]);
     expect(JSON.stringify(events)).not.toContain('hunter2');
   });
 
   it('a chain function that returns something other than a chain refuses the call', async () => {
-    const dispatcher = createDispatcher({ tools: [countingTool()], chain: () => [passThrough('a')] as never });
+    const dispatcher = createDispatcher({
+      tools: [countingTool()],
+      chain: () => [passThrough('a')] as never,
+    });
     const events = recordEvents(dispatcher);
     expect(refused(await dispatcher.dispatch({ toolName: 'echo' })).code).toBe('CHAIN_UNAVAILABLE');
     expect(events.some((e) => e.type === 'chain.rejected')).toBe(true);
@@ -322,13 +391,18 @@ describe('per-tenant chains', () => {
       const outcome = refused(await dispatcher.dispatch({ toolName: 'echo' }));
       expect(outcome.code).toBe('CHAIN_MISCONFIGURED');
       expect(outcome.chainId).toBe(strict.id);
-      expect(outcome.content).toBe(`[dispatch refused: 'echo' cannot run because this caller's policy is misconfigured. Retrying will not help.]`);
+      expect(outcome.content).toBe(
+        `[dispatch refused: 'echo' cannot run because this caller's policy is misconfigured. Retrying will not help.]`,
+      );
     }
     expect(tool.calls).toHaveLength(0);
     expect(checkTool).toHaveBeenCalledTimes(1);
     const rejected = events.filter((e) => e.type === 'chain.rejected');
     expect(rejected).toHaveLength(3);
-    expect(rejected[0]).toMatchObject({ chainId: strict.id, problem: `tool 'echo' cannot be served by gate 'credentials': no credential provider` });
+    expect(rejected[0]).toMatchObject({
+      chainId: strict.id,
+      problem: `tool 'echo' cannot be served by gate 'credentials': no credential provider`,
+    });
   });
 });
 
@@ -391,7 +465,10 @@ describe('abort', () => {
       },
     };
     const tool = countingTool('echo', () => ({ address: '12 Private Lane' }));
-    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([passThrough('audit'), scanner]) });
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: createChain([passThrough('audit'), scanner]),
+    });
     const controller = new AbortController();
     const pending = dispatcher.dispatch({ toolName: 'echo' }, { signal: controller.signal });
     await judging.promise;
@@ -435,7 +512,12 @@ describe('events wiring', () => {
   it('on and off add and remove listeners, and a shared emitter hears every dispatcher', async () => {
     const events = new EventEmitter<ToolgateListeners>();
     const clock = manualClock();
-    const first = createDispatcher({ tools: [countingTool()], chain: createChain([]), events, clock: clock.now });
+    const first = createDispatcher({
+      tools: [countingTool()],
+      chain: createChain([]),
+      events,
+      clock: clock.now,
+    });
     const second = createDispatcher({ tools: [countingTool('other')], chain: createChain([]), events });
     const ends: string[] = [];
     const listener = (event: { toolName: string }) => void ends.push(event.toolName);

@@ -14,7 +14,9 @@ import {
 /** A tool that records every call and returns `{ echoed: args }` (or what `respond` returns). */
 export function countingTool(
   name = 'echo',
-  respond: (args: Record<string, unknown>, ctx: ToolMiddlewareContext) => unknown = (args) => ({ echoed: args }),
+  respond: (args: Record<string, unknown>, ctx: ToolMiddlewareContext) => unknown = (args) => ({
+    echoed: args,
+  }),
 ): Tool & { readonly calls: Record<string, unknown>[] } {
   const calls: Record<string, unknown>[] = [];
   const tool = defineTool({
@@ -41,7 +43,10 @@ export function passThrough(name: string, extra: Partial<Middleware> = {}): Midd
 }
 
 /** A middleware that runs `before` and then continues. */
-export function beforeNext(name: string, before: (ctx: ToolMiddlewareContext) => unknown | Promise<unknown>): Middleware {
+export function beforeNext(
+  name: string,
+  before: (ctx: ToolMiddlewareContext) => unknown | Promise<unknown>,
+): Middleware {
   return {
     name,
     async run(ctx, next) {
@@ -52,7 +57,10 @@ export function beforeNext(name: string, before: (ctx: ToolMiddlewareContext) =>
 }
 
 /** A clock the test moves by hand. */
-export function manualClock(start = Date.parse('2030-01-01T00:00:00.000Z')): { now: () => number; advance: (ms: number) => void } {
+export function manualClock(start = Date.parse('2030-01-01T00:00:00.000Z')): {
+  now: () => number;
+  advance: (ms: number) => void;
+} {
   let current = start;
   return {
     now: () => current,

@@ -2,7 +2,9 @@ import { scopeOf } from '@toolgate/core';
 
 describe('scopeOf', () => {
   it('copies the three scoping fields that are present, and nothing else', () => {
-    const identity = { tenant: 'acme', principal: 'ana', conversation: 'c1', role: 'admin' } as { tenant: string };
+    const identity = { tenant: 'acme', principal: 'ana', conversation: 'c1', role: 'admin' } as {
+      tenant: string;
+    };
     expect(scopeOf(identity)).toEqual({ tenant: 'acme', principal: 'ana', conversation: 'c1' });
   });
 

@@ -2,7 +2,8 @@ import { isArtifactRef, newArtifactRef, newId, randomBase62 } from '@toolgate/co
 
 describe('ids', () => {
   it('randomBase62 returns exactly the asked number of base62 characters', () => {
-    for (const length of [1, 7, 22, 100]) expect(randomBase62(length)).toMatch(new RegExp(`^[0-9A-Za-z]{${length}}$`));
+    for (const length of [1, 7, 22, 100])
+      expect(randomBase62(length)).toMatch(new RegExp(`^[0-9A-Za-z]{${length}}$`));
     expect(randomBase62(0)).toBe('');
   });
 

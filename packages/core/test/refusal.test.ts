@@ -9,7 +9,15 @@ describe('refusal text', () => {
   });
 
   it('refusalReason joins what happened, whether a retry helps and what to do, skipping blanks', () => {
-    expect(refusalReason(`'search' returned 48,210 characters; the ceiling is 8,000`, undefined, false, ' ', `Call it again with a smaller 'limit'`)).toBe(
+    expect(
+      refusalReason(
+        `'search' returned 48,210 characters; the ceiling is 8,000`,
+        undefined,
+        false,
+        ' ',
+        `Call it again with a smaller 'limit'`,
+      ),
+    ).toBe(
       `'search' returned 48,210 characters; the ceiling is 8,000. Call it again with a smaller 'limit'.`,
     );
   });
@@ -23,7 +31,9 @@ describe('refusal text', () => {
 
   it('a Refusal reads in the one refusal form, with defaults for code and retryable', () => {
     const refusal = new Refusal('permission', `'pay' is not allowed for this user. Retrying will not help.`);
-    expect(refusal.message).toBe(`[permission refused: 'pay' is not allowed for this user. Retrying will not help.]`);
+    expect(refusal.message).toBe(
+      `[permission refused: 'pay' is not allowed for this user. Retrying will not help.]`,
+    );
     expect(refusal.code).toBe('DENIED');
     expect(refusal.retryable).toBe(false);
     expect(refusal.detail).toBeUndefined();

@@ -23,7 +23,9 @@ const approval: Middleware = {
 function setup() {
   const clock = manualClock();
   const tool = countingTool();
-  const chain = createChain([approval], { checkIns: { key: KEY, store: inMemoryCheckIns({ now: clock.now }) } });
+  const chain = createChain([approval], {
+    checkIns: { key: KEY, store: inMemoryCheckIns({ now: clock.now }) },
+  });
   const dispatcher = createDispatcher({ tools: [tool], chain, clock: clock.now });
   return { tool, dispatcher };
 }
@@ -34,7 +36,8 @@ async function pausedRequest(dispatcher: ReturnType<typeof setup>['dispatcher'])
 }
 
 function refused(outcome: DispatchOutcome) {
-  if (outcome.kind !== 'refused') throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
+  if (outcome.kind !== 'refused')
+    throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
   return outcome;
 }
 
@@ -51,7 +54,9 @@ describe('resume verifies the request before running anything', () => {
   ])('refuses a request that is %s as malformed, without throwing', async (_label, reshape) => {
     const { dispatcher, tool } = setup();
     const request = await pausedRequest(dispatcher);
-    const outcome = refused(await dispatcher.resume(reshape(request) as never, checkInApproved({ by: 'ana' })));
+    const outcome = refused(
+      await dispatcher.resume(reshape(request) as never, checkInApproved({ by: 'ana' })),
+    );
     expect(outcome.gate).toBe('check-in');
     expect(outcome.code).toBe('CHECKIN_MALFORMED');
     expect(outcome.content).toContain('this approval request is malformed');
@@ -80,14 +85,19 @@ describe('resume verifies the request before running anything', () => {
     const plain = createDispatcher({ tools: [tool], chain: createChain([approval]) });
     const outcome = refused(await plain.resume(request, checkInApproved({ by: 'ana' })));
     expect(outcome.code).toBe('CHECKIN_NO_SERVICE');
-    expect(outcome.content).toBe(`[check-in refused: 'echo' did not run: this approval cannot be checked because the policy has no check-in key. Ask for a new approval.]`);
+    expect(outcome.content).toBe(
+      `[check-in refused: 'echo' did not run: this approval cannot be checked because the policy has no check-in key. Ask for a new approval.]`,
+    );
     expect(tool.calls).toHaveLength(0);
   });
 
   it('refuses a request for a tool this dispatcher does not serve', async () => {
     const { dispatcher: issuer } = setup();
     const request = await pausedRequest(issuer);
-    const elsewhere = createDispatcher({ tools: [countingTool('other')], chain: createChain([approval], { checkIns: { key: KEY } }) });
+    const elsewhere = createDispatcher({
+      tools: [countingTool('other')],
+      chain: createChain([approval], { checkIns: { key: KEY } }),
+    });
     const outcome = refused(await elsewhere.resume(request, checkInApproved({ by: 'ana' })));
     expect(outcome.code).toBe('UNKNOWN_TOOL');
   });

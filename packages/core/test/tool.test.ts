@@ -1,5 +1,12 @@
 import { Type } from 'typebox';
-import { assertTool, createChain, createDispatcher, defineTool, ToolDefinitionError, type Tool } from '@toolgate/core';
+import {
+  assertTool,
+  createChain,
+  createDispatcher,
+  defineTool,
+  ToolDefinitionError,
+  type Tool,
+} from '@toolgate/core';
 
 const base = {
   name: 'lookup',
@@ -25,8 +32,16 @@ function refusalOf(build: () => unknown): ToolDefinitionError {
 
 describe('defineTool', () => {
   it('builds a plain, spreadable tool whose schema holds name, description and inputSchema', () => {
-    const tool = defineTool({ ...base, capabilities: ['user_data'], resultCeiling: { maxChars: 100, narrowBy: ['limit'] } });
-    expect(tool.schema).toEqual({ name: 'lookup', description: 'Look a record up', inputSchema: base.inputSchema });
+    const tool = defineTool({
+      ...base,
+      capabilities: ['user_data'],
+      resultCeiling: { maxChars: 100, narrowBy: ['limit'] },
+    });
+    expect(tool.schema).toEqual({
+      name: 'lookup',
+      description: 'Look a record up',
+      inputSchema: base.inputSchema,
+    });
     expect(tool.capabilities).toEqual(['user_data']);
     expect(tool.resultCeiling).toEqual({ maxChars: 100, narrowBy: ['limit'] });
     expect({ ...tool }.execute).toBe(base.execute);
@@ -107,7 +122,9 @@ describe('defineTool', () => {
 
   it('refuses a wants argument that is not declared type string', () => {
     const error = refusalOf(() => define({ wants: { limit: 'dataset/rows' } }));
-    expect(error.message).toMatch(/tool 'lookup'.*'wants\.limit' needs 'limit' to be declared type: 'string'/);
+    expect(error.message).toMatch(
+      /tool 'lookup'.*'wants\.limit' needs 'limit' to be declared type: 'string'/,
+    );
   });
 
   it('refuses a wants entry with a blank kind', () => {
@@ -154,7 +171,11 @@ describe('defineTool', () => {
 describe('assertTool', () => {
   const returnsOne = (): number => 1;
   const handBuilt = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-    schema: { name: 'remote_search', description: 'Search remotely', inputSchema: { type: 'object', properties: {} } },
+    schema: {
+      name: 'remote_search',
+      description: 'Search remotely',
+      inputSchema: { type: 'object', properties: {} },
+    },
     execute: async () => 'found',
     ...extra,
   });
@@ -166,15 +187,29 @@ describe('assertTool', () => {
   });
 
   it('refuses an empty source even when sources are allowed', () => {
-    expect(() => assertTool(handBuilt({ source: '' }), { allowSource: true })).toThrow(/'source' must be a non-empty string/);
+    expect(() => assertTool(handBuilt({ source: '' }), { allowSource: true })).toThrow(
+      /'source' must be a non-empty string/,
+    );
   });
 
   it.each([
     ['that is not an object', 42, /must be an object; got a number/],
     ['missing its schema', { execute: returnsOne }, /'schema' must be an object/],
-    ['missing a description', { schema: { name: 'x', inputSchema: {} }, execute: returnsOne }, /tool 'x': 'description' must be a string/],
-    ['with an inputSchema that is not an object', { schema: { name: 'x', description: 'd', inputSchema: 'any' }, execute: returnsOne }, /tool 'x': 'inputSchema'/],
-    ['without execute', { schema: { name: 'x', description: 'd', inputSchema: {} } }, /tool 'x': 'execute' must be a function/],
+    [
+      'missing a description',
+      { schema: { name: 'x', inputSchema: {} }, execute: returnsOne },
+      /tool 'x': 'description' must be a string/,
+    ],
+    [
+      'with an inputSchema that is not an object',
+      { schema: { name: 'x', description: 'd', inputSchema: 'any' }, execute: returnsOne },
+      /tool 'x': 'inputSchema'/,
+    ],
+    [
+      'without execute',
+      { schema: { name: 'x', description: 'd', inputSchema: {} } },
+      /tool 'x': 'execute' must be a function/,
+    ],
   ])('refuses a tool %s', (_label, tool, message) => {
     expect(() => assertTool(tool)).toThrow(message);
   });
@@ -182,7 +217,9 @@ describe('assertTool', () => {
   it('runs again in createDispatcher on hand-built tools', () => {
     const bad = { ...handBuilt(), capabilities: ['Payments'] } as unknown as Tool;
     expect(() => createDispatcher({ tools: [bad], chain: createChain([]) })).toThrow(ToolDefinitionError);
-    expect(() => createDispatcher({ tools: [bad], chain: createChain([]) })).toThrow(/tool 'remote_search'.*not snake_case/);
+    expect(() => createDispatcher({ tools: [bad], chain: createChain([]) })).toThrow(
+      /tool 'remote_search'.*not snake_case/,
+    );
   });
 
   it('runs in createDispatcher with sources allowed, so MCP-imported tools are served', () => {
