@@ -1,11 +1,11 @@
 // The check-in gate: pause for a human when the tool's `checkIn` trips. It stands after every
 // transform, so the human approves the exact args that will run.
 
-import { refusalReason, scopeOf, withDeadline, type ArtifactStore, type Middleware, type ToolMiddlewareContext } from '@toolgate/core';
+import { canonicalJson, refusalReason, scopeOf, withDeadline, type ArtifactStore, type Middleware, type ToolMiddlewareContext } from '@toolgate/core';
 import { assertDeadline } from './internal/consult';
 
 export interface CheckInGateOptions {
-  /** Builds the evidence pack shown to the human. Must return JSON-serializable data without secrets. */
+  /** Builds the evidence pack shown to the human, sync or async. Must return JSON-serializable data without secrets. */
   readonly evidence?: (ctx: ToolMiddlewareContext) => unknown;
   /** Where a `checkInComponent.propsRef` is resolved at raise time. */
   readonly artifacts?: ArtifactStore;
@@ -13,12 +13,14 @@ export interface CheckInGateOptions {
   readonly deadlineMs?: number;
 }
 
+const CANNOT_APPROVE = 'Tell the user the action cannot be approved right now';
+
 function questionFor(ctx: ToolMiddlewareContext): string {
   const from = ctx.toolSource === undefined ? '' : ` (from MCP server '${ctx.toolSource}')`;
   return `Allow '${ctx.toolName}'${from} to run with the arguments shown?`;
 }
 
-/** Trips on `checkIn: 'always'` or when the predicate returns true; a predicate that throws trips too. */
+/** Trips on `checkIn: 'always'` or unless the predicate returns false; a predicate that throws trips too. */
 export function checkInGate(options: CheckInGateOptions = {}): Middleware {
   const { evidence, artifacts } = options;
   const deadlineMs = assertDeadline('checkInGate', options.deadlineMs);
@@ -45,9 +47,10 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
       let trips = true;
       if (rule !== 'always') {
         try {
-          trips = (await rule(ctx.args, ctx)) === true;
+          // Only an explicit `false` skips the human; a predicate that throws or answers anything else
+          // (a forgotten return, a truthy object) cannot decide, so it asks: fail closed.
+          trips = (await rule(ctx.args, ctx)) !== false;
         } catch {
-          // A predicate that cannot decide asks the human: fail closed.
           trips = true;
         }
       }
@@ -67,7 +70,7 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
           });
         }
         if (props === undefined) {
-          return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data is missing in this scope`, 'Retrying will not help'), {
+          return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data is missing in this scope`, 'Retrying will not help', CANNOT_APPROVE), {
             code: 'CHECKIN_COMPONENT_MISSING',
             detail: `checkInComponent '${component.id}' propsRef did not resolve`,
           });
@@ -75,9 +78,11 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
       }
       let pack: unknown;
       try {
-        pack = evidence?.(ctx);
+        if (evidence !== undefined) pack = await withDeadline(() => evidence(ctx), deadlineMs, ctx.signal);
+        // The request carries the pack as JSON; one that has no JSON form fails here, by name.
+        if (pack !== undefined) canonicalJson(pack);
       } catch {
-        return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the evidence for it could not be assembled`, 'Retrying will not help'), {
+        return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the evidence for it could not be assembled`, 'Retrying will not help', CANNOT_APPROVE), {
           code: 'CHECKIN_EVIDENCE_FAILED',
         });
       }

@@ -48,7 +48,7 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
     fingerprint: provider === undefined ? 'no provider' : 'provider',
     checkTool(tool) {
       if (tool.needs !== undefined && provider === undefined) {
-        return `it needs a '${tool.needs.kind}' credential for '${tool.needs.service}' but the chain has no credential provider; pass 'credentials' to canonicalChain`;
+        return `it needs a credential of kind '${tool.needs.kind}' for '${tool.needs.service}' but the chain has no credential provider; pass 'credentials' to canonicalChain`;
       }
       return undefined;
     },
@@ -81,7 +81,7 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
       if (failure !== undefined) {
         ctx.emit({ type: 'credential.failed', kind, service, failure });
         return ctx.deny(
-          refusalReason(`'${ctx.toolName}' needs a '${kind}' credential for '${service}', which could not be obtained`, 'Retrying later may help', 'Continue without it for now'),
+          refusalReason(`'${ctx.toolName}' needs its '${kind}' credential for '${service}', which could not be obtained`, 'Retrying later may help', 'Continue without it for now'),
           { code: 'CREDENTIAL_FAILED', retryable: true, detail: `credential provider ${failure}` },
         );
       }

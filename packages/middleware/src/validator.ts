@@ -46,6 +46,44 @@ function pathOf(instancePath: string): string {
     .join('.');
 }
 
+/** `a`, `a or b`, `a, b or c`. */
+function alternatives(names: readonly string[]): string {
+  return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
+
+/**
+ * ajv reports a failed anyOf/oneOf as one error per branch plus one for the union. The model reads one
+ * problem per union: the types it accepts when every branch is a plain type check, else a plain sentence.
+ */
+function problemsOf(errors: readonly ErrorObject[]): ValidationProblem[] {
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  // Array items share one schema path, so a branch error must also sit at or below the union's data path.
+  const inBranch = (error: ErrorObject, union: ErrorObject) =>
+    error.schemaPath.startsWith(`${union.schemaPath}/`) &&
+    (error.instancePath === union.instancePath || error.instancePath.startsWith(`${union.instancePath}/`));
+  const problems: ValidationProblem[] = [];
+  for (const error of errors) {
+    if (unions.some((union) => union !== error && inBranch(error, union))) continue;
+    if (error.keyword !== 'anyOf' && error.keyword !== 'oneOf') {
+      problems.push(problemOf(error));
+      continue;
+    }
+    const branches = errors.filter((e) => inBranch(e, error));
+    const types = branches.every((e) => e.keyword === 'type' && e.instancePath === error.instancePath)
+      ? [...new Set(branches.flatMap((e) => String((e.params as Record<string, unknown>)['type']).split(',')))]
+      : [];
+    const expected =
+      types.length > 0
+        ? `must be ${alternatives(types)}`
+        : error.keyword === 'oneOf'
+          ? 'must match exactly one of its allowed forms'
+          : 'must match one of its allowed forms';
+    problems.push({ path: pathOf(error.instancePath), expected });
+  }
+  const unique = new Map(problems.map((p) => [`${p.path}\n${p.expected}`, p]));
+  return [...unique.values()];
+}
+
 function problemOf(error: ErrorObject): ValidationProblem {
   const at = pathOf(error.instancePath);
   const join = (child: string) => (at === '' ? child : `${at}.${child}`);
@@ -56,7 +94,7 @@ function problemOf(error: ErrorObject): ValidationProblem {
     case 'additionalProperties':
       return { path: join(String(params['additionalProperty'])), expected: 'is not an accepted argument' };
     case 'type':
-      return { path: at, expected: `must be ${String(params['type']).replace(',', ' or ')}` };
+      return { path: at, expected: `must be ${alternatives(String(params['type']).split(','))}` };
     case 'enum':
       return { path: at, expected: `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
     case 'const':
@@ -89,7 +127,7 @@ export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator
         // ajv writes defaults into the data it validates, so it gets a copy.
         const data = cloneFirst ? structuredClone(args) : args;
         if (validate(data)) return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
-        return { valid: false, problems: (validate.errors ?? []).map(problemOf) };
+        return { valid: false, problems: problemsOf(validate.errors ?? []) };
       };
     },
   };

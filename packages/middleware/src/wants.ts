@@ -74,14 +74,19 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
           ? refusalReason(`There is no live '${kind}' artifact in this conversation`, 'Create one first, then call it again')
           : refusalReason(`Live '${kind}' artifacts: ${refs.join(', ')}`, 'Call it again with one of those refs');
       };
+      // The listing is read before the event, so a store failing mid-refusal files one event, not two.
+      const refuse = async (arg: string, kind: string, what: string, code: string, failure: string, ref?: string): Promise<never> => {
+        const listing = await liveRefs(arg, kind);
+        ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, ...(ref !== undefined ? { ref } : {}), failure });
+        return ctx.deny(refusalReason(what, listing), { code });
+      };
       const resolved: { arg: string; ref: string; kind: string }[] = [];
       const args: Record<string, unknown> = { ...ctx.args };
       for (const [arg, kind] of wanted) {
         const value = args[arg];
         if (value === undefined) {
           if (!required.has(arg)) continue;
-          ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, failure: 'missing' });
-          return ctx.deny(refusalReason(`'${ctx.toolName}' needs '${arg}': an artifact ref of kind '${kind}'`, await liveRefs(arg, kind)), { code: 'ARTIFACT_MISSING' });
+          return refuse(arg, kind, `'${ctx.toolName}' needs '${arg}': an artifact ref of kind '${kind}'`, 'ARTIFACT_MISSING', 'missing');
         }
         let found;
         try {
@@ -91,14 +96,17 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
         }
         if (found === undefined || found.meta.kind !== kind) {
           // Unknown, expired and other-scope refs read alike; only a wrong kind in the caller's own scope is named.
-          const wrongKind = found !== undefined;
-          ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, ...(isArtifactRef(value) ? { ref: value } : {}), failure: wrongKind ? 'wrong kind' : 'not found' });
-          const what = wrongKind
-            ? `'${arg}' refers to an artifact of kind '${found?.meta.kind ?? ''}', but '${ctx.toolName}' needs kind '${kind}'`
-            : `'${arg}' does not refer to a live '${kind}' artifact`;
-          return ctx.deny(refusalReason(what, await liveRefs(arg, kind)), {
-            code: wrongKind ? 'ARTIFACT_WRONG_KIND' : 'ARTIFACT_NOT_FOUND',
-          });
+          const ref = isArtifactRef(value) ? value : undefined;
+          return found === undefined
+            ? refuse(arg, kind, `'${arg}' does not refer to a live '${kind}' artifact`, 'ARTIFACT_NOT_FOUND', 'not found', ref)
+            : refuse(
+                arg,
+                kind,
+                `'${arg}' refers to an artifact of kind '${found.meta.kind}', but '${ctx.toolName}' needs kind '${kind}'`,
+                'ARTIFACT_WRONG_KIND',
+                'wrong kind',
+                ref,
+              );
         }
         args[arg] = found.data;
         ctx.provideWanted(arg, found.meta);
