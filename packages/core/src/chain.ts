@@ -139,7 +139,8 @@ export class Chain {
   /** A short, stable hash of the middleware names and fingerprints in order. */
   get id(): string {
     if (this.#id === undefined) {
-      const text = this.#middleware.map((m) => `${m.name}(${m.fingerprint ?? ''})`).join('>');
+      // JSON keeps names and free-form fingerprints apart, so no fingerprint can spell out another middleware.
+      const text = JSON.stringify(this.#middleware.map((m) => [m.name, m.fingerprint ?? '']));
       this.#id = `chain_${shortHash(text)}`;
     }
     return this.#id;

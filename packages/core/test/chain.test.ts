@@ -326,6 +326,12 @@ describe('chainId', () => {
     expect(new Set([five.id, six.id, none.id]).size).toBe(3);
   });
 
+  it('cannot be matched by a fingerprint that spells out another middleware', () => {
+    const two = createChain([passThrough('a', { fingerprint: 'x' }), passThrough('b')]);
+    const one = createChain([passThrough('a', { fingerprint: 'x)>b(' })]);
+    expect(one.id).not.toBe(two.id);
+  });
+
   it('differs when the order or the names differ', () => {
     expect(createChain([a, b]).id).not.toBe(createChain([b, a]).id);
     expect(createChain([a, b]).id).not.toBe(createChain([a, b]).use(c).id);
