@@ -1,2 +1,35 @@
-// Placeholder so the workspace builds before this package has sources; replaced by its real exports.
-export {};
+// @toolgate/testing/jest: importing it installs the toolgate matchers on jest's `expect` and types
+// them, and exposes the conformance suites (they register jest tests, so they live here).
+
+import { expect } from '@jest/globals';
+import { toolgateMatchers, type ToolgateMatchers } from './matchers';
+
+expect.extend(toolgateMatchers);
+
+declare global {
+  // The global `expect` of @types/jest.
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace jest {
+    // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unused-vars
+    interface Matchers<R, T = {}> extends ToolgateMatchers<R> {}
+  }
+}
+
+declare module 'expect' {
+  // The `expect` of @jest/globals.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unused-vars
+  interface Matchers<R extends void | Promise<void>, T = unknown> extends ToolgateMatchers<R> {}
+}
+
+export type { LedgerRowExpectation, ToolgateMatchers } from './matchers';
+export { toolgateMatchers } from './matchers';
+export type {
+  ConformanceArgs,
+  MiddlewareConformanceOptions,
+  MiddlewareFactory,
+  RefusedCall,
+} from './conformance/middleware-laws';
+export { SENTINEL } from './conformance/middleware-laws';
+export { describeMiddlewareConformance } from './conformance/middleware';
+export type { StoreConformanceOptions, StoreFactoryContext } from './conformance/stores';
+export { describeArtifactStoreConformance, describeCheckInStoreConformance } from './conformance/stores';

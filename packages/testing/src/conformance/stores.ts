@@ -1,0 +1,90 @@
+// describeCheckInStoreConformance and describeArtifactStoreConformance: the store laws as jest
+// suites, for any implementation. The suite owns the clock and hands it to the factory.
+
+import { describe, it } from '@jest/globals';
+import type { ArtifactStore, CheckInStore } from '@toolgate/core';
+import { fixedClock } from '../clock';
+import { ARTIFACT_STORE_LAWS } from './artifact-store-laws';
+import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
+
+/** What the suite hands a store factory: the clock the store must read time from. */
+export interface StoreFactoryContext {
+  readonly now: () => number;
+}
+
+export interface StoreConformanceOptions<S> {
+  /** Runs after each test, e.g. to close a database. */
+  readonly close?: (store: S) => void | Promise<void>;
+  /** Where the suite's clock starts (ISO 8601). */
+  readonly start?: string;
+}
+
+function describeStore<S, C>(
+  title: string,
+  laws: readonly { readonly title: string; readonly check: (context: C) => Promise<void> }[],
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S>,
+  contextOf: (store: S, clock: ReturnType<typeof fixedClock>) => C,
+): void {
+  if (typeof factory !== 'function')
+    throw new TypeError(`${title}: factory must be a function ({ now }) => store.`);
+  describe(title, () => {
+    for (const law of laws) {
+      it(law.title, async () => {
+        const clock = fixedClock(options.start);
+        const store = await factory({ now: clock.now });
+        try {
+          await law.check(contextOf(store, clock));
+        } finally {
+          await options.close?.(store);
+        }
+      });
+    }
+  });
+}
+
+/**
+ * Registers one test per CheckInStore law: put/get, consume exactly once (also under 100 parallel
+ * consumes), expiry, revoke, list filters, JSON round trip, and serving a real chain's pause service.
+ * `factory` is called for every test with the suite's clock; the store must read time from it.
+ *
+ * @example
+ * describeCheckInStoreConformance('sqlite check-ins', ({ now }) => sqliteCheckIns({ path: ':memory:', now }), {
+ *   close: (store) => store.close(),
+ * });
+ */
+export function describeCheckInStoreConformance<S extends CheckInStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(
+    `${name}: CheckInStore conformance`,
+    CHECK_IN_STORE_LAWS,
+    factory,
+    options,
+    (store, clock) => ({ store, clock }),
+  );
+}
+
+/**
+ * Registers one test per ArtifactStore law: scope isolation between tenants, principals and
+ * conversations, kinds, unknown refs, ttl, list by kind (newest first, limited), exact round trips,
+ * and serving a real wants gate.
+ *
+ * @example
+ * describeArtifactStoreConformance('in-memory artifacts', ({ now }) => inMemoryArtifacts({ now }));
+ */
+export function describeArtifactStoreConformance<S extends ArtifactStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(
+    `${name}: ArtifactStore conformance`,
+    ARTIFACT_STORE_LAWS,
+    factory,
+    options,
+    (store, clock) => ({ store, clock }),
+  );
+}

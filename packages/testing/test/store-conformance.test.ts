@@ -1,0 +1,7 @@
+// The in-memory stores through the store conformance suites, as any store implementation would run them.
+
+import { inMemoryArtifacts, inMemoryCheckIns } from '@toolgate/testing';
+import { describeArtifactStoreConformance, describeCheckInStoreConformance } from '@toolgate/testing/jest';
+
+describeCheckInStoreConformance('inMemoryCheckIns', ({ now }) => inMemoryCheckIns({ now }));
+describeArtifactStoreConformance('inMemoryArtifacts', ({ now }) => inMemoryArtifacts({ now }));
