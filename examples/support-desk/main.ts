@@ -1,56 +1,62 @@
-// A support desk's refund tool behind one custom policy, dispatched three ways: allowed, refused by
-// the policy, and refused by the dispatcher for args that are not JSON. Run: `pnpm demo`.
-import { createChain, createDispatcher, defineTool, formatCount, refusalReason } from '@toolgate/core';
-import type { DispatchOutcome, Middleware } from '@toolgate/core';
+// pnpm demo: the support desk, every gate deciding at least once. No network, no API key.
+//   --yes / --no     decide the refund check-in by flag (default without a terminal: approve)
+//   --json           print every event as one JSON line instead of the trace
+//   --store sqlite   keep check-ins and artifacts in SQLite (--db <file> to choose the file)
 
-const REFUND_LIMIT = 100;
+import { createInterface } from 'node:readline/promises';
+import { checkInApproved, checkInDeclined, type CheckInRequest } from '@toolgate/core';
+import { runDemo, type DemoOptions } from './demo';
 
-const refund = defineTool({
-  name: 'refund',
-  description: 'Refund part of an order to the customer.',
-  inputSchema: {
-    type: 'object',
-    properties: { orderId: { type: 'string' }, amount: { type: 'number' } },
-    required: ['orderId', 'amount'],
-  },
-  execute: ({ orderId, amount }) => ({ orderId, refunded: amount, status: 'queued' }),
-});
-
-// Larger refunds need a human, so this policy refuses them before the tool runs.
-const refundLimit: Middleware = {
-  name: 'refund-limit',
-  async run(ctx, next) {
-    const amount = ctx.args['amount'];
-    if (typeof amount === 'number' && amount > REFUND_LIMIT) {
-      ctx.deny(
-        refusalReason(
-          `'${ctx.toolName}' may refund at most ${formatCount(REFUND_LIMIT)} per call`,
-          'Retrying with the same amount will be refused again',
-          'Ask the customer to contact a supervisor for larger refunds',
-        ),
-        { code: 'OVER_LIMIT' },
-      );
-    }
-    await next();
-  },
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const valueOf = (name: string) => {
+  const at = argv.indexOf(name);
+  return at === -1 ? undefined : argv[at + 1];
 };
 
-const dispatcher = createDispatcher({ tools: [refund], chain: createChain([refundLimit]) });
-
-function show(label: string, outcome: DispatchOutcome): void {
-  const who = outcome.kind === 'refused' ? ` by ${outcome.gate} (${outcome.code})` : '';
-  console.log(`${label}\n  ${outcome.kind}${who}, ran: ${outcome.ran}\n  model reads: ${outcome.content}\n`);
+async function askAtTerminal(request: CheckInRequest) {
+  const prompt = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const answer = (await prompt.question(`  Approve '${request.toolName}'? [y/N] `)).trim().toLowerCase();
+    if (answer === 'y' || answer === 'yes') {
+      const note = (await prompt.question('  Note for the audit trail (optional): ')).trim();
+      return checkInApproved(
+        note === '' ? { by: 'you, at the terminal' } : { by: 'you, at the terminal', note },
+      );
+    }
+    const reason = (await prompt.question('  Reason the model will read: ')).trim();
+    return checkInDeclined({
+      by: 'you, at the terminal',
+      reason: reason === '' ? 'a person declined the refund' : reason,
+    });
+  } finally {
+    prompt.close();
+  }
 }
 
-show(
-  'A refund within the limit',
-  await dispatcher.dispatch({ toolName: 'refund', args: { orderId: 'A-17', amount: 40 } }),
-);
-show(
-  'A refund over the limit',
-  await dispatcher.dispatch({ toolName: 'refund', args: { orderId: 'A-17', amount: 900 } }),
-);
-show(
-  'Args that are not JSON',
-  await dispatcher.dispatch({ toolName: 'refund', args: '{"orderId": "A-17", amount: 40' }),
+const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
+const store = valueOf('--store') ?? 'memory';
+if (store !== 'memory' && store !== 'sqlite') {
+  console.error(`--store must be 'memory' or 'sqlite'; got '${store}'.`);
+  process.exit(2);
+}
+const dbPath = valueOf('--db');
+const options: DemoOptions = {
+  decide: flag('--yes') ? 'approve' : flag('--no') ? 'decline' : interactive ? 'ask' : 'approve',
+  ask: askAtTerminal,
+  json: flag('--json'),
+  color: process.stdout.isTTY === true && process.env['NO_COLOR'] === undefined && !flag('--no-color'),
+  store,
+  ...(dbPath !== undefined ? { dbPath } : {}),
+  write: (line) => process.stdout.write(`${line}\n`),
+};
+
+runDemo(options).then(
+  (result) => {
+    if (!options.json) console.log(`\nrefunds issued: ${result.refundsIssued}`);
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
 );

@@ -82,6 +82,8 @@ export interface PauseServiceOptions {
   readonly store?: CheckInStore;
   /** Request lifetime; default 15 minutes. */
   readonly ttlMs?: number;
+  /** How long each store call may take before the call is refused; default 5000 ms. */
+  readonly deadlineMs?: number;
 }
 
 /** What `ctx.ask` signs with and stores into. Shared by every chain derived from the same base. */
@@ -89,6 +91,7 @@ export interface PauseService {
   readonly signer: Signer;
   readonly store: CheckInStore;
   readonly ttlMs: number;
+  readonly deadlineMs: number;
 }
 
 export interface CreateChainOptions {
@@ -110,6 +113,7 @@ export interface MiddlewareDescription {
 }
 
 export const DEFAULT_CHECK_IN_TTL_MS = 15 * 60 * 1000;
+const DEFAULT_STORE_DEADLINE_MS = 5000;
 
 type Composed = (ctx: ToolMiddlewareContext, next?: Next) => Promise<void>;
 type Wrap = (middleware: Middleware) => Composed;
@@ -362,7 +366,7 @@ function buildChain(
 
 function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService | undefined {
   if (options === undefined) return undefined;
-  const { key, ttlMs = DEFAULT_CHECK_IN_TTL_MS } = options;
+  const { key, ttlMs = DEFAULT_CHECK_IN_TTL_MS, deadlineMs = DEFAULT_STORE_DEADLINE_MS } = options;
   if (!((typeof key === 'string' && key.length > 0) || (key instanceof Uint8Array && key.length > 0))) {
     throw new ChainConfigError(
       `createChain: checkIns.key must be a non-empty string or Uint8Array (an HMAC secret).`,
@@ -373,7 +377,12 @@ function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService 
       `createChain: checkIns.ttlMs must be a positive integer of milliseconds; got ${String(ttlMs)}.`,
     );
   }
-  return { signer: createSigner(key), store: options.store ?? inMemoryCheckIns(), ttlMs };
+  if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) {
+    throw new ChainConfigError(
+      `createChain: checkIns.deadlineMs must be a positive integer of milliseconds; got ${String(deadlineMs)}.`,
+    );
+  }
+  return { signer: createSigner(key), store: options.store ?? inMemoryCheckIns(), ttlMs, deadlineMs };
 }
 
 /**

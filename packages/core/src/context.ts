@@ -10,6 +10,7 @@ import type {
   CheckInRequest,
 } from './check-in';
 import { canonicalJson, digestOf } from './canonical';
+import { withDeadline } from './deadline';
 import type { Credential } from './credential';
 import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from './events';
 import type { Identity } from './identity';
@@ -370,7 +371,7 @@ export class CallContext implements ToolMiddlewareContext {
     if (request.asker === asker && !resume.answered) {
       resume.answered = true;
       if (!decision.approved) {
-        await service.store.consume(request.id).catch(() => false);
+        await withDeadline(() => service.store.consume(request.id), service.deadlineMs, this.signal).catch(() => false);
         this.#resolved(request, false, decision.by);
         return this.deny(
           refusalReason(
@@ -395,7 +396,14 @@ export class CallContext implements ToolMiddlewareContext {
       const receipt = await this.#receipt(request, decision, service);
       let consumed: boolean;
       try {
-        consumed = await service.store.consume(request.id, receipt);
+        const answer: unknown = await withDeadline(
+          () => service.store.consume(request.id, receipt),
+          service.deadlineMs,
+          this.signal,
+        );
+        // Only a boolean is an answer: a truthy oddity must not count as a consumed approval.
+        if (typeof answer !== 'boolean') throw new TypeError('consume did not answer a boolean');
+        consumed = answer;
       } catch {
         this.#resolved(request, false, undefined, 'store failed');
         return this.deny(
@@ -500,7 +508,7 @@ export class CallContext implements ToolMiddlewareContext {
     };
     const request: CheckInRequest = { ...unsigned, signature: await service.signer.sign(unsigned) };
     try {
-      await service.store.put(request);
+      await withDeadline(() => service.store.put(request), service.deadlineMs, this.signal);
     } catch {
       return this.deny(
         refusalReason(

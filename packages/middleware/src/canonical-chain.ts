@@ -73,6 +73,7 @@ export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
           key: options.checkInKey,
           ...(options.checkIns !== undefined ? { store: options.checkIns } : {}),
           ...(options.checkInTtlMs !== undefined ? { ttlMs: options.checkInTtlMs } : {}),
+          ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
         };
   return createChain(gates, { ...(checkIns !== undefined ? { checkIns } : {}), policyAnchor: POLICY_ANCHOR });
 }

@@ -2,7 +2,7 @@
 // `new Function`; eval-free runtimes (edge workers) pass an interpreter-based validator instead.
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from '@toolgate/core';
 
