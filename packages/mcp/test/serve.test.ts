@@ -12,6 +12,7 @@ import {
   governedServe,
   governedTools,
   identityFrom,
+  permissions,
 } from './fixtures/governed';
 import { alice, bob, linkTo } from './fixtures/in-memory';
 
@@ -130,15 +131,28 @@ describe('mcpServe', () => {
     ]);
   });
 
-  it('shows the person the question, the tool, the exact arguments and a form to approve or decline', async () => {
+  it('shows the person the question, the tool, the exact arguments, the evidence and a form to approve or decline', async () => {
     const person = newPerson();
-    const served = governedServe();
+    const chain = canonicalChain({
+      permissions,
+      artifacts,
+      checkInKey: CHECK_IN_KEY,
+      evidence: (ctx) => ({ lastRefunds: 2, customer: `customer of ${String(ctx.args['orderId'])}` }),
+    });
+    const served = mcpServe(governedTools(), { name: 'governed', version: '1.0.0', chain, identityFrom });
     const client = await connect(elicitingClient(person), served);
     await call(client, 'refund', { orderId: 'form-1', amount: 12.5 });
     expect(person.asked).toHaveLength(1);
     const form = person.asked[0]!;
-    expect(form.message).toContain(`Tool: 'refund'`);
-    expect(form.message).toContain(JSON.stringify({ orderId: 'form-1', amount: 12.5 }, null, 2));
+    expect(form.message).toBe(
+      [
+        `Allow 'refund' to run with the arguments shown?`,
+        '',
+        `Tool: 'refund'`,
+        `Arguments:\n${JSON.stringify({ orderId: 'form-1', amount: 12.5 }, null, 2)}`,
+        `Evidence:\n${JSON.stringify({ customer: 'customer of form-1', lastRefunds: 2 }, null, 2)}`,
+      ].join('\n'),
+    );
     expect(form.requestedSchema).toEqual({
       type: 'object',
       properties: {
