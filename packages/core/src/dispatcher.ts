@@ -506,6 +506,9 @@ async function execute(ctx: CallContext): Promise<void> {
       `'${ctx.toolName}' returned a result that cannot be sent to the model: ${serializationProblem(error)}`,
     );
   }
+  // An upstream that echoes the request's credential back must not hand it to the model.
+  const secrets = ctx.credential?.secrets();
+  if (secrets !== undefined) text = redact(text, secrets);
   ctx.recordResult(value, text);
   ctx.publish('tool.end', () => ({ chars: text.length, durationMs: ctx.now() - started }));
 }
