@@ -45,7 +45,7 @@ export class Pause extends Error {
 /** Ends a sentence with a period, so every refusal reads as sentences. */
 export function sentence(text: string): string {
   const trimmed = text.trim();
-  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+  return /[.!?\]]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 /**
