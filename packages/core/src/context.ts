@@ -139,6 +139,8 @@ export class CallContext implements ToolMiddlewareContext {
   #credential: Credential | undefined;
   #wanted: Record<string, ArtifactMeta> | undefined;
   #checkIn: CheckInDecision | undefined;
+  /** The last approval answered in this run: who asked, and the digest of the args the person saw. */
+  #approved: { readonly asker: string; readonly argsDigest: string } | undefined;
   #ran = false;
   #hasResult = false;
   #result: unknown;
@@ -361,6 +363,28 @@ export class CallContext implements ToolMiddlewareContext {
     return review;
   }
 
+  /**
+   * Before execution: refuses when the args about to run are not the ones the last approval in this
+   * run covered (a middleware after the asker changed them). Undefined when nothing was approved.
+   */
+  approvalCheck(): Promise<void> | undefined {
+    const approved = this.#approved;
+    if (approved === undefined) return undefined;
+    return digestOf(this.reviewArgs()).then((digest) => {
+      if (digest === approved.argsDigest) return;
+      throw this.refuse(
+        new Refusal(
+          approved.asker,
+          refusalReason(
+            `the arguments of '${this.toolName}' changed after a person approved them, so the approval does not cover this call`,
+            'Ask for a new approval',
+          ),
+          { code: 'CHECKIN_MISMATCH', detail: 'the args changed after the approval was checked' },
+        ),
+      );
+    });
+  }
+
   async #answerFromResume(
     asker: string,
     argsDigest: string,
@@ -430,6 +454,7 @@ export class CallContext implements ToolMiddlewareContext {
       }
       this.receipts.push(receipt);
       this.#checkIn = decision;
+      this.#approved = { asker, argsDigest: request.argsDigest };
       this.#pendingWhy = `approved by ${decision.by}`;
       this.#resolved(request, true, decision.by);
       return decision;
@@ -445,6 +470,7 @@ export class CallContext implements ToolMiddlewareContext {
         ? { approved: true, by: earlier.by }
         : { approved: true, by: earlier.by, note: earlier.note };
     this.#checkIn = approval;
+    this.#approved = { asker, argsDigest: earlier.argsDigest };
     this.#pendingWhy = `approved earlier by ${earlier.by}`;
     return approval;
   }

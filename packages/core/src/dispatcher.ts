@@ -454,6 +454,9 @@ function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
 
 /** The terminal step: the only place a result is ever set. */
 async function execute(ctx: CallContext): Promise<void> {
+  // An approval covers the args the person saw; a change made after it must not ride on it.
+  const approval = ctx.approvalCheck();
+  if (approval !== undefined) await approval;
   if (ctx.stopped !== undefined) throw ctx.stopped;
   if (ctx.closed) throw new Refusal('dispatch', 'the call was already answered', { code: 'CLOSED' });
   if (ctx.resume !== undefined && !ctx.resume.answered) {
