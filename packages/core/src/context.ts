@@ -151,7 +151,12 @@ export class CallContext implements ToolMiddlewareContext {
   #pendingChanged = false;
   readonly #env: CallEnvironment;
   readonly #chain: Chain;
-  readonly #usedReceipts = new Set<CheckInReceipt>();
+  #usedReceipts: Set<CheckInReceipt> | undefined;
+  // Where the call has reached in the onion: turn i is the middleware at position i, and the turn
+  // after the last middleware is the executor's. Turn i + 1 beginning means middleware i continued;
+  // it ending means middleware i's downstream settled.
+  #turns = 0;
+  readonly #ended: boolean[] = [];
 
   constructor(init: {
     tool: Tool;
@@ -460,10 +465,10 @@ export class CallContext implements ToolMiddlewareContext {
       return decision;
     }
     const earlier = request.receipts?.find(
-      (r) => r.asker === asker && r.argsDigest === argsDigest && !this.#usedReceipts.has(r),
+      (r) => r.asker === asker && r.argsDigest === argsDigest && !this.#usedReceipts?.has(r),
     );
     if (earlier === undefined) return undefined;
-    this.#usedReceipts.add(earlier);
+    (this.#usedReceipts ??= new Set()).add(earlier);
     this.receipts.push(earlier);
     const approval: CheckInApproval =
       earlier.note === undefined
@@ -568,6 +573,29 @@ export class CallContext implements ToolMiddlewareContext {
     );
   }
 
+  /** The next turn begins: files the previous middleware's decision to continue. Returns the turn's position. */
+  beginTurn(): number {
+    const position = this.#turns++;
+    if (position > 0) this.fileContinue(this.#chain.middleware[position - 1]!.name);
+    return position;
+  }
+
+  /** The turn at `position` ended: the middleware before it speaks again. */
+  endTurn(position: number): void {
+    this.#ended[position] = true;
+    if (position > 0) this.enter(this.#chain.middleware[position - 1]!.name, false);
+  }
+
+  /** Whether the middleware at `position` called next(). */
+  continuedFrom(position: number): boolean {
+    return this.#turns > position + 1;
+  }
+
+  /** Whether everything after the middleware at `position` has finished. */
+  settledAfter(position: number): boolean {
+    return this.#ended[position + 1] === true;
+  }
+
   /** Marks `name` as the middleware now speaking; `fresh` starts its turn with no pending change. */
   enter(name: string, fresh: boolean): void {
     this.#speaker = name;
@@ -624,66 +652,55 @@ export function resultTextOf(value: unknown): string {
   return text;
 }
 
-/** Wraps a middleware so the context knows who speaks, files ledger rows and applies the laws. */
+/**
+ * Wraps a middleware so the context knows who speaks, files ledger rows and applies the laws. It hands
+ * the middleware koa-compose's own `next`: the context learns that it continued, and when its downstream
+ * settled, from the turns that follow, so a call allocates no wrapper per middleware.
+ */
 export function governed(middleware: Middleware): (ctx: CallContext, next: Next) => Promise<void> {
   const { name } = middleware;
   return async function gate(ctx, next) {
+    const position = ctx.beginTurn();
     ctx.enter(name, true);
-    let continued = false;
-    let settled = false;
-    const guardedNext: Next = () => {
-      if (!continued) {
-        continued = true;
-        ctx.fileContinue(name);
-      }
-      const downstream = next();
-      return downstream.then(
-        () => {
-          settled = true;
-          ctx.enter(name, false);
-        },
-        (error: unknown) => {
-          settled = true;
-          ctx.enter(name, false);
-          throw error;
-        },
-      );
-    };
     try {
-      await middleware.run(ctx, guardedNext);
-    } catch (error) {
-      throw classify(ctx, name, error);
-    }
-    if (!continued) {
-      throw ctx.refuse(
-        new Refusal(
-          name,
-          refusalReason(
-            `'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`,
-            'Retrying will not help',
+      try {
+        await middleware.run(ctx, next);
+      } catch (error) {
+        throw classify(ctx, name, error);
+      }
+      if (!ctx.continuedFrom(position)) {
+        throw ctx.refuse(
+          new Refusal(
+            name,
+            refusalReason(
+              `'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`,
+              'Retrying will not help',
+            ),
+            {
+              code: 'GATE_SILENT',
+              detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
+            },
           ),
-          {
-            code: 'GATE_SILENT',
-            detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
-          },
-        ),
-      );
-    }
-    if (!settled) {
-      ctx.closed = true;
-      throw ctx.refuse(
-        new Refusal(
-          name,
-          refusalReason(
-            `'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`,
-            'Retrying will not help',
+        );
+      }
+      if (!ctx.settledAfter(position)) {
+        ctx.closed = true;
+        throw ctx.refuse(
+          new Refusal(
+            name,
+            refusalReason(
+              `'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`,
+              'Retrying will not help',
+            ),
+            {
+              code: 'GATE_UNAWAITED',
+              detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
+            },
           ),
-          {
-            code: 'GATE_UNAWAITED',
-            detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
-          },
-        ),
-      );
+        );
+      }
+    } finally {
+      ctx.endTurn(position);
     }
   };
 }

@@ -253,7 +253,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       c: CallContext,
       next: (c: CallContext) => Promise<void>,
     ) => Promise<void>;
-    const running = composed(ctx, execute);
+    const running = composed(ctx, executeTurn);
     try {
       await (signal === undefined ? running : raceAbort(running, signal));
     } catch (error) {
@@ -449,6 +449,16 @@ function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
   } catch {
     // A getter or proxy trap threw while the args were copied: they cannot be read, so they cannot run.
     return 'could not be read';
+  }
+}
+
+/** The executor's turn, after the last middleware's: that middleware's downstream settles when it ends. */
+async function executeTurn(ctx: CallContext): Promise<void> {
+  const position = ctx.beginTurn();
+  try {
+    await execute(ctx);
+  } finally {
+    ctx.endTurn(position);
   }
 }
 
