@@ -4,6 +4,7 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Chain } from './chain';
 import { isChain } from './chain';
+import { canonicalJson } from './canonical';
 import type { CheckInDecision, CheckInRequest } from './check-in';
 import {
   CallContext,
@@ -367,7 +368,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         refusalReason(`the approved tool '${toolName}' is not served here`, 'Ask for a new approval'),
       );
     }
-    return run(tool, chain, Object.freeze({ ...request.args }), request.toolCallId, identity, opts.signal, {
+    // The signature covers the canonical JSON of the request, which look-alikes also match (-0 for 0,
+    // NaN for null, a toJSON object for a string): run exactly what was signed, not the object handed in.
+    const signedArgs = JSON.parse(canonicalJson(request.args)) as ToolArgs;
+    return run(tool, chain, Object.freeze(signedArgs), request.toolCallId, identity, opts.signal, {
       request,
       decision,
       answered: false,
