@@ -382,7 +382,10 @@ function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService 
       `createChain: checkIns.deadlineMs must be a positive integer of milliseconds; got ${String(deadlineMs)}.`,
     );
   }
-  return { signer: createSigner(key), store: options.store ?? inMemoryCheckIns(), ttlMs, deadlineMs };
+  // The dispatcher judges expiry with its own (injectable) clock before it consumes, so the default
+  // store defers to it rather than to the wall clock.
+  const store = options.store ?? inMemoryCheckIns({ now: () => Number.NEGATIVE_INFINITY });
+  return { signer: createSigner(key), store, ttlMs, deadlineMs };
 }
 
 /**
