@@ -2,6 +2,7 @@
 // transform, so the human approves the exact args that will run.
 
 import { canonicalJson, refusalReason, scopeOf, withDeadline, type ArtifactStore, type Middleware, type ToolMiddlewareContext } from '@toolgate/core';
+import { isStoredArtifact } from './internal/artifact-answers';
 import { assertDeadline } from './internal/consult';
 
 export interface CheckInGateOptions {
@@ -63,6 +64,7 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
         let props;
         try {
           props = await withDeadline(() => artifacts.get(scopeOf(ctx.identity), component.propsRef!), deadlineMs, ctx.signal);
+          if (props !== undefined && !isStoredArtifact(props, component.propsRef)) throw new TypeError('the store answered get with something else');
         } catch {
           return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data could not be read`, 'Retrying later may help'), {
             code: 'ARTIFACT_STORE_FAILED',

@@ -11,6 +11,7 @@ import {
   type Middleware,
   type ToolMiddlewareContext,
 } from '@toolgate/core';
+import { isArtifactMetaList, isStoredArtifact } from './internal/artifact-answers';
 import { assertDeadline } from './internal/consult';
 
 export interface WantsGateOptions {
@@ -66,6 +67,7 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
         let live: ArtifactMeta[];
         try {
           live = await withDeadline(() => store.list(scope, kind, LISTED_REFS), deadlineMs, ctx.signal);
+          if (!isArtifactMetaList(live)) throw new TypeError('the store answered list with something else');
         } catch {
           return storeFailed(arg, kind);
         }
@@ -91,6 +93,7 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
         let found;
         try {
           found = isArtifactRef(value) ? await withDeadline(() => store.get(scope, value), deadlineMs, ctx.signal) : undefined;
+          if (found !== undefined && !isStoredArtifact(found, value as string)) throw new TypeError('the store answered get with something else');
         } catch {
           return storeFailed(arg, kind);
         }
