@@ -575,9 +575,27 @@ export class CallContext implements ToolMiddlewareContext {
 
   /** The next turn begins: files the previous middleware's decision to continue. Returns the turn's position. */
   beginTurn(): number {
+    if (this.#turns > 0) this.#assertOpen();
     const position = this.#turns++;
     if (position > 0) this.fileContinue(this.#chain.middleware[position - 1]!.name);
     return position;
+  }
+
+  /**
+   * Nothing continues past a recorded refusal or pause, an answered call or a cancelled one: a late
+   * next() (a hung gate waking after the abort, a gate that swallowed a refusal) must not reach later
+   * gates, the ledger or the tool.
+   */
+  #assertOpen(): void {
+    if (this.stopped !== undefined) throw this.stopped;
+    if (this.closed) throw new Refusal('dispatch', 'the call was already answered', { code: 'CLOSED' });
+    if (this.signal.aborted) {
+      throw this.refuse(
+        new Refusal(this.#speaker, refusalReason(`the call to '${this.toolName}' was cancelled before it ran`), {
+          code: 'ABORTED',
+        }),
+      );
+    }
   }
 
   /** The turn at `position` ended: the middleware before it speaks again. */
