@@ -6,10 +6,12 @@ import {
   refusalReason,
   withDeadline,
   type CredentialProvider,
+  type CredentialRequestContext,
   type Middleware,
   type ResolvedCredential,
 } from '@toolgate/core';
 import { assertDeadline } from './internal/consult';
+import { PortSignal } from './internal/port-signal';
 
 export interface CredentialsGateOptions {
   /** How long the provider may take; default 5000 ms. */
@@ -61,21 +63,21 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
       const { kind, service } = need;
       let failure: string | undefined;
       let resolved: unknown;
+      const port = new PortSignal();
+      const request: CredentialRequestContext = {
+        ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
+        toolName: ctx.toolName,
+        ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
+        get signal() {
+          return port.signal;
+        },
+      };
       try {
-        resolved = await withDeadline(
-          (signal) =>
-            provider.resolve(need, {
-              ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
-              toolName: ctx.toolName,
-              ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-              signal,
-            }),
-          deadlineMs,
-          ctx.signal,
-        );
+        resolved = await withDeadline(() => provider.resolve(need, request), deadlineMs, ctx.signal);
         if (!isResolved(resolved)) failure = 'malformed';
         else if (expired(resolved.expiresAt, now())) failure = 'expired';
       } catch (error) {
+        port.stopped(error);
         failure = error instanceof DeadlineError ? 'timeout' : 'threw';
       }
       if (failure !== undefined) {

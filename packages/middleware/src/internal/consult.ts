@@ -2,6 +2,7 @@
 // throws, rejects, times out or answers anything but a well-formed Decision counts as a failure.
 
 import { DeadlineError, withDeadline, type Decision, type PermissionChecker, type PermissionRequest } from '@toolgate/core';
+import { PortSignal } from './port-signal';
 
 export type Consulted = { readonly decision: Decision } | { readonly failure: 'threw' | 'timeout' | 'malformed' | 'aborted' };
 
@@ -20,10 +21,18 @@ export async function consult(
   deadlineMs: number,
   parent: AbortSignal,
 ): Promise<Consulted> {
+  const port = new PortSignal();
+  const asked: PermissionRequest = {
+    ...request,
+    get signal() {
+      return port.signal;
+    },
+  };
   try {
-    const answer: unknown = await withDeadline((signal) => checker.check({ ...request, signal }), deadlineMs, parent);
+    const answer: unknown = await withDeadline(() => checker.check(asked), deadlineMs, parent);
     return isDecision(answer) ? { decision: answer } : { failure: 'malformed' };
   } catch (error) {
+    port.stopped(error);
     if (error instanceof DeadlineError) return { failure: 'timeout' };
     return { failure: parent.aborted ? 'aborted' : 'threw' };
   }
