@@ -97,6 +97,15 @@ export interface CallEnvironment {
   readonly emit: (type: string, event: Record<string, unknown>) => void;
 }
 
+/**
+ * A frozen shallow copy with spread's semantics (own enumerable keys, `__proto__` kept as a plain key).
+ * The explicit prototype is for speed only: V8 freezes a plain `{ ...value }` copy several times more
+ * slowly, and args are copied on every dispatch.
+ */
+export function frozenCopy(value: ToolArgs): Readonly<ToolArgs> {
+  return Object.freeze({ __proto__: Object.prototype, ...value }) as Readonly<ToolArgs>;
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -274,7 +283,7 @@ export class CallContext implements ToolMiddlewareContext {
     if (this.#ran)
       throw new Error(`ctx.setArgs: the tool has already run; args can only change before execution.`);
     if (!isPlainObject(value)) throw new TypeError(`ctx.setArgs: args must be a plain object.`);
-    this.#args = Object.freeze({ ...value });
+    this.#args = frozenCopy(value);
     this.#pendingChanged = true;
     this.#pendingWhy = reason;
   }

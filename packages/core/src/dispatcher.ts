@@ -8,6 +8,7 @@ import { canonicalJson } from './canonical';
 import type { CheckInDecision, CheckInRequest } from './check-in';
 import {
   CallContext,
+  frozenCopy,
   governed,
   resultTextOf,
   ToolFailure,
@@ -449,7 +450,7 @@ function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
     return `must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`;
   }
   try {
-    return Object.freeze({ ...(value as ToolArgs) });
+    return frozenCopy(value as ToolArgs);
   } catch {
     // A getter or proxy trap threw while the args were copied: they cannot be read, so they cannot run.
     return 'could not be read';
