@@ -1,0 +1,158 @@
+// What a dispatch must not redo: composing the chain, compiling a schema, serializing the result twice.
+// Counted with spies over many dispatches, so a regression fails CI; how long a dispatch takes is
+// measured in bench/, never asserted here.
+import { Ajv } from 'ajv';
+import compose from 'koa-compose';
+import { createDispatcher, defineTool, type Chain, type Dispatcher, type JsonSchema } from '@toolgate/core';
+import { ajvValidator, canonicalChain, inMemoryArtifacts, type SchemaValidator } from '@toolgate/middleware';
+
+jest.mock('koa-compose', () => jest.fn(jest.requireActual<typeof compose>('koa-compose')));
+
+const composeCalls = compose as unknown as jest.Mock;
+
+const DISPATCHES = 1000;
+
+const searchSchema = {
+  type: 'object',
+  properties: { query: { type: 'string', minLength: 1 }, limit: { type: 'integer', minimum: 1 } },
+  required: ['query'],
+  additionalProperties: false,
+};
+
+function searchTool(result: () => unknown = () => ({ hits: ['a', 'b'] })) {
+  return defineTool({
+    name: 'search',
+    description: 'Searches the knowledge base.',
+    inputSchema: searchSchema,
+    resultCeiling: { maxChars: 10_000, narrowBy: ['limit'] },
+    execute: async () => result(),
+  });
+}
+
+const fetchTool = defineTool({
+  name: 'fetch_page',
+  description: 'Fetches one page.',
+  inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+  execute: async ({ url }) => `page at ${String(url)}`,
+});
+
+async function dispatchMany(dispatcher: Dispatcher, times: number, options: (i: number) => object = () => ({})) {
+  for (let i = 0; i < times; i++) {
+    const call = i % 2 === 0 ? { toolName: 'search', args: { query: `q${i}` } } : { toolName: 'fetch_page', args: { url: `/p/${i}` } };
+    const outcome = await dispatcher.dispatch(call, options(i));
+    expect(outcome.kind).toBe('result');
+  }
+}
+
+/** The default ajv validator behind a counter of compiles. */
+function countingValidator(): { validator: SchemaValidator; compiled: JsonSchema[] } {
+  const inner = ajvValidator();
+  const compiled: JsonSchema[] = [];
+  return {
+    compiled,
+    validator: {
+      compile(schema) {
+        compiled.push(schema);
+        return inner.compile(schema);
+      },
+    },
+  };
+}
+
+beforeEach(() => {
+  composeCalls.mockClear();
+});
+
+describe('the hot path', () => {
+  it('composes a chain once, however many calls it serves', async () => {
+    const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool], chain: canonicalChain() });
+    await dispatchMany(dispatcher, DISPATCHES);
+    expect(composeCalls).toHaveBeenCalledTimes(1);
+  });
+
+  it('composes each per-tenant chain once, with calls round-robin across the tenants', async () => {
+    const base = canonicalChain();
+    const tenants = ['acme', 'globex', 'initech'];
+    const chains = new Map<string, Chain>(
+      tenants.map((tenant) => [
+        tenant,
+        base.use({
+          name: 'tenant-policy',
+          fingerprint: tenant,
+          run: async (ctx, next) => {
+            ctx.note(`tenant ${tenant}`);
+            await next();
+          },
+        }),
+      ]),
+    );
+    const dispatcher = createDispatcher({
+      tools: [searchTool(), fetchTool],
+      chain: (identity) => chains.get(identity?.tenant ?? '') ?? base,
+    });
+    await dispatchMany(dispatcher, DISPATCHES, (i) => ({ identity: { tenant: tenants[i % tenants.length]! } }));
+    expect(composeCalls).toHaveBeenCalledTimes(tenants.length);
+  });
+
+  it('compiles each tool schema once, at dispatcher build, and never while dispatching', async () => {
+    const { validator, compiled } = countingValidator();
+    const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
+    try {
+      const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool], chain: canonicalChain({ validator }) });
+      const atBuild = ajvCompiles.mock.calls.length;
+      expect(compiled).toEqual([searchSchema, fetchTool.schema.inputSchema]);
+      expect(atBuild).toBe(2);
+      await dispatchMany(dispatcher, DISPATCHES);
+      expect(compiled).toHaveLength(2);
+      expect(ajvCompiles).toHaveBeenCalledTimes(atBuild);
+    } finally {
+      ajvCompiles.mockRestore();
+    }
+  });
+
+  it('compiles the schema of the default ajv validator once per tool as well', async () => {
+    const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
+    try {
+      const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool], chain: canonicalChain() });
+      await dispatchMany(dispatcher, DISPATCHES);
+      expect(ajvCompiles).toHaveBeenCalledTimes(2);
+    } finally {
+      ajvCompiles.mockRestore();
+    }
+  });
+
+  it('serializes a result once per dispatch, with the result ceiling measuring it and every event heard', async () => {
+    const toJSON = jest.fn(() => ({ hits: ['refunds', 'returns'] }));
+    const dispatcher = createDispatcher({
+      tools: [searchTool(() => ({ toJSON })), fetchTool],
+      chain: canonicalChain({ defaultMaxChars: 10_000, artifacts: inMemoryArtifacts() }),
+    });
+    const heard: string[] = [];
+    dispatcher.on('gate.decision', (event) => heard.push(event.type));
+    dispatcher.on('tool.end', (event) => heard.push(event.type));
+    dispatcher.on('dispatch.end', (event) => heard.push(event.type));
+    for (let i = 0; i < DISPATCHES; i++) {
+      const outcome = await dispatcher.dispatch({ toolName: 'search', args: { query: `q${i}` } });
+      expect(outcome.content).toBe('{"hits":["refunds","returns"]}');
+    }
+    expect(toJSON).toHaveBeenCalledTimes(DISPATCHES);
+    expect(heard).toContain('tool.end');
+  });
+
+  it('serializes a result once even when the ceiling refuses it', async () => {
+    const toJSON = jest.fn(() => ({ text: 'x'.repeat(200) }));
+    const tool = defineTool({
+      name: 'search',
+      description: 'Searches the knowledge base.',
+      inputSchema: searchSchema,
+      resultCeiling: { maxChars: 100, narrowBy: ['limit'] },
+      execute: async () => ({ toJSON }),
+    });
+    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain() });
+    for (let i = 0; i < 10; i++) {
+      const outcome = await dispatcher.dispatch({ toolName: 'search', args: { query: 'q' } });
+      expect(outcome.kind).toBe('refused');
+    }
+    expect(toJSON).toHaveBeenCalledTimes(10);
+  });
+});
