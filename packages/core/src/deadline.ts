@@ -1,6 +1,8 @@
 // Deadlines for the ports a gate calls (checkers, providers, stores). A port that does not answer
 // in time is a failure, and the gate fails closed.
 
+import { whenAborted } from './abort';
+
 export class DeadlineError extends Error {
   override readonly name = 'DeadlineError';
   constructor(readonly ms: number) {
@@ -33,25 +35,24 @@ export async function withDeadline<T>(
   const value = work.length === 0 ? (work as () => T | Promise<T>)() : work(controller.signal);
   if (!isThenable(value)) return value;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
+  let stopWaiting: (() => void) | undefined;
   const stop = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort(new DeadlineError(ms));
       reject(new DeadlineError(ms));
     }, ms);
     if (parent) {
-      onAbort = () => {
+      stopWaiting = whenAborted(parent, () => {
         controller.abort(new AbortedError());
         reject(new AbortedError());
-      };
-      parent.addEventListener('abort', onAbort, { once: true });
+      });
     }
   });
   try {
     return await Promise.race([value, stop]);
   } finally {
     clearTimeout(timer);
-    if (parent && onAbort) parent.removeEventListener('abort', onAbort);
+    stopWaiting?.();
   }
 }
 

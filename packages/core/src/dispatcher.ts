@@ -4,6 +4,7 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Chain } from './chain';
 import { isChain } from './chain';
+import { whenAborted } from './abort';
 import { canonicalJson } from './canonical';
 import type { CheckInDecision, CheckInRequest } from './check-in';
 import {
@@ -240,13 +241,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     resume: ResumeState | undefined,
   ): Promise<DispatchOutcome> {
     const started = now();
-    const follower = signal === undefined ? undefined : follow(signal);
     const ctx = new CallContext({
       tool,
       toolCallId,
       args,
       identity,
-      signal: follower?.signal ?? NEVER_ABORTED,
+      signal: signal ?? NEVER_ABORTED,
       resume,
       chain,
       env,
@@ -258,11 +258,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ) => Promise<void>;
     const running = composed(ctx, executeTurn);
     try {
-      await (follower === undefined ? running : raceAbort(running, follower.signal));
+      await (signal === undefined ? running : raceAbort(running, signal));
     } catch (error) {
-      absorb(ctx, error, follower?.signal);
-    } finally {
-      follower?.release();
+      absorb(ctx, error, signal);
     }
     ctx.closed = true;
     const outcome = outcomeOf(ctx);
@@ -534,53 +532,20 @@ async function execute(ctx: CallContext): Promise<void> {
   ctx.publish('tool.end', () => ({ chars: text.length, durationMs: ctx.now() - started }));
 }
 
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
-
-/**
- * A signal of the call's own that aborts with the caller's. However many calls share one caller signal
- * (an agent's run-level signal over parallel tool calls), it gets one listener: adding one per call and
- * per gate made every removal scan thousands of listeners and tripped Node's listener-leak warning.
- */
-function follow(parent: AbortSignal): { readonly signal: AbortSignal; release(): void } {
-  const child = new AbortController();
-  if (parent.aborted) {
-    child.abort(parent.reason);
-    return { signal: child.signal, release: () => undefined };
-  }
-  let calls = followers.get(parent);
-  if (calls === undefined) {
-    const created = new Set<AbortController>();
-    followers.set(parent, created);
-    parent.addEventListener(
-      'abort',
-      () => {
-        for (const call of created) call.abort(parent.reason);
-        created.clear();
-      },
-      { once: true },
-    );
-    calls = created;
-  }
-  const registered = calls;
-  registered.add(child);
-  return { signal: child.signal, release: () => registered.delete(child) };
-}
-
 function raceAbort(running: Promise<void>, signal: AbortSignal): Promise<void> {
   if (signal.aborted) {
     running.catch(() => undefined);
     return Promise.reject(new AbortSignalled());
   }
   return new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(new AbortSignalled());
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopWaiting = whenAborted(signal, () => reject(new AbortSignalled()));
     running.then(
       () => {
-        signal.removeEventListener('abort', onAbort);
+        stopWaiting();
         resolve();
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopWaiting();
         reject(error);
       },
     );

@@ -99,8 +99,18 @@ describe('withDeadline', () => {
 
   it('stops listening to the parent once settled', async () => {
     const parent = new AbortController();
-    const removed = jest.spyOn(parent.signal, 'removeEventListener');
-    await withDeadline(() => Promise.resolve(1), 1000, parent.signal);
-    expect(removed).toHaveBeenCalledWith('abort', expect.any(Function));
+    let seen: AbortSignal | undefined;
+    await withDeadline((signal) => ((seen = signal), Promise.resolve(1)), 1000, parent.signal);
+    parent.abort();
+    expect(seen?.aborted).toBe(false);
+  });
+
+  it('many waits on one parent signal hold one listener on it', async () => {
+    const parent = new AbortController();
+    const added = jest.spyOn(parent.signal, 'addEventListener');
+    const waits = Array.from({ length: 20 }, () => withDeadline(() => new Promise(() => undefined), 1000, parent.signal));
+    parent.abort();
+    await Promise.all(waits.map((wait) => expect(wait).rejects.toThrow(AbortedError)));
+    expect(added).toHaveBeenCalledTimes(1);
   });
 });
