@@ -175,9 +175,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const emitter: ToolgateEmitter = options.events ?? new EventEmitter<ToolgateListeners>();
   const now = options.clock ?? Date.now;
   const callIds = options.callIds ?? (() => newId('call'));
+  // eventemitter3 counts the event types that have listeners. When that count is zero, no lookup per
+  // event is needed, and a dispatch asks about a dozen events. An emitter that answers listenerCount
+  // itself is always asked.
+  const countsItself = emitter.listenerCount !== EventEmitter.prototype.listenerCount;
   const env: CallEnvironment = {
     now,
-    wants: (type) => emitter.listenerCount(type as ToolgateEventType) > 0,
+    wants: (type) =>
+      (countsItself || (emitter as { _eventsCount?: unknown })._eventsCount !== 0) &&
+      emitter.listenerCount(type as ToolgateEventType) > 0,
     emit: (type, event) => {
       (emitter.emit as (type: string, event: unknown) => boolean)(type, event);
     },
