@@ -1,6 +1,6 @@
 // The capabilities gate: for each capability the tool declares and the checker governs, ask once.
 
-import { refusalReason, type Middleware, type PermissionChecker } from '@toolgate/core';
+import { refusalReason, type Middleware, type Next, type PermissionChecker, type ToolMiddlewareContext } from '@toolgate/core';
 import { assertChecker, assertDeadline, boundedReason, consult } from './internal/consult';
 
 export interface CapabilitiesGateOptions {
@@ -16,51 +16,55 @@ export function capabilitiesGate(checker?: PermissionChecker, options: Capabilit
   assertChecker('capabilitiesGate', checker);
   const deadlineMs = assertDeadline('capabilitiesGate', options.deadlineMs);
   const governed = new Set(checker?.governs ?? []);
+  const ask = async (checker: PermissionChecker, asked: readonly string[], ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+    for (const capability of asked) {
+      const consulted = await consult(
+        checker,
+        {
+          capability,
+          target: ctx.toolName,
+          ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
+          ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
+          args: ctx.args,
+        },
+        deadlineMs,
+        ctx.signal,
+      );
+      if ('failure' in consulted) {
+        ctx.emit({ type: 'capability.checked', capability, allowed: false, failure: consulted.failure });
+        return ctx.deny(
+          refusalReason(`'${ctx.toolName}' needs capability '${capability}', which could not be checked`, 'Retrying later may help', 'Continue without it for now'),
+          { code: 'CHECKER_FAILED', retryable: true, detail: `capability checker ${consulted.failure} on '${capability}'` },
+        );
+      }
+      const { decision } = consulted;
+      ctx.emit({ type: 'capability.checked', capability, allowed: decision.allow });
+      if (!decision.allow) {
+        return ctx.deny(
+          refusalReason(
+            `'${ctx.toolName}' needs capability '${capability}', which is not allowed here: ${boundedReason(decision.reason)}`,
+            'This will not change during this run; do not call it again',
+            'Continue without it, or tell the user what you cannot do',
+          ),
+          { code: 'CAPABILITY_DENIED' },
+        );
+      }
+    }
+    ctx.note(`allowed: ${asked.join(', ')}`);
+    return next();
+  };
   return {
     name: 'capabilities',
     after: ['permission'],
     fingerprint: checker === undefined ? 'no checker' : `governs ${[...governed].join(' ') || 'nothing'}`,
-    run: async function capabilities(ctx, next) {
+    // With nothing to ask, nothing is awaited: the call passes without an async frame.
+    run: function capabilities(ctx, next) {
       const asked = (ctx.tool.capabilities ?? []).filter((capability) => governed.has(capability));
       if (checker === undefined || asked.length === 0) {
         ctx.note(checker === undefined ? 'no checker' : 'no governed capability');
         return next();
       }
-      for (const capability of asked) {
-        const consulted = await consult(
-          checker,
-          {
-            capability,
-            target: ctx.toolName,
-            ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-            ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
-            args: ctx.args,
-          },
-          deadlineMs,
-          ctx.signal,
-        );
-        if ('failure' in consulted) {
-          ctx.emit({ type: 'capability.checked', capability, allowed: false, failure: consulted.failure });
-          return ctx.deny(
-            refusalReason(`'${ctx.toolName}' needs capability '${capability}', which could not be checked`, 'Retrying later may help', 'Continue without it for now'),
-            { code: 'CHECKER_FAILED', retryable: true, detail: `capability checker ${consulted.failure} on '${capability}'` },
-          );
-        }
-        const { decision } = consulted;
-        ctx.emit({ type: 'capability.checked', capability, allowed: decision.allow });
-        if (!decision.allow) {
-          return ctx.deny(
-            refusalReason(
-              `'${ctx.toolName}' needs capability '${capability}', which is not allowed here: ${boundedReason(decision.reason)}`,
-              'This will not change during this run; do not call it again',
-              'Continue without it, or tell the user what you cannot do',
-            ),
-            { code: 'CAPABILITY_DENIED' },
-          );
-        }
-      }
-      ctx.note(`allowed: ${asked.join(', ')}`);
-      return next();
+      return ask(checker, asked, ctx, next);
     },
   };
 }

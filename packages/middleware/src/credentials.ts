@@ -5,10 +5,13 @@ import {
   DeadlineError,
   refusalReason,
   withDeadline,
+  type CredentialNeed,
   type CredentialProvider,
   type CredentialRequestContext,
   type Middleware,
+  type Next,
   type ResolvedCredential,
+  type ToolMiddlewareContext,
 } from '@toolgate/core';
 import { assertDeadline } from './internal/consult';
 import { PortSignal } from './internal/port-signal';
@@ -44,6 +47,39 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
   }
   const deadlineMs = assertDeadline('credentialsGate', options.deadlineMs);
   const now = options.now ?? Date.now;
+  const resolve = async (provider: CredentialProvider, need: CredentialNeed, ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+    const { kind, service } = need;
+    let failure: string | undefined;
+    let resolved: unknown;
+    const port = new PortSignal();
+    const request: CredentialRequestContext = {
+      ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
+      toolName: ctx.toolName,
+      ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
+      get signal() {
+        return port.signal;
+      },
+    };
+    try {
+      resolved = await withDeadline(() => provider.resolve(need, request), deadlineMs, ctx.signal);
+      if (!isResolved(resolved)) failure = 'malformed';
+      else if (expired(resolved.expiresAt, now())) failure = 'expired';
+    } catch (error) {
+      port.stopped(error);
+      failure = error instanceof DeadlineError ? 'timeout' : 'threw';
+    }
+    if (failure !== undefined) {
+      ctx.emit({ type: 'credential.failed', kind, service, failure });
+      return ctx.deny(
+        refusalReason(`'${ctx.toolName}' needs its '${kind}' credential for '${service}', which could not be obtained`, 'Retrying later may help', 'Continue without it for now'),
+        { code: 'CREDENTIAL_FAILED', retryable: true, detail: `credential provider ${failure}` },
+      );
+    }
+    ctx.provideCredential(new Credential(need, resolved as ResolvedCredential));
+    ctx.emit({ type: 'credential.resolved', kind, service });
+    ctx.note(`resolved '${kind}' for '${service}'`);
+    return next();
+  };
   return {
     name: 'credentials',
     after: ['check-in'],
@@ -54,43 +90,14 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
       }
       return undefined;
     },
-    run: async function credentials(ctx, next) {
+    // A tool that needs no credential passes without an async frame.
+    run: function credentials(ctx, next) {
       const need = ctx.tool.needs;
       if (need === undefined || provider === undefined) {
         ctx.note('no credential needed');
         return next();
       }
-      const { kind, service } = need;
-      let failure: string | undefined;
-      let resolved: unknown;
-      const port = new PortSignal();
-      const request: CredentialRequestContext = {
-        ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
-        toolName: ctx.toolName,
-        ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-        get signal() {
-          return port.signal;
-        },
-      };
-      try {
-        resolved = await withDeadline(() => provider.resolve(need, request), deadlineMs, ctx.signal);
-        if (!isResolved(resolved)) failure = 'malformed';
-        else if (expired(resolved.expiresAt, now())) failure = 'expired';
-      } catch (error) {
-        port.stopped(error);
-        failure = error instanceof DeadlineError ? 'timeout' : 'threw';
-      }
-      if (failure !== undefined) {
-        ctx.emit({ type: 'credential.failed', kind, service, failure });
-        return ctx.deny(
-          refusalReason(`'${ctx.toolName}' needs its '${kind}' credential for '${service}', which could not be obtained`, 'Retrying later may help', 'Continue without it for now'),
-          { code: 'CREDENTIAL_FAILED', retryable: true, detail: `credential provider ${failure}` },
-        );
-      }
-      ctx.provideCredential(new Credential(need, resolved as ResolvedCredential));
-      ctx.emit({ type: 'credential.resolved', kind, service });
-      ctx.note(`resolved '${kind}' for '${service}'`);
-      return next();
+      return resolve(provider, need, ctx, next);
     },
   };
 }

@@ -1,6 +1,6 @@
 // The permission gate: may this identity call this tool (from this source) at all?
 
-import { refusalReason, type Middleware, type PermissionChecker } from '@toolgate/core';
+import { refusalReason, type Middleware, type Next, type PermissionChecker, type ToolMiddlewareContext } from '@toolgate/core';
 import { assertChecker, assertDeadline, boundedReason, consult } from './internal/consult';
 
 export interface PermissionGateOptions {
@@ -18,43 +18,47 @@ export interface PermissionGateOptions {
 export function permissionGate(checker?: PermissionChecker, options: PermissionGateOptions = {}): Middleware {
   assertChecker('permissionGate', checker);
   const deadlineMs = assertDeadline('permissionGate', options.deadlineMs);
+  const ask = async (checker: PermissionChecker, ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+    const consulted = await consult(
+      checker,
+      {
+        capability: 'tool_call',
+        target: ctx.toolName,
+        ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
+        ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
+        args: ctx.args,
+      },
+      deadlineMs,
+      ctx.signal,
+    );
+    if ('failure' in consulted) {
+      ctx.emit({ type: 'permission.checked', allowed: false, checker: 'configured', failure: consulted.failure });
+      return ctx.deny(
+        refusalReason(`'${ctx.toolName}' could not be authorized because the permission check failed`, 'Retrying later may help', 'Continue without it for now'),
+        { code: 'CHECKER_FAILED', retryable: true, detail: `permission checker ${consulted.failure}` },
+      );
+    }
+    const { decision } = consulted;
+    ctx.emit({ type: 'permission.checked', allowed: decision.allow, checker: 'configured' });
+    if (!decision.allow) {
+      return ctx.deny(
+        refusalReason(`'${ctx.toolName}' is not permitted: ${boundedReason(decision.reason)}`, 'This will not change during this run; do not call it again', 'Continue without it, or tell the user what you cannot do'),
+        { code: 'PERMISSION_DENIED' },
+      );
+    }
+    return next();
+  };
   return {
     name: 'permission',
     fingerprint: checker === undefined ? 'no checker' : `checker, ${deadlineMs} ms`,
-    run: async function permission(ctx, next) {
+    // Without a checker nothing is awaited: the call passes without an async frame.
+    run: function permission(ctx, next) {
       if (checker === undefined) {
         ctx.note('no checker');
         ctx.emit({ type: 'permission.checked', allowed: true, checker: 'none' });
         return next();
       }
-      const consulted = await consult(
-        checker,
-        {
-          capability: 'tool_call',
-          target: ctx.toolName,
-          ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-          ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
-          args: ctx.args,
-        },
-        deadlineMs,
-        ctx.signal,
-      );
-      if ('failure' in consulted) {
-        ctx.emit({ type: 'permission.checked', allowed: false, checker: 'configured', failure: consulted.failure });
-        return ctx.deny(
-          refusalReason(`'${ctx.toolName}' could not be authorized because the permission check failed`, 'Retrying later may help', 'Continue without it for now'),
-          { code: 'CHECKER_FAILED', retryable: true, detail: `permission checker ${consulted.failure}` },
-        );
-      }
-      const { decision } = consulted;
-      ctx.emit({ type: 'permission.checked', allowed: decision.allow, checker: 'configured' });
-      if (!decision.allow) {
-        return ctx.deny(
-          refusalReason(`'${ctx.toolName}' is not permitted: ${boundedReason(decision.reason)}`, 'This will not change during this run; do not call it again', 'Continue without it, or tell the user what you cannot do'),
-          { code: 'PERMISSION_DENIED' },
-        );
-      }
-      return next();
+      return ask(checker, ctx, next);
     },
   };
 }
