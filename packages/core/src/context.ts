@@ -106,6 +106,8 @@ export function frozenCopy(value: ToolArgs): Readonly<ToolArgs> {
   return Object.freeze({ __proto__: Object.prototype, ...value }) as Readonly<ToolArgs>;
 }
 
+const NEVER_ABORTED = new AbortController().signal;
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -126,7 +128,6 @@ export class CallContext implements ToolMiddlewareContext {
   readonly toolCallId: string;
   readonly tool: Tool;
   declare readonly identity?: Identity;
-  readonly signal: AbortSignal;
   readonly state: ToolState & Record<string, unknown> = {};
   readonly resumed: boolean;
   readonly chainId: string;
@@ -159,6 +160,8 @@ export class CallContext implements ToolMiddlewareContext {
   #pendingWhy: string | undefined;
   #pendingChanged = false;
   readonly #env: CallEnvironment;
+  readonly #callerSignal: AbortSignal | undefined;
+  #ownSignal: AbortSignal | undefined;
   readonly #chain: Chain;
   #usedReceipts: Set<CheckInReceipt> | undefined;
   // Where the call has reached in the onion: turn i is the middleware at position i, and the turn
@@ -172,7 +175,7 @@ export class CallContext implements ToolMiddlewareContext {
     toolCallId: string;
     args: Readonly<ToolArgs>;
     identity: Identity | undefined;
-    signal: AbortSignal;
+    signal: AbortSignal | undefined;
     resume: ResumeState | undefined;
     chain: Chain;
     env: CallEnvironment;
@@ -182,7 +185,7 @@ export class CallContext implements ToolMiddlewareContext {
     if (init.tool.source !== undefined) this.toolSource = init.tool.source;
     this.toolCallId = init.toolCallId;
     if (init.identity !== undefined) this.identity = init.identity;
-    this.signal = init.signal;
+    this.#callerSignal = init.signal;
     this.resume = init.resume;
     this.resumed = init.resume !== undefined;
     this.chainId = init.chain.id;
@@ -190,6 +193,17 @@ export class CallContext implements ToolMiddlewareContext {
     this.dispatchedArgs = init.args;
     this.#args = init.args;
     this.#env = init.env;
+  }
+
+  /**
+   * The caller's signal. Without one, a signal that never aborts: shared while gates run (they only
+   * wait on it), the tool's own once it runs, so listeners a tool or its client library leaves on it
+   * cannot pile up across calls. Built when first read: Node takes microseconds to build a signal.
+   */
+  get signal(): AbortSignal {
+    if (this.#callerSignal !== undefined) return this.#callerSignal;
+    if (!this.#ran) return NEVER_ABORTED;
+    return (this.#ownSignal ??= new AbortController().signal);
   }
 
   get args(): Readonly<ToolArgs> {

@@ -76,7 +76,6 @@ export class DispatcherConfigError extends Error {
   readonly code = 'ERR_DISPATCHER_CONFIG';
 }
 
-const NEVER_ABORTED = new AbortController().signal;
 const MAX_ERROR_CHARS = 1000;
 
 /** The first reason `chain` cannot serve one of `tools`, or undefined. */
@@ -252,7 +251,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       toolCallId,
       args,
       identity,
-      signal: signal ?? NEVER_ABORTED,
+      signal,
       resume,
       chain,
       env,
