@@ -276,6 +276,26 @@ describe('regressions found by fault injection', () => {
   });
 });
 
+describe('regressions found by the MCP transport faults', () => {
+  it('a tool that leaves listeners on ctx.signal does not pile them up across calls made without a signal', async () => {
+    // The MCP SDK client adds an abort listener per request and keeps it; so does many a fetch wrapper.
+    const seen: AbortSignal[] = [];
+    const tool = defineTool({
+      name: 'subject',
+      description: 'leaves a listener behind',
+      inputSchema: {},
+      execute: (_args, ctx) => {
+        ctx.signal.addEventListener('abort', () => undefined);
+        seen.push(ctx.signal);
+        return 'ran';
+      },
+    });
+    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ validator: sharedValidator }) });
+    for (let i = 0; i < 20; i++) await dispatcher.dispatch({ toolName: 'subject', args: {} });
+    expect(Math.max(...seen.map((signal) => getEventListeners(signal, 'abort').length))).toBe(1);
+  });
+});
+
 describe('regressions found by the load test', () => {
   it('many concurrent calls and their gates hold one listener on the caller signal they share', async () => {
     const tool = counting({ needs: { kind: 'api_key', service: 'upstream' } });
