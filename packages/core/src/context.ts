@@ -423,7 +423,9 @@ export class CallContext implements ToolMiddlewareContext {
     if (request.asker === asker && !resume.answered) {
       resume.answered = true;
       if (!decision.approved) {
-        await withDeadline(() => service.store.consume(request.id), service.deadlineMs, this.signal).catch(() => false);
+        await withDeadline(() => service.store.consume(request.id), service.deadlineMs, this.signal).catch(
+          () => false,
+        );
         this.#resolved(request, false, decision.by);
         return this.deny(
           refusalReason(
@@ -614,9 +616,13 @@ export class CallContext implements ToolMiddlewareContext {
     if (this.closed) throw new Refusal('dispatch', 'the call was already answered', { code: 'CLOSED' });
     if (this.signal.aborted) {
       throw this.refuse(
-        new Refusal(this.#speaker, refusalReason(`the call to '${this.toolName}' was cancelled before it ran`), {
-          code: 'ABORTED',
-        }),
+        new Refusal(
+          this.#speaker,
+          refusalReason(`the call to '${this.toolName}' was cancelled before it ran`),
+          {
+            code: 'ABORTED',
+          },
+        ),
       );
     }
   }

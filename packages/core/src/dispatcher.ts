@@ -97,7 +97,8 @@ function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
 
 function failedMessage(error: unknown): { name: string; message: string } {
   try {
-    if (error instanceof Error) return { name: String(error.name || 'Error'), message: String(error.message) };
+    if (error instanceof Error)
+      return { name: String(error.name || 'Error'), message: String(error.message) };
   } catch {
     // A getter or trap on the error threw: the call still failed, the error just says less.
     return { name: 'Error', message: 'the tool threw an error that could not be read' };
