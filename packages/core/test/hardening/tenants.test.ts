@@ -14,6 +14,7 @@ import {
   type Identity,
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
+import { sqliteArtifacts } from '@toolgate/store-sqlite';
 import { fcOptions, PROPERTY_TIMEOUT_MS, recordEvents, sharedValidator, type RecordedEvent } from './support';
 
 const KINDS = ['doc/text', 'image/png'] as const;
@@ -68,13 +69,19 @@ function observed(outcome: DispatchOutcome, events: readonly RecordedEvent[], ca
   return JSON.stringify(seen).split(ref).join('<ref>');
 }
 
-describe('tenants are isolated', () => {
+/** Both stores the repo ships: the in-memory one and the durable SQLite one. */
+const STORES: ReadonlyArray<readonly [string, () => ArtifactStore & { close?: () => void }]> = [
+  ['in-memory', () => inMemoryArtifacts()],
+  ['SQLite', () => sqliteArtifacts({ path: ':memory:' })],
+];
+
+describe.each(STORES)('tenants are isolated (%s artifact store)', (_name, makeStore) => {
   it(
     "a ref resolves only in its own scope, and another scope's ref is refused exactly like an unknown one",
     async () => {
       await fc.assert(
         fc.asyncProperty(tenantCase, async ({ identities, puts, lookups }) => {
-          const store = inMemoryArtifacts();
+          const store = makeStore();
           const trace: Trace = { calls: [] };
           let masked: string | undefined;
           const received: unknown[] = [];
@@ -142,6 +149,7 @@ describe('tenants are isolated', () => {
             const unknown = await lookup(caller, newArtifactRef());
             expect(hit.seen).toBe(unknown.seen);
           }
+          store.close?.();
         }),
         fcOptions(7),
       );
