@@ -332,7 +332,10 @@ export class CallContext implements ToolMiddlewareContext {
   emit(event: GateEvent): void {
     const { type } = event;
     if (typeof type !== 'string' || !this.#env.wants(type)) return;
-    this.#env.emit(type, { ...event, ...this.eventBase(), gate: this.#speaker });
+    // `type` leads: V8 builds an object literal that starts with a spread and goes on with more
+    // properties several microseconds slower than one that starts with a property.
+    const facts: Readonly<Record<string, unknown>> = event;
+    this.#env.emit(type, { type, ...facts, ...this.eventBase(), gate: this.#speaker });
   }
 
   /** Emits a core event, building it only when someone listens. */
@@ -655,11 +658,12 @@ export class CallContext implements ToolMiddlewareContext {
   #file(row: LedgerRow, code?: string, detail?: string): void {
     this.ledger.push(row);
     if (this.#env.wants('gate.decision')) {
-      this.publish('gate.decision', () => ({
-        ...row,
-        ...(code !== undefined ? { code } : {}),
-        ...(detail !== undefined ? { detail } : {}),
-      }));
+      // publish copies the facts, so a row without code or detail is handed over as it is.
+      this.publish('gate.decision', () =>
+        code === undefined && detail === undefined
+          ? row
+          : { ...row, ...(code !== undefined ? { code } : {}), ...(detail !== undefined ? { detail } : {}) },
+      );
     }
   }
 
