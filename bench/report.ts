@@ -1,0 +1,370 @@
+// Turns one run's figures into bench/RESULTS.md: machine, Node, date, every figure as a median with
+// its spread, and each target of the issue marked met or missed.
+
+import os from 'node:os';
+import type { Spread } from './measure';
+
+export interface PerCallRow {
+  readonly name: string;
+  /** µs per call over every sample. */
+  readonly us: Spread;
+  /** Per round median over the floor's; spread across rounds. */
+  readonly overA: Spread;
+  readonly overB: Spread;
+  readonly batch: number;
+}
+
+export interface EventsRow {
+  readonly chain: string;
+  /** The chain with the default emitter and no listener, over the same chain with no emitter. */
+  readonly zeroListeners: Spread;
+  readonly allListeners: Spread;
+  /** How often the core asked whether anyone listens, per dispatch. */
+  readonly checksPerDispatch: number;
+  /** Events delivered per dispatch with a listener on every event. */
+  readonly eventsPerDispatch: number;
+}
+
+export interface Report {
+  readonly date: Date;
+  readonly loadAtStart: readonly number[];
+  readonly settings: { readonly rounds: number; readonly msPerTask: number; readonly sampleMs: number };
+  readonly largeResultChars: number;
+  readonly perCall: PerCallRow[];
+  ratios?: {
+    readonly passive: Spread;
+    readonly active: Spread;
+    readonly roundRobin: Spread;
+  };
+  events?: readonly EventsRow[];
+  tenants?: {
+    readonly count: number;
+    readonly deriveUs: number;
+    readonly retainedBytes: number;
+    readonly firstDispatchUs: number;
+  };
+  concurrent?: {
+    readonly count: number;
+    readonly wallMs: number;
+    readonly cpuMs: number;
+    readonly maxInFlight: number;
+    readonly thrown: number;
+    readonly notResult: number;
+  };
+  sequential?: {
+    readonly count: number;
+    readonly wallMs: number;
+    readonly cpuMs: number;
+    readonly heapStart: number;
+    readonly heapEnd: number;
+    readonly samples: readonly { readonly done: number; readonly heap: number }[];
+    readonly notResult: number;
+  };
+  totalSeconds?: number;
+}
+
+// Task names the report reads figures from; bench/run.ts uses the same constants.
+export const EMPTY_CHAIN = 'dispatcher alone, empty chain';
+export const PASSIVE_CHAIN = 'passive canonical chain';
+export const ACTIVE_CHAIN = 'active canonical chain';
+export const STRINGIFY = 'JSON.stringify of the active result alone';
+
+export const TARGETS = { passive: 2.0, active: 4.0, zeroListeners: 1.05, heapGrowthMb: 5 } as const;
+
+const percentOver = (ratio: number) => `${ratio >= 1 ? '+' : '−'}${fixed(Math.abs(ratio - 1) * 100, 1)}%`;
+
+const MB = 1024 * 1024;
+
+function fixed(value: number, digits: number): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** `3.21 ± 0.05` (median ± median absolute deviation). */
+export function plusMinus(spread: Spread, digits = 2): string {
+  return `${fixed(spread.median, digits)} ± ${fixed(spread.mad, digits)}`;
+}
+
+/** `1.83× (1.79–1.90)`: the median ratio, and the lowest and highest round. */
+export function times(spread: Spread, digits = 2): string {
+  return `${fixed(spread.median, digits)}× (${fixed(spread.min, digits)}–${fixed(spread.max, digits)})`;
+}
+
+const verdict = (met: boolean) => (met ? '**met**' : '**missed**');
+
+export function targetRows(report: Report): string[][] {
+  const rows: string[][] = [];
+  const { ratios, sequential, concurrent } = report;
+  if (ratios !== undefined) {
+    rows.push([
+      `passive canonical chain ≤ ${TARGETS.passive.toFixed(1)}× floor B`,
+      times(ratios.passive),
+      verdict(ratios.passive.median <= TARGETS.passive),
+    ]);
+    rows.push([
+      `active chain ≤ ${TARGETS.active.toFixed(1)}× floor B`,
+      times(ratios.active),
+      verdict(ratios.active.median <= TARGETS.active),
+    ]);
+  }
+  for (const row of report.events ?? []) {
+    const { zeroListeners } = row;
+    rows.push([
+      `${row.chain}: zero listeners ≤ 5% over no emitter`,
+      `${percentOver(zeroListeners.median)} (${percentOver(zeroListeners.min)} to ${percentOver(zeroListeners.max)})`,
+      verdict(zeroListeners.median <= TARGETS.zeroListeners),
+    ]);
+  }
+  if (sequential !== undefined) {
+    const growth = (sequential.heapEnd - sequential.heapStart) / MB;
+    rows.push([
+      `${sequential.count.toLocaleString('en-US')} dispatches: retained heap growth ≤ ${TARGETS.heapGrowthMb} MB`,
+      `${fixed(growth, 2)} MB`,
+      verdict(growth <= TARGETS.heapGrowthMb),
+    ]);
+  }
+  if (concurrent !== undefined) {
+    rows.push([
+      `${concurrent.count.toLocaleString('en-US')} concurrent complete with no error`,
+      `${concurrent.count - concurrent.thrown - concurrent.notResult} results, ${concurrent.thrown} thrown, ${concurrent.notResult} other outcomes`,
+      verdict(concurrent.thrown === 0 && concurrent.notResult === 0),
+    ]);
+  }
+  return rows;
+}
+
+/** The misses explained from this run's own figures (medians, in multiples of floor B). */
+function whereTheTimeGoes(report: Report): string[] {
+  const overB = (name: string) => report.perCall.find((row) => row.name === name)?.overB.median;
+  const empty = overB(EMPTY_CHAIN);
+  const passive = overB(PASSIVE_CHAIN);
+  const active = overB(ACTIVE_CHAIN);
+  const stringify = overB(STRINGIFY);
+  const lines: string[] = [];
+  if (empty !== undefined && passive !== undefined) {
+    lines.push(
+      `The dispatcher alone (an empty chain) costs ${fixed(empty, 2)}× floor B: the work every call does around ` +
+        `the chain. Of the passive chain's ${fixed(passive, 2)}×, the seven gates add ${fixed(passive - empty, 2)}×, ` +
+        `${fixed((passive - empty) / 7, 2)}× each, against ${fixed(1 / 8, 3)}× for one of floor B's no-op layers: a ` +
+        'governed gate is its own async frame inside the wrapper that checks it continued, files its ledger row and ' +
+        'restores who speaks when its downstream settles.',
+    );
+  }
+  if (active !== undefined && passive !== undefined && stringify !== undefined) {
+    lines.push(
+      `Serializing the active tool's ${report.largeResultChars.toLocaleString('en-US')}-character result once, ` +
+        `which any dispatcher must do to hand the model text and to measure the ceiling, costs ${fixed(stringify, 2)}× ` +
+        `floor B by itself. The rest of the active chain over the passive one (${fixed(active - passive - stringify, 2)}×) ` +
+        'is the work the tool asked for: the checker asked twice, ajv on five fields, the artifact read from the ' +
+        'in-memory store (which clones what it hands out), the credential resolved and wrapped.',
+    );
+  }
+  return lines;
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export function renderResults(report: Report): string {
+  const cpus = os.cpus();
+  const { settings, ratios, tenants, concurrent, sequential } = report;
+  const out: string[] = [];
+  out.push('# toolgate benchmark results');
+  out.push('');
+  out.push('Written by `pnpm bench` (bench/run.ts) from one run; every figure below comes from that run.');
+  out.push('');
+  out.push(
+    table(
+      ['', ''],
+      [
+        ['date', report.date.toISOString()],
+        [
+          'machine',
+          `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${fixed(os.totalmem() / 1024 / MB, 1)} GiB`,
+        ],
+        ['os', `${os.type()} ${os.release()} ${os.arch()}`],
+        [
+          'node',
+          `${process.version} (V8 ${process.versions.v8}), --expose-gc, TypeScript sources through tsx`,
+        ],
+        [
+          'load average at start / end',
+          `${report.loadAtStart.map((l) => fixed(l, 2)).join(' ')} / ${os
+            .loadavg()
+            .map((l) => fixed(l, 2))
+            .join(' ')}`,
+        ],
+        ['total run time', report.totalSeconds === undefined ? '?' : `${fixed(report.totalSeconds, 0)} s`],
+      ],
+    ),
+  );
+  out.push('');
+  out.push('## Targets');
+  out.push('');
+  out.push(table(['target', 'measured', ''], targetRows(report)));
+  out.push('');
+  out.push(
+    'Counted, not timed, in `packages/middleware/test/hot-path.test.ts` (so a regression fails CI): one ' +
+      'koa-compose per chain, one ajv compile per tool, one `JSON.stringify` of a result per dispatch.',
+  );
+  out.push('');
+  const breakdown = whereTheTimeGoes(report);
+  if (breakdown.length > 0) {
+    out.push('## Where the time goes');
+    out.push('');
+    for (const line of breakdown) out.push(`- ${line}`);
+    out.push('');
+  }
+  out.push('## Cost per call');
+  out.push('');
+  out.push(
+    table(
+      ['', 'µs per call', '× floor A', '× floor B', 'calls per sample'],
+      report.perCall.map((row) => [
+        row.name,
+        plusMinus(row.us),
+        times(row.overA, 1),
+        times(row.overB),
+        String(row.batch),
+      ]),
+    ),
+  );
+  out.push('');
+  out.push(
+    '- Floor A: `await tool.execute(args)` in a loop. Floor B: koa-compose of 8 no-op async middleware, composed ' +
+      'once, around the same execute. Both floors and the passive chain call the same tool.',
+  );
+  out.push(
+    '- Dispatcher alone: `createChain([])`, so what remains is the work every dispatch does around the chain: ' +
+      'find the tool, copy and freeze the args, draw a call id, build the context, run the executor, serialize the ' +
+      'result once, build the outcome.',
+  );
+  out.push(
+    '- Passive: `canonicalChain()` with every gate present; the tool declares nothing, so each gate passes and ' +
+      'files its ledger row. The tool still has a one-field schema that ajv checks.',
+  );
+  out.push(
+    `- Active: a synchronous checker that allows and governs \`payments\` (asked once for the tool's one capability), ` +
+      `ajv on a 5-field object, an artifact ref resolved from \`inMemoryArtifacts()\`, an \`api_key\` credential ` +
+      `resolved, and the ceiling measuring a ${report.largeResultChars.toLocaleString('en-US')}-character result.`,
+  );
+  out.push(
+    '- JSON.stringify of the active result alone: the serialization any dispatcher does once per call, to hand the ' +
+      'model its text and to measure the ceiling. It is part of the active figure.',
+  );
+  out.push(
+    '- Check-in round trip: `dispatch` → `paused` → `resume(approved)` → `result`, one call per iteration ' +
+      '(HMAC sign and verify with Web Crypto, the in-memory check-in store).',
+  );
+  out.push(
+    '- Events: "no emitter" hands the dispatcher an emitter whose own `listenerCount` always answers 0, so the ' +
+      'core builds and emits no event at all; it stands in for a build without an emitter, with no knob added to the ' +
+      "public API. With zero listeners the only event work left is the check itself, a read of eventemitter3's " +
+      'count of listened event types; the stand-in is called through its override at each check instead, so zero ' +
+      'listeners can come out slightly below it.',
+  );
+  out.push('');
+  const { events } = report;
+  if (events !== undefined) {
+    out.push('## Events');
+    out.push('');
+    out.push(
+      table(
+        [
+          '',
+          'zero listeners over no emitter',
+          'one listener on every event over no emitter',
+          'listener checks per dispatch',
+          'events per dispatch, all heard',
+        ],
+        events.map((row) => [
+          row.chain,
+          times(row.zeroListeners, 3),
+          times(row.allListeners, 3),
+          String(row.checksPerDispatch),
+          String(row.eventsPerDispatch),
+        ]),
+      ),
+    );
+    out.push('');
+  }
+  if (tenants !== undefined && ratios !== undefined) {
+    out.push('## Per-tenant chains');
+    out.push('');
+    out.push(
+      table(
+        ['', ''],
+        [
+          [
+            `derive one tenant chain from a base (\`base.use(policy)\`, ${tenants.count.toLocaleString('en-US')} of them)`,
+            `${fixed(tenants.deriveUs, 2)} µs per chain`,
+          ],
+          ['retained heap per derived chain', `${fixed(tenants.retainedBytes, 0)} bytes`],
+          [
+            'first dispatch under each chain (build-time checks + compose, once)',
+            `${fixed(tenants.firstDispatchUs, 2)} µs`,
+          ],
+          ['later dispatches, round-robin over every chain, over one tenant', times(ratios.roundRobin)],
+        ],
+      ),
+    );
+    out.push('');
+    out.push(
+      'A round-robin ratio near 1× shows each chain is composed once and reused: composing per call would cost ' +
+        'the first-dispatch figure on every call.',
+    );
+    out.push('');
+  }
+  if (concurrent !== undefined || sequential !== undefined) {
+    out.push('## Scale');
+    out.push('');
+    const rows: string[][] = [];
+    if (concurrent !== undefined) {
+      rows.push([
+        `${concurrent.count.toLocaleString('en-US')} concurrent dispatches of an async tool (passive chain)`,
+        `${fixed(concurrent.wallMs, 0)} ms wall, ${fixed(concurrent.cpuMs, 0)} ms CPU; ${concurrent.maxInFlight.toLocaleString('en-US')} in flight at once; ${concurrent.thrown} thrown, ${concurrent.notResult} not a result`,
+      ]);
+    }
+    if (sequential !== undefined) {
+      rows.push([
+        `${sequential.count.toLocaleString('en-US')} sequential dispatches (active chain)`,
+        `${fixed(sequential.wallMs / 1000, 1)} s wall, ${fixed((sequential.cpuMs * 1000) / sequential.count, 2)} µs CPU per dispatch; ${sequential.notResult} not a result`,
+      ]);
+      rows.push([
+        'heap after forced GC: start → end',
+        `${fixed(sequential.heapStart / MB, 2)} MB → ${fixed(sequential.heapEnd / MB, 2)} MB (${fixed((sequential.heapEnd - sequential.heapStart) / MB, 2)} MB)`,
+      ]);
+      rows.push([
+        'heap after forced GC along the way',
+        sequential.samples.map((s) => `${fixed(s.done / 1000, 0)}k: ${fixed(s.heap / MB, 2)} MB`).join(', '),
+      ]);
+    }
+    out.push(table(['', ''], rows));
+    out.push('');
+  }
+  out.push('## Method');
+  out.push('');
+  out.push(
+    `- Clock: the process's CPU time (\`process.cpuUsage()\`, user + system, GC threads included), not wall time, ` +
+      `so other work on a shared machine does not inflate a figure. Wall time is given where concurrency is the point.`,
+  );
+  out.push(
+    `- tinybench 5 with that clock. One sample times a batch of calls of about ${settings.sampleMs} ms and is ` +
+      `divided by the batch size. ${settings.rounds} rounds; each round runs every task for ${settings.msPerTask} ms ` +
+      `in a rotated order.`,
+  );
+  out.push(
+    '- µs per call: median of all samples ± median absolute deviation. Ratios: per round, the median of one ' +
+      'task over the median of the other; shown as the median round, with the lowest and highest round in brackets.',
+  );
+  out.push(
+    '- The TypeScript sources run through tsx, so `pnpm bench` always measures the current source without a build. ' +
+      "tsx's esbuild transform keeps function names by wrapping each named closure in `__name()` when it is created; " +
+      'code that creates named closures on every call (the wants gate makes three) pays for that here, not in the ' +
+      'built packages.',
+  );
+  out.push('- Targets are checked against the median.');
+  out.push('');
+  return out.join('\n');
+}
