@@ -36,15 +36,55 @@ type Mutation =
   | { readonly op: 'uppercase-signature' }
   | { readonly op: 'decompose'; readonly path: readonly string[] }
   /** Same signed content, different value: -0 for 0, NaN for null, toJSON for a string, an undefined key. */
-  | { readonly op: 'alias'; readonly path: readonly string[]; readonly alias: 'minus-zero' | 'nan' | 'infinity' | 'to-json' | 'undefined-key' };
+  | {
+      readonly op: 'alias';
+      readonly path: readonly string[];
+      readonly alias: 'minus-zero' | 'nan' | 'infinity' | 'to-json' | 'undefined-key';
+    };
 
-const TOP_FIELDS = ['id', 'asker', 'toolName', 'toolCallId', 'args', 'review', 'argsDigest', 'chainId', 'question', 'identity', 'createdAt', 'expiresAt', 'signature', 'receipts', 'extra'];
-const ARG_PATHS = [['args', 'amount'], ['args', 'to'], ['args', 'ref'], ['args', 'extra'], ['review', 'amount'], ['review', 'to'], ['identity', 'tenant'], ['identity', 'principal']];
+const TOP_FIELDS = [
+  'id',
+  'asker',
+  'toolName',
+  'toolCallId',
+  'args',
+  'review',
+  'argsDigest',
+  'chainId',
+  'question',
+  'identity',
+  'createdAt',
+  'expiresAt',
+  'signature',
+  'receipts',
+  'extra',
+];
+const ARG_PATHS = [
+  ['args', 'amount'],
+  ['args', 'to'],
+  ['args', 'ref'],
+  ['args', 'extra'],
+  ['review', 'amount'],
+  ['review', 'to'],
+  ['identity', 'tenant'],
+  ['identity', 'principal'],
+];
 
 const someValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.string({ maxLength: 6 }),
   fc.integer(),
-  fc.constantFrom(null, true, -0, NaN, Infinity, undefined, 'José', 'Jose\u0301', '2030-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z'),
+  fc.constantFrom(
+    null,
+    true,
+    -0,
+    NaN,
+    Infinity,
+    undefined,
+    'José',
+    'Jose\u0301',
+    '2030-01-01T00:00:00.000Z',
+    '9999-01-01T00:00:00.000Z',
+  ),
   fc.constant({ toJSON: () => 'José' }),
   fc.constant([]),
   fc.constant({}),
@@ -54,14 +94,39 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
     op: fc.constant('alias' as const),
     path: fc.constantFrom(['args'], ['review']),
-    alias: fc.constantFrom('minus-zero' as const, 'nan' as const, 'infinity' as const, 'to-json' as const, 'undefined-key' as const),
+    alias: fc.constantFrom(
+      'minus-zero' as const,
+      'nan' as const,
+      'infinity' as const,
+      'to-json' as const,
+      'undefined-key' as const,
+    ),
   }),
-  fc.record({ op: fc.constant('set' as const), path: fc.oneof(fc.constantFrom(...TOP_FIELDS).map((f) => [f]), fc.constantFrom(...ARG_PATHS)), value: someValue }),
-  fc.record({ op: fc.constant('remove' as const), path: fc.oneof(fc.constantFrom(...TOP_FIELDS).map((f) => [f]), fc.constantFrom(...ARG_PATHS)) }),
-  fc.record({ op: fc.constant('reorder' as const), path: fc.constantFrom([], ['args'], ['review'], ['identity']) }),
+  fc.record({
+    op: fc.constant('set' as const),
+    path: fc.oneof(
+      fc.constantFrom(...TOP_FIELDS).map((f) => [f]),
+      fc.constantFrom(...ARG_PATHS),
+    ),
+    value: someValue,
+  }),
+  fc.record({
+    op: fc.constant('remove' as const),
+    path: fc.oneof(
+      fc.constantFrom(...TOP_FIELDS).map((f) => [f]),
+      fc.constantFrom(...ARG_PATHS),
+    ),
+  }),
+  fc.record({
+    op: fc.constant('reorder' as const),
+    path: fc.constantFrom([], ['args'], ['review'], ['identity']),
+  }),
   fc.constant({ op: 'json-roundtrip' as const }),
   fc.constant({ op: 'uppercase-signature' as const }),
-  fc.record({ op: fc.constant('decompose' as const), path: fc.constantFrom(['args', 'to'], ['review', 'to'], ['question']) }),
+  fc.record({
+    op: fc.constant('decompose' as const),
+    path: fc.constantFrom(['args', 'to'], ['review', 'to'], ['question']),
+  }),
 );
 
 function mutate(request: CheckInRequest, m: Mutation): unknown {
@@ -72,7 +137,9 @@ function mutate(request: CheckInRequest, m: Mutation): unknown {
       if (typeof at !== 'object' || at === null) return undefined;
       at = (at as Record<string, unknown>)[key];
     }
-    return typeof at === 'object' && at !== null ? [at as Record<string, unknown>, path[path.length - 1]!] : undefined;
+    return typeof at === 'object' && at !== null
+      ? [at as Record<string, unknown>, path[path.length - 1]!]
+      : undefined;
   };
   switch (m.op) {
     case 'set': {
@@ -110,7 +177,8 @@ function mutate(request: CheckInRequest, m: Mutation): unknown {
     }
     case 'decompose': {
       const parent = parentOf(m.path);
-      if (parent && typeof parent[0][parent[1]] === 'string') parent[0][parent[1]] = (parent[0][parent[1]] as string).normalize('NFD');
+      if (parent && typeof parent[0][parent[1]] === 'string')
+        parent[0][parent[1]] = (parent[0][parent[1]] as string).normalize('NFD');
       return copy;
     }
   }
@@ -128,7 +196,13 @@ function signedContent(request: unknown): string | undefined {
 type Route = 'same' | 'other-key' | 'other-store' | 'rewrites-after-approval' | 'rewrites-before-asking';
 
 type Replay =
-  | { readonly kind: 'resume'; readonly route: Route; readonly decision: 'approve' | 'decline'; readonly copies: 1 | 50; readonly mutation?: Mutation }
+  | {
+      readonly kind: 'resume';
+      readonly route: Route;
+      readonly decision: 'approve' | 'decline';
+      readonly copies: 1 | 50;
+      readonly mutation?: Mutation;
+    }
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'revoke' };
 
@@ -140,16 +214,33 @@ const replay: fc.Arbitrary<Replay> = fc.oneof(
         kind: fc.constant('resume' as const),
         route: fc.oneof(
           { arbitrary: fc.constant('same' as const), weight: 4 },
-          { arbitrary: fc.constantFrom('other-key' as const, 'other-store' as const, 'rewrites-after-approval' as const, 'rewrites-before-asking' as const), weight: 2 },
+          {
+            arbitrary: fc.constantFrom(
+              'other-key' as const,
+              'other-store' as const,
+              'rewrites-after-approval' as const,
+              'rewrites-before-asking' as const,
+            ),
+            weight: 2,
+          },
         ),
-        decision: fc.oneof({ arbitrary: fc.constant('approve' as const), weight: 4 }, { arbitrary: fc.constant('decline' as const), weight: 1 }),
-        copies: fc.oneof({ arbitrary: fc.constant(1 as const), weight: 5 }, { arbitrary: fc.constant(50 as const), weight: 1 }),
+        decision: fc.oneof(
+          { arbitrary: fc.constant('approve' as const), weight: 4 },
+          { arbitrary: fc.constant('decline' as const), weight: 1 },
+        ),
+        copies: fc.oneof(
+          { arbitrary: fc.constant(1 as const), weight: 5 },
+          { arbitrary: fc.constant(50 as const), weight: 1 },
+        ),
         mutation,
       },
       { requiredKeys: ['kind', 'route', 'decision', 'copies'] },
     ),
   },
-  { weight: 1, arbitrary: fc.constantFrom(TTL_MS / 2, TTL_MS + 1).map((ms) => ({ kind: 'advance' as const, ms })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(TTL_MS / 2, TTL_MS + 1).map((ms) => ({ kind: 'advance' as const, ms })),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'revoke' as const }) },
 );
 
@@ -178,7 +269,12 @@ function world(): World {
     },
   });
   const store = inMemoryCheckIns({ now: clock });
-  const base = canonicalChain({ checkInKey: KEY, checkIns: store, checkInTtlMs: TTL_MS, validator: sharedValidator });
+  const base = canonicalChain({
+    checkInKey: KEY,
+    checkIns: store,
+    checkInTtlMs: TTL_MS,
+    validator: sharedValidator,
+  });
   const rewrite = (name: string, extra: Partial<Middleware> = {}): Middleware => ({
     name,
     ...extra,
@@ -187,12 +283,27 @@ function world(): World {
       await next();
     },
   });
-  const dispatcherFor = (chain: ReturnType<typeof canonicalChain>) => createDispatcher({ tools: [pay], chain, clock });
+  const dispatcherFor = (chain: ReturnType<typeof canonicalChain>) =>
+    createDispatcher({ tools: [pay], chain, clock });
   return {
     routes: {
       same: dispatcherFor(base),
-      'other-key': dispatcherFor(canonicalChain({ checkInKey: OTHER_KEY, checkIns: inMemoryCheckIns({ now: clock }), checkInTtlMs: TTL_MS, validator: sharedValidator })),
-      'other-store': dispatcherFor(canonicalChain({ checkInKey: KEY, checkIns: inMemoryCheckIns({ now: clock }), checkInTtlMs: TTL_MS, validator: sharedValidator })),
+      'other-key': dispatcherFor(
+        canonicalChain({
+          checkInKey: OTHER_KEY,
+          checkIns: inMemoryCheckIns({ now: clock }),
+          checkInTtlMs: TTL_MS,
+          validator: sharedValidator,
+        }),
+      ),
+      'other-store': dispatcherFor(
+        canonicalChain({
+          checkInKey: KEY,
+          checkIns: inMemoryCheckIns({ now: clock }),
+          checkInTtlMs: TTL_MS,
+          validator: sharedValidator,
+        }),
+      ),
       // Derived chains share the base chain's pause service: same key, same store.
       'rewrites-after-approval': dispatcherFor(base.insertAfter('check-in', rewrite('late-rewrite'))),
       'rewrites-before-asking': dispatcherFor(base.use(rewrite('early-rewrite', { transformsArgs: true }))),
@@ -216,76 +327,94 @@ describe('approvals are unforgeable and single-use', () => {
     'the tool runs at most once, and only with exactly the approved args, whatever is replayed or forged',
     async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(replay, { minLength: 1, maxLength: 4 }), fc.boolean(), async (replays, asJson) => {
-          const w = world();
-          const approvedArgs = { amount: 0, to: 'José', ref: null };
-          const paused = await w.routes.same.dispatch(
-            { toolName: 'pay', args: asJson ? JSON.stringify(approvedArgs) : approvedArgs },
-            { identity: { tenant: 'acme', principal: 'bob' } },
-          );
-          expect(paused.kind).toBe('paused');
-          if (paused.kind !== 'paused') return;
-          const request = paused.checkIn;
-          const signed = signedContent(request);
-          let state: 'pending' | 'used' | 'revoked' = 'pending';
-          let elapsed = 0;
-
-          for (const r of replays) {
-            if (r.kind === 'advance') {
-              w.advance(r.ms);
-              elapsed += r.ms;
-              continue;
-            }
-            if (r.kind === 'revoke') {
-              if ((await w.revoke(request.id)) && state === 'pending') state = 'revoked';
-              continue;
-            }
-            const sent = r.mutation === undefined ? request : mutate(request, r.mutation);
-            const forged = signedContent(sent) !== signed;
-            const decision = r.decision === 'approve' ? checkInApproved({ by: 'alice' }) : checkInDeclined({ by: 'alice', reason: 'no' });
-            const before = w.runs.length;
-            const dispatcher = w.routes[r.route];
-            const outcomes = await settles(
-              Promise.all(Array.from({ length: r.copies }, () => dispatcher.resume(sent as CheckInRequest, decision))),
-              'resume',
+        fc.asyncProperty(
+          fc.array(replay, { minLength: 1, maxLength: 4 }),
+          fc.boolean(),
+          async (replays, asJson) => {
+            const w = world();
+            const approvedArgs = { amount: 0, to: 'José', ref: null };
+            const paused = await w.routes.same.dispatch(
+              { toolName: 'pay', args: asJson ? JSON.stringify(approvedArgs) : approvedArgs },
+              { identity: { tenant: 'acme', principal: 'bob' } },
             );
-            const ran = w.runs.length - before;
+            expect(paused.kind).toBe('paused');
+            if (paused.kind !== 'paused') return;
+            const request = paused.checkIn;
+            const signed = signedContent(request);
+            let state: 'pending' | 'used' | 'revoked' = 'pending';
+            let elapsed = 0;
 
-            // What may happen, from the request's state; forged and foreign requests never run.
-            let expected: Expectation;
-            if (forged || r.route === 'other-key') expected = { runs: 0, codes: ['CHECKIN_SIGNATURE', 'CHECKIN_MALFORMED'] };
-            else if (elapsed >= TTL_MS) expected = { runs: 0, codes: ['CHECKIN_EXPIRED'] };
-            else if (r.decision === 'decline') {
-              expected = { runs: 0, codes: ['CHECKIN_DECLINED'] };
-              if (r.route !== 'other-store' && state === 'pending') state = 'used';
-            } else if (r.route === 'rewrites-before-asking') expected = { runs: 0, codes: ['CHECKIN_MISMATCH'] };
-            else if (r.route === 'other-store' || state !== 'pending') expected = { runs: 0, codes: ['CHECKIN_NOT_PENDING'] };
-            else if (r.route === 'rewrites-after-approval') {
-              expected = { runs: 0, codes: ['CHECKIN_MISMATCH'] };
-              state = 'used';
-            } else {
-              expected = { runs: 1, codes: ['CHECKIN_NOT_PENDING'] };
-              state = 'used';
-            }
+            for (const r of replays) {
+              if (r.kind === 'advance') {
+                w.advance(r.ms);
+                elapsed += r.ms;
+                continue;
+              }
+              if (r.kind === 'revoke') {
+                if ((await w.revoke(request.id)) && state === 'pending') state = 'revoked';
+                continue;
+              }
+              const sent = r.mutation === undefined ? request : mutate(request, r.mutation);
+              const forged = signedContent(sent) !== signed;
+              const decision =
+                r.decision === 'approve'
+                  ? checkInApproved({ by: 'alice' })
+                  : checkInDeclined({ by: 'alice', reason: 'no' });
+              const before = w.runs.length;
+              const dispatcher = w.routes[r.route];
+              const outcomes = await settles(
+                Promise.all(
+                  Array.from({ length: r.copies }, () => dispatcher.resume(sent as CheckInRequest, decision)),
+                ),
+                'resume',
+              );
+              const ran = w.runs.length - before;
 
-            // Of concurrent copies, one takes the approval; the others find it used.
-            if (r.copies > 1) expected = { ...expected, codes: [...expected.codes, 'CHECKIN_NOT_PENDING'] };
-            expect(ran).toBe(expected.runs);
-            const results = outcomes.filter((o) => o.kind === 'result');
-            expect(results).toHaveLength(expected.runs);
-            for (const o of outcomes.filter((o): o is Extract<DispatchOutcome, { kind: 'refused' }> => o.kind === 'refused')) {
-              expect({ ran: o.ran, code: o.code, allowed: expected.codes }).toEqual({ ran: false, code: expect.stringMatching(/./), allowed: expected.codes });
-              expect(expected.codes).toContain(o.code);
+              // What may happen, from the request's state; forged and foreign requests never run.
+              let expected: Expectation;
+              if (forged || r.route === 'other-key')
+                expected = { runs: 0, codes: ['CHECKIN_SIGNATURE', 'CHECKIN_MALFORMED'] };
+              else if (elapsed >= TTL_MS) expected = { runs: 0, codes: ['CHECKIN_EXPIRED'] };
+              else if (r.decision === 'decline') {
+                expected = { runs: 0, codes: ['CHECKIN_DECLINED'] };
+                if (r.route !== 'other-store' && state === 'pending') state = 'used';
+              } else if (r.route === 'rewrites-before-asking')
+                expected = { runs: 0, codes: ['CHECKIN_MISMATCH'] };
+              else if (r.route === 'other-store' || state !== 'pending')
+                expected = { runs: 0, codes: ['CHECKIN_NOT_PENDING'] };
+              else if (r.route === 'rewrites-after-approval') {
+                expected = { runs: 0, codes: ['CHECKIN_MISMATCH'] };
+                state = 'used';
+              } else {
+                expected = { runs: 1, codes: ['CHECKIN_NOT_PENDING'] };
+                state = 'used';
+              }
+
+              // Of concurrent copies, one takes the approval; the others find it used.
+              if (r.copies > 1) expected = { ...expected, codes: [...expected.codes, 'CHECKIN_NOT_PENDING'] };
+              expect(ran).toBe(expected.runs);
+              const results = outcomes.filter((o) => o.kind === 'result');
+              expect(results).toHaveLength(expected.runs);
+              for (const o of outcomes.filter(
+                (o): o is Extract<DispatchOutcome, { kind: 'refused' }> => o.kind === 'refused',
+              )) {
+                expect({ ran: o.ran, code: o.code, allowed: expected.codes }).toEqual({
+                  ran: false,
+                  code: expect.stringMatching(/./),
+                  allowed: expected.codes,
+                });
+                expect(expected.codes).toContain(o.code);
+              }
+              expect(outcomes.every((o) => o.kind === 'result' || o.kind === 'refused')).toBe(true);
             }
-            expect(outcomes.every((o) => o.kind === 'result' || o.kind === 'refused')).toBe(true);
-          }
-          // At most once, and only with exactly the args the person approved.
-          expect(w.runs.length).toBeLessThanOrEqual(1);
-          for (const args of w.runs) {
-            expect(args).toEqual(approvedArgs);
-            expect(JSON.parse(JSON.stringify(args))).toEqual(args);
-          }
-        }),
+            // At most once, and only with exactly the args the person approved.
+            expect(w.runs.length).toBeLessThanOrEqual(1);
+            for (const args of w.runs) {
+              expect(args).toEqual(approvedArgs);
+              expect(JSON.parse(JSON.stringify(args))).toEqual(args);
+            }
+          },
+        ),
         fcOptions(6),
       );
     },

@@ -15,8 +15,8 @@ import { DEEP, never, sharedValidator } from './support';
 const CONCURRENT = 10_000;
 const ROUNDS = DEEP ? 5 : 1;
 const HEAP_SLACK_BYTES = 16 * 1024 * 1024;
-const LOAD_DEADLINE_MS = 5_000;
-const STORE_HANGS = 'art_HangsHangsHangsHangsHa';
+const LOAD_DEADLINE_MS = 30_000;
+const STORE_FAILS = 'art_FailsFailsFailsFailsFa';
 
 /** V8's gc, exposed at runtime so the suite needs no --expose-gc flag. */
 function exposeGc(): (() => void) | undefined {
@@ -102,10 +102,11 @@ describe('load', () => {
         artifacts: {
           put: (scope, artifact) => artifacts.put(scope, artifact),
           list: (scope, kind, limit) => artifacts.list(scope, kind, limit),
-          // A faulty call asks for a ref the store hangs on, past the gate's deadline.
-          get: (scope, ref) => (ref === STORE_HANGS ? never() : artifacts.get(scope, ref)),
+          // A faulty call asks for a ref the store fails on.
+          get: (scope, ref) =>
+            ref === STORE_FAILS ? Promise.reject(new Error('store down')) : artifacts.get(scope, ref),
         },
-        // Far above what a healthy call waits behind 10,000 others, so only the hanging store trips it.
+        // Far above what a healthy call waits behind 10,000 others: the faults fail, they do not time out.
         deadlineMs: LOAD_DEADLINE_MS,
         validator: sharedValidator,
       });
@@ -121,9 +122,12 @@ describe('load', () => {
           faults.push(random() < faultRate ? kinds[Math.floor(random() * kinds.length)]! : 'none');
         }
         const pending = faults.map((fault, i) => {
-          const doc = fault === 'store' ? STORE_HANGS : docRef;
+          const doc = fault === 'store' ? STORE_FAILS : docRef;
           const toolName = fault === 'provider' ? 'flaky' : 'work';
-          return dispatcher.dispatch({ toolName, args: { i, doc } }, { identity: { tenant: 'acme' }, signal: run.signal });
+          return dispatcher.dispatch(
+            { toolName, args: { i, doc } },
+            { identity: { tenant: 'acme' }, signal: run.signal },
+          );
         });
         // Mid-flight, with every call waiting on a gate or the tool.
         await turn();
@@ -145,7 +149,9 @@ describe('load', () => {
         expect(faulty).toBeGreaterThan(CONCURRENT * 0.05);
         // Healthy calls ran; faulty ones were refused (checker, provider, store) or failed (tool, result).
         expect(count('result')).toBe(faults.filter((f) => f === 'none').length);
-        expect(count('refused')).toBe(faults.filter((f) => f === 'checker' || f === 'provider' || f === 'store').length);
+        expect(count('refused')).toBe(
+          faults.filter((f) => f === 'checker' || f === 'provider' || f === 'store').length,
+        );
         expect(count('failed')).toBe(faults.filter((f) => f === 'tool' || f === 'result').length);
       }
 
@@ -167,10 +173,20 @@ describe('load', () => {
   );
 
   it('fifty calls hanging on one caller signal hold one listener on it, and all end when it aborts', async () => {
-    const hung = defineTool({ name: 'hung', description: 'never answers', inputSchema: Type.Object({}), execute: () => never() });
-    const dispatcher = createDispatcher({ tools: [hung], chain: canonicalChain({ validator: sharedValidator }) });
+    const hung = defineTool({
+      name: 'hung',
+      description: 'never answers',
+      inputSchema: Type.Object({}),
+      execute: () => never(),
+    });
+    const dispatcher = createDispatcher({
+      tools: [hung],
+      chain: canonicalChain({ validator: sharedValidator }),
+    });
     const run = new AbortController();
-    const pending = Array.from({ length: 50 }, () => dispatcher.dispatch({ toolName: 'hung', args: {} }, { signal: run.signal }));
+    const pending = Array.from({ length: 50 }, () =>
+      dispatcher.dispatch({ toolName: 'hung', args: {} }, { signal: run.signal }),
+    );
     await turn();
     expect(listenersOn(run.signal)).toBe(1);
     run.abort();

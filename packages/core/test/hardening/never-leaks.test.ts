@@ -36,9 +36,22 @@ const BASE62 = [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 const secretBody = fc.string({ unit: fc.constantFrom(...BASE62), minLength: 20, maxLength: 32 });
 const secretOf = (prefix: string) => secretBody.map((body) => `${prefix}-${body}`);
 
-const PORT_METHODS = ['permissions.check', 'credentials.resolve', 'artifacts.get', 'artifacts.list', 'checkIns.put', 'checkIns.consume'] as const;
+const PORT_METHODS = [
+  'permissions.check',
+  'credentials.resolve',
+  'artifacts.get',
+  'artifacts.list',
+  'checkIns.put',
+  'checkIns.consume',
+] as const;
 
-type ToolBehaviour = 'result' | 'returns-ctx' | 'returns-credential' | 'echoes-credential' | 'throws-credential' | 'credential-in-error-name';
+type ToolBehaviour =
+  | 'result'
+  | 'returns-ctx'
+  | 'returns-credential'
+  | 'echoes-credential'
+  | 'throws-credential'
+  | 'credential-in-error-name';
 
 const leakCase = fc.record({
   credentialSecret: secretOf('cred'),
@@ -49,11 +62,29 @@ const leakCase = fc.record({
   argsPlacement: fc.constantFrom('q' as const, 'nested' as const, 'array' as const),
   argsForm: fc.constantFrom('object' as const, 'json' as const, 'broken-json' as const),
   argsFlaw: fc.constantFrom('none' as const, 'none' as const, 'wrong-type' as const, 'extra' as const),
-  tool: fc.record({ needs: fc.boolean(), checkIn: fc.boolean(), wants: fc.boolean(), capability: fc.boolean() }),
-  behaviour: fc.constantFrom<ToolBehaviour>('result', 'returns-ctx', 'returns-credential', 'echoes-credential', 'throws-credential', 'credential-in-error-name'),
-  faults: fc.array(faultArb({ ok: 12 }), { minLength: PORT_METHODS.length * 2, maxLength: PORT_METHODS.length * 2 }),
+  tool: fc.record({
+    needs: fc.boolean(),
+    checkIn: fc.boolean(),
+    wants: fc.boolean(),
+    capability: fc.boolean(),
+  }),
+  behaviour: fc.constantFrom<ToolBehaviour>(
+    'result',
+    'returns-ctx',
+    'returns-credential',
+    'echoes-credential',
+    'throws-credential',
+    'credential-in-error-name',
+  ),
+  faults: fc.array(faultArb({ ok: 12 }), {
+    minLength: PORT_METHODS.length * 2,
+    maxLength: PORT_METHODS.length * 2,
+  }),
   decision: fc.constantFrom('approve' as const, 'decline' as const),
-  chainThrows: fc.oneof({ arbitrary: fc.constant(false), weight: 15 }, { arbitrary: fc.constant(true), weight: 1 }),
+  chainThrows: fc.oneof(
+    { arbitrary: fc.constant(false), weight: 15 },
+    { arbitrary: fc.constant(true), weight: 1 },
+  ),
 });
 
 type LeakCase = typeof leakCase extends fc.Arbitrary<infer T> ? T : never;
@@ -67,7 +98,10 @@ function credentialValue(c: LeakCase): string | Record<string, string> {
 
 function secretsOf(c: LeakCase): string[] {
   const credential = credentialValue(c);
-  const fromCredential = typeof credential === 'string' ? [credential] : Object.values(credential).filter((v) => v !== 'service-user');
+  const fromCredential =
+    typeof credential === 'string'
+      ? [credential]
+      : Object.values(credential).filter((v) => v !== 'service-user');
   return [...fromCredential, c.argsSecret, c.portSecret];
 }
 
@@ -145,13 +179,19 @@ describe('never leaks', () => {
             put: [() => throwingObject(secret)],
             consume: [() => null, () => throwingObject(secret)],
           };
-          const inject = <T extends object>(name: string, port: T) => faulty(name, port, { plan, log, malformed, secret });
+          const inject = <T extends object>(name: string, port: T) =>
+            faulty(name, port, { plan, log, malformed, secret });
           const store = inMemoryArtifacts();
           const docRef = await store.put({ tenant: 'acme' }, { kind: 'doc/text', data: 'the body' });
           const checkIns: CheckInStore = inject('checkIns', inMemoryCheckIns());
           const chain = canonicalChain({
-            permissions: inject('permissions', { governs: ['payments'], check: () => ({ allow: true as const }) }),
-            credentials: inject('credentials', { resolve: () => ({ kind: 'api_key', value: credentialValue(c) }) }),
+            permissions: inject('permissions', {
+              governs: ['payments'],
+              check: () => ({ allow: true as const }),
+            }),
+            credentials: inject('credentials', {
+              resolve: () => ({ kind: 'api_key', value: credentialValue(c) }),
+            }),
             artifacts: inject('artifacts', store),
             checkIns,
             checkInKey: 'k'.repeat(32),
@@ -168,15 +208,22 @@ describe('never leaks', () => {
           const events = recordEvents(dispatcher);
           const outcomes: DispatchOutcome[] = [];
           const identity = { tenant: 'acme' };
-          const first = await settles(dispatcher.dispatch({ toolName: 'subject', args: argsOf(c, docRef) }, { identity }), 'dispatch');
+          const first = await settles(
+            dispatcher.dispatch({ toolName: 'subject', args: argsOf(c, docRef) }, { identity }),
+            'dispatch',
+          );
           outcomes.push(first);
           if (first.kind === 'paused') {
-            const decision = c.decision === 'approve' ? checkInApproved({ by: 'alice' }) : checkInDeclined({ by: 'alice', reason: 'not today' });
+            const decision =
+              c.decision === 'approve'
+                ? checkInApproved({ by: 'alice' })
+                : checkInDeclined({ by: 'alice', reason: 'not today' });
             outcomes.push(await settles(dispatcher.resume(first.checkIn, decision), 'resume'));
           }
           const seen: Record<string, unknown> = { events };
           outcomes.forEach((outcome, i) => {
-            for (const [part, value] of Object.entries(visibleParts(outcome))) seen[`outcome ${i} ${part}`] = value;
+            for (const [part, value] of Object.entries(visibleParts(outcome)))
+              seen[`outcome ${i} ${part}`] = value;
           });
           expect(leaksOf(secretsOf(c), seen)).toEqual([]);
         }),

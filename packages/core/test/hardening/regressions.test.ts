@@ -19,7 +19,9 @@ import { deferred, flush, never, recordEvents, settles, sharedValidator, throwin
 
 const KEY = 'regressions-key-'.padEnd(32, 'k');
 
-function counting(extra: Partial<Parameters<typeof defineTool>[0]> = {}): Tool & { runs: Record<string, unknown>[] } {
+function counting(
+  extra: Partial<Parameters<typeof defineTool>[0]> = {},
+): Tool & { runs: Record<string, unknown>[] } {
   const runs: Record<string, unknown>[] = [];
   const tool = defineTool({
     name: 'subject',
@@ -35,7 +37,8 @@ function counting(extra: Partial<Parameters<typeof defineTool>[0]> = {}): Tool &
 }
 
 function refused(outcome: DispatchOutcome) {
-  if (outcome.kind !== 'refused') throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
+  if (outcome.kind !== 'refused')
+    throw new Error(`expected a refusal, got ${outcome.kind}: ${outcome.content}`);
   return outcome;
 }
 
@@ -66,12 +69,18 @@ describe('regressions found by "runs iff allowed"', () => {
       },
     };
     // Without validate-args the transformsArgs constraint is vacuous, so this order is legal.
-    const chain = canonicalChain({ checkInKey: KEY, validator: sharedValidator }).remove('validate-args').insertAfter('check-in', redirect);
+    const chain = canonicalChain({ checkInKey: KEY, validator: sharedValidator })
+      .remove('validate-args')
+      .insertAfter('check-in', redirect);
     const dispatcher = createDispatcher({ tools: [tool], chain });
     const paused = await dispatcher.dispatch({ toolName: 'subject', args: { to: 'bob' } });
     if (paused.kind !== 'paused') throw new Error(paused.content);
     const outcome = refused(await dispatcher.resume(paused.checkIn, checkInApproved({ by: 'alice' })));
-    expect({ gate: outcome.gate, code: outcome.code, ran: outcome.ran }).toEqual({ gate: 'check-in', code: 'CHECKIN_MISMATCH', ran: false });
+    expect({ gate: outcome.gate, code: outcome.code, ran: outcome.ran }).toEqual({
+      gate: 'check-in',
+      code: 'CHECKIN_MISMATCH',
+      ran: false,
+    });
     expect(tool.runs).toEqual([]);
   });
 
@@ -159,8 +168,16 @@ describe('regressions found by "never crashes"', () => {
         },
       },
     });
-    const tool = defineTool({ name: 'subject', description: 'throws', inputSchema: {}, execute: () => Promise.reject(hostile) });
-    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ validator: sharedValidator }) });
+    const tool = defineTool({
+      name: 'subject',
+      description: 'throws',
+      inputSchema: {},
+      execute: () => Promise.reject(hostile),
+    });
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: canonicalChain({ validator: sharedValidator }),
+    });
     const outcome = await dispatcher.dispatch({ toolName: 'subject', args: {} });
     expect(outcome).toMatchObject({ kind: 'failed', ran: true });
   });
@@ -172,7 +189,10 @@ describe('regressions found by "never crashes"', () => {
         throw throwingObject();
       },
     };
-    const dispatcher = createDispatcher({ tools: [counting()], chain: canonicalChain({ validator: sharedValidator }).use(thrower) });
+    const dispatcher = createDispatcher({
+      tools: [counting()],
+      chain: canonicalChain({ validator: sharedValidator }).use(thrower),
+    });
     const outcome = refused(await dispatcher.dispatch({ toolName: 'subject', args: {} }));
     expect({ gate: outcome.gate, code: outcome.code }).toEqual({ gate: 'thrower', code: 'GATE_ERROR' });
   });
@@ -190,7 +210,10 @@ describe('regressions found by "never leaks"', () => {
     });
     const dispatcher = createDispatcher({
       tools: [tool],
-      chain: canonicalChain({ credentials: { resolve: () => ({ kind: 'api_key', value: secret }) }, validator: sharedValidator }),
+      chain: canonicalChain({
+        credentials: { resolve: () => ({ kind: 'api_key', value: secret }) },
+        validator: sharedValidator,
+      }),
     });
     const outcome = await dispatcher.dispatch({ toolName: 'subject', args: {} });
     expect(outcome.kind).toBe('result');
@@ -212,7 +235,10 @@ describe('regressions found by "approvals are unforgeable and single-use"', () =
         return 'paid';
       },
     });
-    const dispatcher = createDispatcher({ tools: [pay], chain: canonicalChain({ checkInKey: KEY, validator: sharedValidator }) });
+    const dispatcher = createDispatcher({
+      tools: [pay],
+      chain: canonicalChain({ checkInKey: KEY, validator: sharedValidator }),
+    });
     const paused = await dispatcher.dispatch({ toolName: 'pay', args: { amount: 0 } });
     if (paused.kind !== 'paused') throw new Error(paused.content);
     const lookalike = { ...paused.checkIn, args: { amount: -0 } };
@@ -235,8 +261,13 @@ describe('regressions found by fault injection', () => {
 
   it('a check-in store whose put hangs refuses the call at the deadline with CHECKIN_STORE_FAILED', async () => {
     const { tool, dispatcher } = guardedWith({ ...inMemoryCheckIns(), put: () => never() });
-    const outcome = refused(await settles(dispatcher.dispatch({ toolName: 'subject', args: {} }), 'dispatch'));
-    expect({ gate: outcome.gate, code: outcome.code }).toEqual({ gate: 'check-in', code: 'CHECKIN_STORE_FAILED' });
+    const outcome = refused(
+      await settles(dispatcher.dispatch({ toolName: 'subject', args: {} }), 'dispatch'),
+    );
+    expect({ gate: outcome.gate, code: outcome.code }).toEqual({
+      gate: 'check-in',
+      code: 'CHECKIN_STORE_FAILED',
+    });
     expect(tool.runs).toEqual([]);
   });
 
@@ -253,13 +284,22 @@ describe('regressions found by fault injection', () => {
   it('an artifact store whose get answers garbage fails the wants gate as a store failure', async () => {
     const store = inMemoryArtifacts();
     const ref = await store.put({}, { kind: 'doc/text', data: 'body' });
-    const tool = counting({ inputSchema: { type: 'object', properties: { doc: { type: 'string' } } }, wants: { doc: 'doc/text' } });
+    const tool = counting({
+      inputSchema: { type: 'object', properties: { doc: { type: 'string' } } },
+      wants: { doc: 'doc/text' },
+    });
     const dispatcher = createDispatcher({
       tools: [tool],
-      chain: canonicalChain({ artifacts: { ...store, get: async () => 42 as never }, validator: sharedValidator }),
+      chain: canonicalChain({
+        artifacts: { ...store, get: async () => 42 as never },
+        validator: sharedValidator,
+      }),
     });
     const outcome = refused(await dispatcher.dispatch({ toolName: 'subject', args: { doc: ref } }));
-    expect({ gate: outcome.gate, code: outcome.code }).toEqual({ gate: 'wants', code: 'ARTIFACT_STORE_FAILED' });
+    expect({ gate: outcome.gate, code: outcome.code }).toEqual({
+      gate: 'wants',
+      code: 'ARTIFACT_STORE_FAILED',
+    });
     expect(tool.runs).toEqual([]);
   });
 
@@ -269,10 +309,17 @@ describe('regressions found by fault injection', () => {
     const tool = counting({ checkIn: 'always', checkInComponent: { id: 'approve', propsRef } });
     const dispatcher = createDispatcher({
       tools: [tool],
-      chain: canonicalChain({ artifacts: { ...store, get: async () => 'garbage' as never }, checkInKey: KEY, validator: sharedValidator }),
+      chain: canonicalChain({
+        artifacts: { ...store, get: async () => 'garbage' as never },
+        checkInKey: KEY,
+        validator: sharedValidator,
+      }),
     });
     const outcome = refused(await dispatcher.dispatch({ toolName: 'subject', args: {} }));
-    expect({ gate: outcome.gate, code: outcome.code }).toEqual({ gate: 'check-in', code: 'ARTIFACT_STORE_FAILED' });
+    expect({ gate: outcome.gate, code: outcome.code }).toEqual({
+      gate: 'check-in',
+      code: 'ARTIFACT_STORE_FAILED',
+    });
   });
 });
 
@@ -290,7 +337,10 @@ describe('regressions found by the MCP transport faults', () => {
         return 'ran';
       },
     });
-    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ validator: sharedValidator }) });
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: canonicalChain({ validator: sharedValidator }),
+    });
     for (let i = 0; i < 20; i++) await dispatcher.dispatch({ toolName: 'subject', args: {} });
     expect(Math.max(...seen.map((signal) => getEventListeners(signal, 'abort').length))).toBe(1);
   });
@@ -309,7 +359,9 @@ describe('regressions found by the load test', () => {
       }),
     });
     const run = new AbortController();
-    const pending = Array.from({ length: 30 }, () => dispatcher.dispatch({ toolName: 'subject', args: {} }, { signal: run.signal }));
+    const pending = Array.from({ length: 30 }, () =>
+      dispatcher.dispatch({ toolName: 'subject', args: {} }, { signal: run.signal }),
+    );
     await flush();
     expect(getEventListeners(run.signal, 'abort')).toHaveLength(1);
     resolving.resolve();

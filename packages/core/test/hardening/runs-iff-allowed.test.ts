@@ -17,7 +17,13 @@ import {
 } from './support';
 import { build, predict, scenario, TENANT, type Built, type Expected } from './world';
 
-function checkAgainst(outcome: DispatchOutcome, expected: Expected, events: readonly RecordedEvent[], built: Built, runsBefore: number): void {
+function checkAgainst(
+  outcome: DispatchOutcome,
+  expected: Expected,
+  events: readonly RecordedEvent[],
+  built: Built,
+  runsBefore: number,
+): void {
   const refused = outcome.kind === 'refused' ? { gate: outcome.gate, code: outcome.code } : {};
   const codes = typeof expected.code === 'string' ? [expected.code] : expected.code;
   const code = outcome.kind === 'refused' && codes?.includes(outcome.code) ? outcome.code : codes?.[0];
@@ -47,15 +53,32 @@ function checkAgainst(outcome: DispatchOutcome, expected: Expected, events: read
   const ends = events.filter((e) => e.type === 'dispatch.end');
   expect(ends).toHaveLength(1);
   expect(events[events.length - 1]?.type).toBe('dispatch.end');
-  expect({ kind: ends[0]?.['kind'], ran: ends[0]?.['ran'] }).toEqual({ kind: outcome.kind, ran: outcome.ran });
+  expect({ kind: ends[0]?.['kind'], ran: ends[0]?.['ran'] }).toEqual({
+    kind: outcome.kind,
+    ran: outcome.ran,
+  });
   expect(events.filter((e) => e.type === 'tool.start')).toHaveLength(outcome.ran ? 1 : 0);
 }
 
 /** Late work (a hung gate waking up, an unawaited branch) must not change an answered call. */
-async function checkSettled(outcome: DispatchOutcome, events: readonly RecordedEvent[], built: Built): Promise<void> {
-  const snapshot = { rows: outcome.ledger.length, events: events.length, runs: built.subject.runs.length, content: outcome.content };
+async function checkSettled(
+  outcome: DispatchOutcome,
+  events: readonly RecordedEvent[],
+  built: Built,
+): Promise<void> {
+  const snapshot = {
+    rows: outcome.ledger.length,
+    events: events.length,
+    runs: built.subject.runs.length,
+    content: outcome.content,
+  };
   await flush();
-  expect({ rows: outcome.ledger.length, events: events.length, runs: built.subject.runs.length, content: outcome.content }).toEqual(snapshot);
+  expect({
+    rows: outcome.ledger.length,
+    events: events.length,
+    runs: built.subject.runs.length,
+    content: outcome.content,
+  }).toEqual(snapshot);
 }
 
 describe('runs iff allowed', () => {
@@ -92,7 +115,9 @@ describe('runs iff allowed', () => {
 
           events.length = 0;
           const before = built.subject.runs.length;
-          const resumed = await drive((signal) => dispatcher.resume(outcome.checkIn, checkInApproved({ by: 'alice' }), { signal }));
+          const resumed = await drive((signal) =>
+            dispatcher.resume(outcome.checkIn, checkInApproved({ by: 'alice' }), { signal }),
+          );
           checkAgainst(resumed, predict(s, built, true), events, built, before);
           await checkSettled(resumed, events, built);
         }),

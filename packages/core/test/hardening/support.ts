@@ -3,11 +3,7 @@
 // helpers (deferred, flush, a guard that turns a hang into a failed case instead of a stuck suite).
 
 import fc from 'fast-check';
-import type {
-  DispatchOutcome,
-  Dispatcher,
-  ToolgateEventType,
-} from '@toolgate/core';
+import type { DispatchOutcome, Dispatcher, ToolgateEventType } from '@toolgate/core';
 import { ajvValidator } from '@toolgate/middleware';
 
 /** `pnpm test:deep` sets TOOLGATE_DEEP=1: ten times the cases, fresh random seeds. */
@@ -146,7 +142,8 @@ export function leaksOf(secrets: readonly string[], haystack: Readonly<Record<st
     const texts = stringsIn(value);
     for (const secret of secrets) {
       const windows = windowsOf.get(secret)!.filter((w) => !shared(w));
-      if (texts.some((text) => windows.some((w) => text.includes(w)))) found.push(`${where} leaks '${secret}'`);
+      if (texts.some((text) => windows.some((w) => text.includes(w))))
+        found.push(`${where} leaks '${secret}'`);
     }
   }
   return found;
@@ -184,7 +181,9 @@ const PROTOTYPES: ReadonlyArray<readonly [string, object]> = [
 
 /** The own keys of the built-in prototypes, to compare after every case. */
 export function prototypeKeys(): string {
-  return PROTOTYPES.map(([name, proto]) => `${name}:${Reflect.ownKeys(proto).map(String).sort().join(',')}`).join('\n');
+  return PROTOTYPES.map(
+    ([name, proto]) => `${name}:${Reflect.ownKeys(proto).map(String).sort().join(',')}`,
+  ).join('\n');
 }
 
 /** Throws when any built-in prototype gained, lost or changed a key since `baseline`. */
@@ -298,5 +297,7 @@ export function throwingObject(secret = 'no secret'): object {
 /** A weighted fault: mostly healthy, so chains get deep enough to meet later ports. */
 export function faultArb(weights: Partial<Record<Fault, number>> = {}): fc.Arbitrary<Fault> {
   const w: Record<Fault, number> = { ok: 8, throw: 1, reject: 1, malformed: 1, hang: 1, slow: 1, ...weights };
-  return fc.oneof(...FAULTS.filter((f) => w[f] > 0).map((f) => ({ arbitrary: fc.constant(f), weight: w[f] })));
+  return fc.oneof(
+    ...FAULTS.filter((f) => w[f] > 0).map((f) => ({ arbitrary: fc.constant(f), weight: w[f] })),
+  );
 }

@@ -31,11 +31,15 @@ const identity: fc.Arbitrary<Identity> = fc
   )
   .map((id) => id as Identity);
 
-const scopeKey = (id: Identity | undefined) => JSON.stringify([id?.tenant ?? '', id?.principal ?? '', id?.conversation ?? '']);
+const scopeKey = (id: Identity | undefined) =>
+  JSON.stringify([id?.tenant ?? '', id?.principal ?? '', id?.conversation ?? '']);
 
 const tenantCase = fc.record({
   identities: fc.array(identity, { minLength: 1, maxLength: 4 }),
-  puts: fc.array(fc.record({ by: fc.nat(), kind: fc.constantFrom(...KINDS) }), { minLength: 1, maxLength: 8 }),
+  puts: fc.array(fc.record({ by: fc.nat(), kind: fc.constantFrom(...KINDS) }), {
+    minLength: 1,
+    maxLength: 8,
+  }),
   lookups: fc.array(fc.record({ caller: fc.nat(), ref: fc.nat() }), { minLength: 1, maxLength: 6 }),
 });
 
@@ -63,9 +67,18 @@ function traced(store: ArtifactStore, trace: Trace, mask: () => string | undefin
 }
 
 /** Everything a lookup let anyone observe, with the looked-up ref and per-call ids masked. */
-function observed(outcome: DispatchOutcome, events: readonly RecordedEvent[], calls: readonly string[], ref: string): string {
+function observed(
+  outcome: DispatchOutcome,
+  events: readonly RecordedEvent[],
+  calls: readonly string[],
+  ref: string,
+): string {
   const { toolCallId: _id, ...rest } = outcome;
-  const seen = { outcome: rest, events: events.map(({ toolCallId: _t, at: _a, durationMs: _d, ...e }) => e), calls };
+  const seen = {
+    outcome: rest,
+    events: events.map(({ toolCallId: _t, at: _a, durationMs: _d, ...e }) => e),
+    calls,
+  };
   return JSON.stringify(seen).split(ref).join('<ref>');
 }
 
@@ -97,7 +110,10 @@ describe.each(STORES)('tenants are isolated (%s artifact store)', (_name, makeSt
           });
           const dispatcher = createDispatcher({
             tools: [reader],
-            chain: canonicalChain({ artifacts: traced(store, trace, () => masked), validator: sharedValidator }),
+            chain: canonicalChain({
+              artifacts: traced(store, trace, () => masked),
+              validator: sharedValidator,
+            }),
           });
           const events = recordEvents(dispatcher);
 
@@ -114,8 +130,15 @@ describe.each(STORES)('tenants are isolated (%s artifact store)', (_name, makeSt
             trace.calls.length = 0;
             received.length = 0;
             masked = ref;
-            const outcome = await dispatcher.dispatch({ toolName: 'reader', args: { doc: ref } }, { identity: caller });
-            return { outcome, seen: observed(outcome, events, [...trace.calls], ref), received: [...received] };
+            const outcome = await dispatcher.dispatch(
+              { toolName: 'reader', args: { doc: ref } },
+              { identity: caller },
+            );
+            return {
+              outcome,
+              seen: observed(outcome, events, [...trace.calls], ref),
+              received: [...received],
+            };
           };
 
           for (const { caller: c, ref: r } of lookups) {
@@ -128,7 +151,9 @@ describe.each(STORES)('tenants are isolated (%s artifact store)', (_name, makeSt
             expect(direct === undefined ? 'hidden' : 'visible').toBe(sameScope ? 'visible' : 'hidden');
 
             const hit = await lookup(caller, target.ref);
-            const ownDocs = stored.filter((s) => scopeKey(s.owner) === scopeKey(caller) && s.kind === 'doc/text').map((s) => s.ref);
+            const ownDocs = stored
+              .filter((s) => scopeKey(s.owner) === scopeKey(caller) && s.kind === 'doc/text')
+              .map((s) => s.ref);
             if (sameScope && target.kind === 'doc/text') {
               expect(hit.outcome.kind).toBe('result');
               expect(hit.received).toEqual([target.data]);

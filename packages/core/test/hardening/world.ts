@@ -75,7 +75,10 @@ export interface Scenario {
   /** Random priorities that pick one valid order among many. */
   readonly keys: readonly number[];
   readonly checker:
-    | { readonly governs: readonly Cap[]; readonly answers: Readonly<Record<'tool_call' | Cap, CheckerAnswer>> }
+    | {
+        readonly governs: readonly Cap[];
+        readonly answers: Readonly<Record<'tool_call' | Cap, CheckerAnswer>>;
+      }
     | undefined;
   readonly provider: ProviderAnswer;
   readonly defaultMaxChars: number | undefined;
@@ -85,15 +88,28 @@ export interface Scenario {
 
 const checkerAnswer: fc.Arbitrary<CheckerAnswer> = fc.oneof(
   { arbitrary: fc.constant('allow' as const), weight: 12 },
-  { arbitrary: fc.constantFrom('deny' as const, 'throw' as const, 'reject' as const, 'malformed' as const), weight: 1 },
+  {
+    arbitrary: fc.constantFrom('deny' as const, 'throw' as const, 'reject' as const, 'malformed' as const),
+    weight: 1,
+  },
   { arbitrary: fc.constant('hang' as const), weight: 1 },
 );
 
 const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
   { arbitrary: fc.constant({ kind: 'allow' as const }), weight: 6 },
-  { arbitrary: fc.constantFrom('rewrite' as const, 'break' as const).map((how) => ({ kind: 'transform' as const, how })), weight: 3 },
+  {
+    arbitrary: fc
+      .constantFrom('rewrite' as const, 'break' as const)
+      .map((how) => ({ kind: 'transform' as const, how })),
+    weight: 3,
+  },
   { arbitrary: fc.constant({ kind: 'deny' as const }), weight: 1 },
-  { arbitrary: fc.constantFrom('error' as const, 'string' as const, 'undefined' as const).map((what) => ({ kind: 'throw' as const, what })), weight: 1 },
+  {
+    arbitrary: fc
+      .constantFrom('error' as const, 'string' as const, 'undefined' as const)
+      .map((what) => ({ kind: 'throw' as const, what })),
+    weight: 1,
+  },
   { arbitrary: fc.constant({ kind: 'silent' as const }), weight: 1 },
   { arbitrary: fc.constant({ kind: 'next-twice' as const }), weight: 1 },
   {
@@ -110,12 +126,22 @@ const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
 
 const toolSpec: fc.Arbitrary<ToolSpec> = fc.record({
   capabilities: fc.shuffledSubarray([...CAPS]),
-  checkIn: fc.constantFrom('none' as const, 'none' as const, 'always' as const, 'yes' as const, 'no' as const, 'throws' as const),
+  checkIn: fc.constantFrom(
+    'none' as const,
+    'none' as const,
+    'always' as const,
+    'yes' as const,
+    'no' as const,
+    'throws' as const,
+  ),
   needs: fc.boolean(),
   ceiling: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
   wants: fc.constantFrom('none' as const, 'optional' as const, 'required' as const),
   outcome: fc.oneof(
-    { arbitrary: fc.integer({ min: 0, max: 40 }).map((chars) => ({ kind: 'value' as const, chars })), weight: 6 },
+    {
+      arbitrary: fc.integer({ min: 0, max: 40 }).map((chars) => ({ kind: 'value' as const, chars })),
+      weight: 6,
+    },
     { arbitrary: fc.constant({ kind: 'throws' as const }), weight: 1 },
   ),
 });
@@ -123,18 +149,41 @@ const toolSpec: fc.Arbitrary<ToolSpec> = fc.record({
 const callSpec: fc.Arbitrary<CallSpec> = fc.record({
   flaw: fc.oneof(
     { arbitrary: fc.constant('none' as const), weight: 6 },
-    { arbitrary: fc.constantFrom('q-missing' as const, 'q-number' as const, 'extra' as const, 'n-float' as const), weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        'q-missing' as const,
+        'q-number' as const,
+        'extra' as const,
+        'n-float' as const,
+      ),
+      weight: 1,
+    },
   ),
   n: fc.option(fc.integer({ min: -5, max: 5 }), { nil: undefined }),
   doc: fc.oneof(
     { arbitrary: fc.constantFrom('absent' as const, 'live' as const), weight: 4 },
-    { arbitrary: fc.constantFrom('wrong-kind' as const, 'other-scope' as const, 'unknown' as const, 'not-a-ref' as const), weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        'wrong-kind' as const,
+        'other-scope' as const,
+        'unknown' as const,
+        'not-a-ref' as const,
+      ),
+      weight: 1,
+    },
   ),
   asJson: fc.boolean(),
 });
 
 export const scenario: fc.Arbitrary<Scenario> = fc.record({
-  include: fc.record(Object.fromEntries(GATES.map((g) => [g, fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 })])) as Record<Gate, fc.Arbitrary<boolean>>),
+  include: fc.record(
+    Object.fromEntries(
+      GATES.map((g) => [
+        g,
+        fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }),
+      ]),
+    ) as Record<Gate, fc.Arbitrary<boolean>>,
+  ),
   customs: fc.array(behaviour, { maxLength: 3 }),
   keys: fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 10, maxLength: 10 }),
   checker: fc.option(
@@ -151,7 +200,15 @@ export const scenario: fc.Arbitrary<Scenario> = fc.record({
   ),
   provider: fc.oneof(
     { arbitrary: fc.constant('ok' as const), weight: 10 },
-    { arbitrary: fc.constantFrom('throw' as const, 'reject' as const, 'malformed' as const, 'expired' as const), weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        'throw' as const,
+        'reject' as const,
+        'malformed' as const,
+        'expired' as const,
+      ),
+      weight: 1,
+    },
     { arbitrary: fc.constant('hang' as const), weight: 1 },
   ),
   defaultMaxChars: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
@@ -186,7 +243,9 @@ export function orderOf(s: Scenario): Member[] {
   const order: Member[] = [];
   const left = members.map((m, i) => ({ m, key: s.keys[i] ?? i }));
   while (left.length > 0) {
-    const ready = left.filter(({ m }) => !left.some(({ m: other }) => other !== m && has(other.name) && mustPrecede(other, m)));
+    const ready = left.filter(
+      ({ m }) => !left.some(({ m: other }) => other !== m && has(other.name) && mustPrecede(other, m)),
+    );
     ready.sort((a, b) => a.key - b.key);
     const next = ready[0]!;
     order.push(next.m);
@@ -302,7 +361,15 @@ export function subjectTool(spec: ToolSpec): Subject {
   return { tool, runs };
 }
 
-const MALFORMED_DECISIONS: readonly unknown[] = [{ allow: 'yes' }, null, { allow: false }, 'allow', { allow: false, reason: '  ' }, undefined, 1];
+const MALFORMED_DECISIONS: readonly unknown[] = [
+  { allow: 'yes' },
+  null,
+  { allow: false },
+  'allow',
+  { allow: false, reason: '  ' },
+  undefined,
+  1,
+];
 
 export function checkerOf(spec: NonNullable<Scenario['checker']>): PermissionChecker {
   let malformed = 0;
@@ -328,7 +395,14 @@ export function checkerOf(spec: NonNullable<Scenario['checker']>): PermissionChe
   };
 }
 
-const MALFORMED_CREDENTIALS: readonly unknown[] = [{ kind: 'api_key' }, { kind: 'api_key', value: 5 }, null, { kind: '', value: 'x' }, 'token', { kind: 'api_key', value: '' }];
+const MALFORMED_CREDENTIALS: readonly unknown[] = [
+  { kind: 'api_key' },
+  { kind: 'api_key', value: 5 },
+  null,
+  { kind: '', value: 'x' },
+  'token',
+  { kind: 'api_key', value: '' },
+];
 
 export function providerOf(answer: ProviderAnswer): CredentialProvider {
   let malformed = 0;
@@ -380,7 +454,11 @@ export function customOf(name: string, b: Behaviour, hang: HangSignal): Middlewa
         };
       case 'throw':
         return async () => {
-          throw b.what === 'error' ? new Error('policy broke') : b.what === 'string' ? 'policy broke' : undefined;
+          throw b.what === 'error'
+            ? new Error('policy broke')
+            : b.what === 'string'
+              ? 'policy broke'
+              : undefined;
         };
       case 'silent':
         return async () => undefined;
@@ -464,7 +542,8 @@ export async function build(s: Scenario, hang: HangSignal): Promise<Built> {
   const order = orderOf(s);
   let previous: string | undefined;
   for (const member of order) {
-    const middleware = member.type === 'gate' ? gates.get(member.name)! : customOf(member.name, member.behaviour, hang);
+    const middleware =
+      member.type === 'gate' ? gates.get(member.name)! : customOf(member.name, member.behaviour, hang);
     chain = previous === undefined ? chain.use(middleware) : chain.insertAfter(previous, middleware);
     previous = member.name;
   }
@@ -536,7 +615,10 @@ export function predict(s: Scenario, built: Built, resumed: boolean): Expected {
     } else {
       switch (member.name) {
         case 'permission': {
-          const code = s.checker === undefined ? undefined : checkerVerdict(s.checker.answers.tool_call, 'PERMISSION_DENIED');
+          const code =
+            s.checker === undefined
+              ? undefined
+              : checkerVerdict(s.checker.answers.tool_call, 'PERMISSION_DENIED');
           if (code !== undefined) return refused('permission', code);
           break;
         }
@@ -582,7 +664,8 @@ export function predict(s: Scenario, built: Built, resumed: boolean): Expected {
     }
     rows.push([member.name, changed ? 'transform' : 'allow']);
   }
-  if (approved !== undefined && approved !== canonicalJson(review())) return refused('check-in', 'CHECKIN_MISMATCH');
+  if (approved !== undefined && approved !== canonicalJson(review()))
+    return refused('check-in', 'CHECKIN_MISMATCH');
   if (s.tool.outcome.kind === 'throws') return { kind: 'failed', ran: true, rows, runArgs: args };
   let text = 'r'.repeat(s.tool.outcome.chars);
   const maxChars = s.tool.ceiling ?? s.defaultMaxChars;
