@@ -73,6 +73,8 @@ export interface ToolMiddlewareContext<TArgs = ToolArgs> {
   provideCredential(credential: Credential): void;
   /** Records a resolved artifact's metadata under its argument name. Before execution only. */
   provideWanted(arg: string, meta: ArtifactMeta): void;
+  /** The dispatcher's clock, in milliseconds since the epoch: judge expiry with it, not the wall clock. */
+  now(): number;
   /** Emits a gate event; the core adds the call's identity fields. */
   emit(event: GateEvent): void;
 }

@@ -185,7 +185,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       (countsItself || (emitter as { _eventsCount?: unknown })._eventsCount !== 0) &&
       emitter.listenerCount(type as ToolgateEventType) > 0,
     emit: (type, event) => {
-      (emitter.emit as (type: string, event: unknown) => boolean)(type, event);
+      try {
+        (emitter.emit as (type: string, event: unknown) => boolean)(type, event);
+      } catch {
+        // A listener that throws is the listener's bug; it must not decide, or crash, the call.
+      }
     },
   };
 

@@ -223,3 +223,21 @@ describe('event content', () => {
     expect((await dispatcher.dispatch({ toolName: 'echo' })).kind).toBe('result');
   });
 });
+
+describe('listeners', () => {
+  it('a listener that throws changes neither the outcome nor whether the tool ran', async () => {
+    const tool = countingTool('echo', () => 'ok');
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([passThrough('audit')]) });
+    for (const type of EVENT_TYPES) {
+      dispatcher.on(type, () => {
+        throw new Error(`listener for ${type} broke`);
+      });
+    }
+
+    const outcome = await dispatcher.dispatch({ toolName: 'echo', args: {} });
+
+    expect(outcome.kind).toBe('result');
+    expect(outcome.content).toBe('ok');
+    expect(tool.calls).toHaveLength(1);
+  });
+});

@@ -19,7 +19,7 @@ import { PortSignal } from './internal/port-signal';
 export interface CredentialsGateOptions {
   /** How long the provider may take; default 5000 ms. */
   readonly deadlineMs?: number;
-  /** Milliseconds since the epoch, to judge `expiresAt`. */
+  /** Milliseconds since the epoch, to judge `expiresAt`; default the dispatcher's clock. */
   readonly now?: () => number;
 }
 
@@ -28,7 +28,9 @@ function isResolved(value: unknown): value is ResolvedCredential {
   const { kind, value: secret } = value as Partial<ResolvedCredential>;
   if (typeof kind !== 'string' || kind === '') return false;
   if (typeof secret === 'string') return secret !== '';
-  return typeof secret === 'object' && secret !== null && Object.values(secret).every((v) => typeof v === 'string');
+  return (
+    typeof secret === 'object' && secret !== null && Object.values(secret).every((v) => typeof v === 'string')
+  );
 }
 
 function expired(expiresAt: string | number | undefined, now: number): boolean {
@@ -41,13 +43,21 @@ function expired(expiresAt: string | number | undefined, now: number): boolean {
  * Resolves `tool.needs` with `provider.resolve(need, { identity, toolName, toolSource, signal })`.
  * A failure names the need (kind, service), never the secret or the provider's error text.
  */
-export function credentialsGate(provider?: CredentialProvider, options: CredentialsGateOptions = {}): Middleware {
+export function credentialsGate(
+  provider?: CredentialProvider,
+  options: CredentialsGateOptions = {},
+): Middleware {
   if (provider !== undefined && typeof provider?.resolve !== 'function') {
     throw new TypeError('credentialsGate: provider must have a resolve(need, context) method.');
   }
   const deadlineMs = assertDeadline('credentialsGate', options.deadlineMs);
-  const now = options.now ?? Date.now;
-  const resolve = async (provider: CredentialProvider, need: CredentialNeed, ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+  const now = options.now;
+  const resolve = async (
+    provider: CredentialProvider,
+    need: CredentialNeed,
+    ctx: ToolMiddlewareContext,
+    next: Next,
+  ): Promise<void> => {
     const { kind, service } = need;
     let failure: string | undefined;
     let resolved: unknown;
@@ -63,7 +73,7 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
     try {
       resolved = await withDeadline(() => provider.resolve(need, request), deadlineMs, ctx.signal);
       if (!isResolved(resolved)) failure = 'malformed';
-      else if (expired(resolved.expiresAt, now())) failure = 'expired';
+      else if (expired(resolved.expiresAt, now?.() ?? ctx.now())) failure = 'expired';
     } catch (error) {
       port.stopped(error);
       failure = error instanceof DeadlineError ? 'timeout' : 'threw';
@@ -71,7 +81,11 @@ export function credentialsGate(provider?: CredentialProvider, options: Credenti
     if (failure !== undefined) {
       ctx.emit({ type: 'credential.failed', kind, service, failure });
       return ctx.deny(
-        refusalReason(`'${ctx.toolName}' needs its '${kind}' credential for '${service}', which could not be obtained`, 'Retrying later may help', 'Continue without it for now'),
+        refusalReason(
+          `'${ctx.toolName}' needs its '${kind}' credential for '${service}', which could not be obtained`,
+          'Retrying later may help',
+          'Continue without it for now',
+        ),
         { code: 'CREDENTIAL_FAILED', retryable: true, detail: `credential provider ${failure}` },
       );
     }

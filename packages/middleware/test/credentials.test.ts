@@ -221,6 +221,28 @@ describe('credentials gate', () => {
     expect(late.code).toBe('CREDENTIAL_FAILED');
   });
 
+  it('judges expiry by the dispatcher clock when the gate is given none', async () => {
+    const clock = manualClock(Date.parse('2031-01-01T00:00:00.000Z'));
+    const { provider: p } = provider(() => ({
+      kind: 'api_key',
+      value: SECRET,
+      expiresAt: '2031-01-01T00:01:00.000Z',
+    }));
+    const tool = invoiceTool();
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: createChain([credentialsGate(p)]),
+      clock: clock.now,
+    });
+
+    expectResult(await dispatcher.dispatch({ toolName: 'send_invoice', args: {} }));
+    clock.advance(60_000);
+    const late = expectRefused(await dispatcher.dispatch({ toolName: 'send_invoice', args: {} }));
+
+    expect(tool.calls).toHaveLength(1);
+    expect(late.code).toBe('CREDENTIAL_FAILED');
+  });
+
   it('keeps the secret out of JSON.stringify, util.inspect, spread, structuredClone and String()', async () => {
     const { provider: p } = provider(() => ({ kind: 'basic', value: { user: 'svc', password: SECRET } }));
     const { dispatch, tool } = setup(p);
