@@ -1,7 +1,7 @@
 // The per-call context every middleware reads, and the bookkeeping behind its verbs: which
 // middleware is speaking, the ledger, the first refusal or pause, and what the executor recorded.
 
-import type { Chain, Middleware, Next, PauseService } from './chain';
+import type { Chain, PauseService } from './chain';
 import type {
   CheckInApproval,
   CheckInComponent,
@@ -703,94 +703,4 @@ export function resultTextOf(value: unknown): string {
   const text = JSON.stringify(value) as string | undefined;
   if (text === undefined) throw new TypeError('the value has no JSON form');
   return text;
-}
-
-/**
- * Wraps a middleware so the context knows who speaks, files ledger rows and applies the laws. It hands
- * the middleware koa-compose's own `next`: the context learns that it continued, and when its downstream
- * settled, from the turns that follow, so a call allocates no wrapper per middleware.
- */
-export function governed(middleware: Middleware): (ctx: CallContext, next: Next) => Promise<void> {
-  const { name } = middleware;
-  return async function gate(ctx, next) {
-    const position = ctx.beginTurn();
-    ctx.enter(name, true);
-    try {
-      try {
-        await middleware.run(ctx, next);
-      } catch (error) {
-        throw classify(ctx, name, error);
-      }
-      if (!ctx.continuedFrom(position)) {
-        throw ctx.refuse(
-          new Refusal(
-            name,
-            refusalReason(
-              `'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`,
-              'Retrying will not help',
-            ),
-            {
-              code: 'GATE_SILENT',
-              detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
-            },
-          ),
-        );
-      }
-      if (!ctx.settledAfter(position)) {
-        ctx.closed = true;
-        throw ctx.refuse(
-          new Refusal(
-            name,
-            refusalReason(
-              `'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`,
-              'Retrying will not help',
-            ),
-            {
-              code: 'GATE_UNAWAITED',
-              detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
-            },
-          ),
-        );
-      }
-    } finally {
-      ctx.endTurn(position);
-    }
-  };
-}
-
-/** Turns whatever a middleware threw into the recorded refusal, pause or failure. */
-function classify(ctx: CallContext, name: string, error: unknown): unknown {
-  // `throw undefined` must not pass for the recorded refusal while none is recorded yet.
-  if (error !== undefined && (error === ctx.stopped || error === ctx.failure)) return error;
-  if (ctx.stopped !== undefined) return ctx.stopped;
-  let refusal = false;
-  let errorName: string = typeof error;
-  let doubleNext = false;
-  try {
-    refusal = error instanceof Refusal;
-    if (error instanceof Error) {
-      errorName = String(error.name);
-      doubleNext = error.message === 'next() called multiple times';
-    }
-  } catch {
-    // A proxy or getter that throws when inspected is still this middleware failing, not the next one out.
-    errorName = 'an unreadable value';
-  }
-  if (refusal) return ctx.refuse(error as Refusal);
-  // Anything else is this middleware failing: fail closed, keep its message off the model's page.
-  return ctx.refuse(
-    new Refusal(
-      name,
-      refusalReason(
-        `'${ctx.toolName}' was stopped because the '${name}' check failed`,
-        'Retrying will not help',
-      ),
-      {
-        code: doubleNext ? 'GATE_NEXT_TWICE' : 'GATE_ERROR',
-        detail: doubleNext
-          ? `middleware '${name}' called next() twice`
-          : `middleware '${name}' threw ${errorName}`,
-      },
-    ),
-  );
 }

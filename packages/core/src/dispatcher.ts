@@ -4,24 +4,16 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Chain } from './chain';
 import { isChain } from './chain';
-import { whenAborted } from './abort';
 import { canonicalJson } from './canonical';
 import type { CheckInDecision, CheckInRequest } from './check-in';
-import {
-  CallContext,
-  frozenCopy,
-  governed,
-  resultTextOf,
-  ToolFailure,
-  type CallEnvironment,
-  type ResumeState,
-} from './context';
-import { redact } from './credential';
+import { CallContext, frozenCopy, type CallEnvironment, type ResumeState } from './context';
+import { absorb, executeTurn, outcomeOf, raceAbort } from './execute';
+import { governed } from './governed';
 import type { ToolgateEventMap, ToolgateEventType, ToolgateListeners } from './events';
 import type { Identity } from './identity';
 import { newId } from './ids';
 import type { DispatchOutcome, LedgerRow, RefusedOutcome } from './outcomes';
-import { Pause, Refusal, refusalReason, sentence } from './refusal';
+import { refusalReason } from './refusal';
 import { verifyCheckInRequest } from './resume';
 import { assertTool, TOOL_NAME_PATTERN, type Tool, type ToolArgs, type ToolSchema } from './tool';
 
@@ -76,8 +68,6 @@ export class DispatcherConfigError extends Error {
   readonly code = 'ERR_DISPATCHER_CONFIG';
 }
 
-const MAX_ERROR_CHARS = 1000;
-
 /** The first reason `chain` cannot serve one of `tools`, or undefined. */
 function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
   for (const tool of tools) {
@@ -95,20 +85,6 @@ function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
   return undefined;
 }
 
-function failedMessage(error: unknown): { name: string; message: string } {
-  try {
-    if (error instanceof Error)
-      return { name: String(error.name || 'Error'), message: String(error.message) };
-  } catch {
-    // A getter or trap on the error threw: the call still failed, the error just says less.
-    return { name: 'Error', message: 'the tool threw an error that could not be read' };
-  }
-  return {
-    name: 'Error',
-    message: typeof error === 'string' ? error : `a non-Error value (${typeof error}) was thrown`,
-  };
-}
-
 const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
 /** A decision as checkInApproved / checkInDeclined build it: who decided, and a reason for a decline. */
@@ -116,14 +92,6 @@ function isDecision(decision: unknown): decision is CheckInDecision {
   if (typeof decision !== 'object' || decision === null) return false;
   const { approved, by, reason } = decision as Record<string, unknown>;
   return isText(by) && (approved === true || (approved === false && isText(reason)));
-}
-
-function serializationProblem(error: unknown): string {
-  const message = error instanceof Error ? error.message : '';
-  if (/bigint/i.test(message)) return 'it contains a BigInt';
-  if (/circular|cycle/i.test(message)) return 'it contains a cycle';
-  if (/function|symbol|no JSON form/i.test(message)) return 'it is not a JSON value';
-  return 'serializing it threw';
 }
 
 /**
@@ -466,201 +434,4 @@ function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
     // A getter or proxy trap threw while the args were copied: they cannot be read, so they cannot run.
     return 'could not be read';
   }
-}
-
-/** The executor's turn, after the last middleware's: that middleware's downstream settles when it ends. */
-async function executeTurn(ctx: CallContext): Promise<void> {
-  const position = ctx.beginTurn();
-  try {
-    await execute(ctx);
-  } finally {
-    ctx.endTurn(position);
-  }
-}
-
-/** The terminal step: the only place a result is ever set. */
-async function execute(ctx: CallContext): Promise<void> {
-  // An approval covers the args the person saw; a change made after it must not ride on it.
-  const approval = ctx.approvalCheck();
-  if (approval !== undefined) await approval;
-  if (ctx.stopped !== undefined) throw ctx.stopped;
-  if (ctx.closed) throw new Refusal('dispatch', 'the call was already answered', { code: 'CLOSED' });
-  if (ctx.resume !== undefined && !ctx.resume.answered) {
-    const { asker } = ctx.resume.request;
-    throw ctx.refuse(
-      new Refusal(
-        asker,
-        refusalReason(
-          `the approval for '${ctx.toolName}' was never checked because '${asker}' did not ask again in this run`,
-          'Ask for a new approval',
-        ),
-        {
-          code: 'CHECKIN_NOT_REACHED',
-        },
-      ),
-    );
-  }
-  if (ctx.signal.aborted)
-    throw ctx.refuse(
-      new Refusal('dispatch', refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), {
-        code: 'ABORTED',
-      }),
-    );
-  ctx.markRan();
-  const started = ctx.now();
-  ctx.publish('tool.start', () => ({}));
-  let value: unknown;
-  try {
-    value = await ctx.tool.execute(ctx.args as never, ctx);
-  } catch (error) {
-    const { name, message } = failedMessage(error);
-    const secrets = ctx.credential?.secrets() ?? [];
-    const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
-    ctx.publish('tool.error', () => ({
-      errorName: redact(name, secrets).slice(0, 100),
-      durationMs: ctx.now() - started,
-    }));
-    throw ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
-  }
-  let text: string;
-  try {
-    text = resultTextOf(value);
-  } catch (error) {
-    ctx.publish('tool.error', () => ({
-      errorName: 'UnserializableResult',
-      durationMs: ctx.now() - started,
-    }));
-    throw ctx.recordFailure(
-      'UnserializableResult',
-      `'${ctx.toolName}' returned a result that cannot be sent to the model: ${serializationProblem(error)}`,
-    );
-  }
-  // An upstream that echoes the request's credential back must not hand it to the model.
-  const secrets = ctx.credential?.secrets();
-  if (secrets !== undefined) text = redact(text, secrets);
-  ctx.recordResult(value, text);
-  ctx.publish('tool.end', () => ({ chars: text.length, durationMs: ctx.now() - started }));
-}
-
-function raceAbort(running: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) {
-    running.catch(() => undefined);
-    return Promise.reject(new AbortSignalled());
-  }
-  return new Promise<void>((resolve, reject) => {
-    const stopWaiting = whenAborted(signal, () => reject(new AbortSignalled()));
-    running.then(
-      () => {
-        stopWaiting();
-        resolve();
-      },
-      (error: unknown) => {
-        stopWaiting();
-        reject(error);
-      },
-    );
-  });
-}
-
-class AbortSignalled extends Error {
-  override readonly name = 'AbortSignalled';
-}
-
-/** Records what ended the run, when the onion itself did not already record it. */
-function absorb(ctx: CallContext, error: unknown, signal: AbortSignal | undefined): void {
-  if (error !== undefined && (error === ctx.stopped || error === ctx.failure)) return;
-  if (
-    error instanceof AbortSignalled ||
-    (signal?.aborted && !(error instanceof Refusal) && !(error instanceof Pause))
-  ) {
-    ctx.closed = true;
-    if (ctx.ran) {
-      if (ctx.failure !== undefined) return;
-      if (!ctx.hasResult) {
-        ctx.recordFailure('AbortError', `the call to '${ctx.toolName}' was cancelled while it ran`);
-        return;
-      }
-      // An after-half was still judging the result: withhold it rather than skip that judgment.
-      ctx.refuse(
-        new Refusal(
-          ctx.speaker,
-          refusalReason(`the call to '${ctx.toolName}' was cancelled before its result was checked`),
-          { code: 'ABORTED' },
-        ),
-      );
-      return;
-    }
-    ctx.refuse(
-      new Refusal(ctx.speaker, refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), {
-        code: 'ABORTED',
-      }),
-    );
-    return;
-  }
-  if (error instanceof ToolFailure) return;
-  if (ctx.stopped === undefined) {
-    ctx.refuse(
-      new Refusal(
-        'dispatch',
-        refusalReason(`'${ctx.toolName}' was stopped by an internal error`, 'Retrying will not help'),
-        { code: 'INTERNAL', detail: error instanceof Error ? error.name : typeof error },
-      ),
-    );
-  }
-}
-
-function outcomeOf(ctx: CallContext): DispatchOutcome {
-  const base = {
-    toolName: ctx.toolName,
-    ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-    toolCallId: ctx.toolCallId,
-    chainId: ctx.chainId,
-    ran: ctx.ran,
-    // A copy: a chain abandoned on abort may still file rows, and a returned outcome never changes.
-    ledger: [...ctx.ledger],
-  };
-  const stopped = ctx.stopped;
-  if (stopped instanceof Pause)
-    return { kind: 'paused', ...base, checkIn: stopped.request, content: stopped.message };
-  if (stopped instanceof Refusal) {
-    return {
-      kind: 'refused',
-      ...base,
-      gate: stopped.gate,
-      code: stopped.code,
-      reason: stopped.reason,
-      retryable: stopped.retryable,
-      content: stopped.message,
-    };
-  }
-  if (ctx.failure !== undefined && ctx.error !== undefined) {
-    return {
-      kind: 'failed',
-      ...base,
-      error: ctx.error,
-      content: `['${ctx.toolName}' failed: ${sentence(ctx.error.message || ctx.error.name)}]`,
-    };
-  }
-  if (ctx.ran && ctx.hasResult) {
-    return {
-      kind: 'result',
-      ...base,
-      value: ctx.result,
-      content: ctx.resultText ?? '',
-      ...(ctx.receipts.length > 0 ? { receipts: [...ctx.receipts] } : {}),
-    };
-  }
-  const reason = refusalReason(
-    `'${ctx.toolName}' did not run because the chain ended without reaching it`,
-    'Retrying will not help',
-  );
-  return {
-    kind: 'refused',
-    ...base,
-    gate: 'dispatch',
-    code: 'NOT_RUN',
-    reason,
-    retryable: false,
-    content: `[dispatch refused: ${reason}]`,
-  };
 }
