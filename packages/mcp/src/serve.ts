@@ -4,6 +4,7 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -54,6 +55,8 @@ export interface McpServed {
   readonly dispatcher: Dispatcher;
   /** Another SDK server over the same dispatcher: one per connection (each HTTP session). */
   createServer(): Server;
+  /** Connects `server` to a transport, as the SDK's `server.connect(transport)`. */
+  connect(transport: Transport): Promise<void>;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -219,10 +222,12 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     return server;
   }
 
+  const server = createServer();
   return {
-    server: createServer(),
+    server,
     dispatcher,
     createServer,
+    connect: (transport) => server.connect(transport),
     async close() {
       await Promise.all([...servers].map((server) => server.close()));
       servers.clear();

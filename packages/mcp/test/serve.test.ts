@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Type } from 'typebox';
 import { createDispatcher, defineTool, type Middleware, type Tool } from '@toolgate/core';
@@ -37,6 +38,22 @@ const recorder = (seen: (string | null)[]): Middleware => ({
 });
 
 describe('mcpServe', () => {
+  it('connects like an SDK server: served.connect(transport) serves its tools', async () => {
+    const served = governedServe();
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await served.connect(serverEnd);
+    const client = mcpClient({ name: 'direct', transport: clientEnd });
+    opened.push(client, served);
+
+    const names = (await client.tools()).map((tool) => tool.schema.name);
+
+    expect(names).toEqual(
+      governedServe()
+        .dispatcher.schemas()
+        .map((schema) => schema.name),
+    );
+  });
+
   it('re-serves an imported tool end to end, and each hop sees the source it got the tool from', async () => {
     const upstream = governedServe();
     const imported = mcpClient({ name: 'upstream', transport: await linkTo(upstream.createServer()) });
