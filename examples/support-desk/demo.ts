@@ -7,6 +7,7 @@ import {
   checkInApproved,
   checkInDeclined,
   createDispatcher,
+  EVENT_TYPES,
   type ArtifactStore,
   type Chain,
   type CheckInDecision,
@@ -15,7 +16,6 @@ import {
   type Dispatcher,
   type DispatchOutcome,
   type Identity,
-  type ToolgateEventType,
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
 import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
@@ -41,25 +41,6 @@ export interface DemoResult {
   readonly outcomes: readonly (DispatchOutcome & { tenant: string })[];
   readonly refundsIssued: number;
 }
-
-export const EVENT_TYPES: readonly ToolgateEventType[] = [
-  'dispatch.start',
-  'gate.decision',
-  'permission.checked',
-  'capability.checked',
-  'checkin.requested',
-  'checkin.resolved',
-  'credential.resolved',
-  'credential.failed',
-  'artifacts.resolved',
-  'artifacts.refused',
-  'result.refused',
-  'tool.start',
-  'tool.end',
-  'tool.error',
-  'dispatch.end',
-  'chain.rejected',
-];
 
 // A demo key; a deployment reads its own from a secret store.
 const CHECK_IN_KEY = 'support-desk-demo-check-in-key-0001';

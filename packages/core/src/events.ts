@@ -68,34 +68,42 @@ export interface ToolgateEventMap {
 
 export type ToolgateEventType = keyof ToolgateEventMap;
 
+/** Events only the core emits; a middleware cannot emit these. */
+type CoreOnlyEventType =
+  | 'dispatch.start'
+  | 'dispatch.end'
+  | 'gate.decision'
+  | 'tool.start'
+  | 'tool.end'
+  | 'tool.error'
+  | 'chain.rejected';
+
+type GateEventType = Exclude<ToolgateEventType, CoreOnlyEventType>;
+
 /** An event a middleware emits through `ctx.emit`: one of the gate events, or its own `type`. */
 export type GateEvent =
-  | {
-      [
-        K in Exclude<
-          ToolgateEventType,
-          | 'dispatch.start'
-          | 'dispatch.end'
-          | 'gate.decision'
-          | 'tool.start'
-          | 'tool.end'
-          | 'tool.error'
-          | 'chain.rejected'
-        >
-      ]: {
-        readonly type: K;
-      } & Omit<ToolgateEventMap[K], keyof EventBase>;
-    }[Exclude<
-      ToolgateEventType,
-      | 'dispatch.start'
-      | 'dispatch.end'
-      | 'gate.decision'
-      | 'tool.start'
-      | 'tool.end'
-      | 'tool.error'
-      | 'chain.rejected'
-    >]
+  | { [K in GateEventType]: { readonly type: K } & Omit<ToolgateEventMap[K], keyof EventBase> }[GateEventType]
   | { readonly type: `${string}.${string}`; readonly [fact: string]: unknown };
+
+/** Every event type the core and the built-in gates emit, in the order a call meets them. */
+export const EVENT_TYPES: readonly ToolgateEventType[] = Object.freeze([
+  'dispatch.start',
+  'gate.decision',
+  'permission.checked',
+  'capability.checked',
+  'artifacts.resolved',
+  'artifacts.refused',
+  'checkin.requested',
+  'checkin.resolved',
+  'credential.resolved',
+  'credential.failed',
+  'tool.start',
+  'tool.end',
+  'tool.error',
+  'result.refused',
+  'dispatch.end',
+  'chain.rejected',
+] satisfies ToolgateEventType[]);
 
 /** Listener signatures for eventemitter3's typed emitter. */
 export type ToolgateListeners = {

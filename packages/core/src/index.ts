@@ -53,6 +53,7 @@ export type {
 
 // Events
 export type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType, ToolgateListeners } from './events';
+export { EVENT_TYPES } from './events';
 
 // Check-in
 export type {

@@ -1,13 +1,14 @@
 // Small builders shared by the core tests: a counting tool, pass-through middleware, a clock the
 // test moves by hand, and a recorder for every event type.
 
+import { EVENT_TYPES } from '@toolgate/core';
 import { Type } from 'typebox';
 import {
   defineTool,
   type Dispatcher,
   type Middleware,
   type Tool,
-  type ToolgateEventType,
+
   type ToolMiddlewareContext,
 } from '@toolgate/core';
 
@@ -70,24 +71,7 @@ export function manualClock(start = Date.parse('2030-01-01T00:00:00.000Z')): {
   };
 }
 
-export const EVENT_TYPES: readonly ToolgateEventType[] = [
-  'dispatch.start',
-  'dispatch.end',
-  'gate.decision',
-  'permission.checked',
-  'capability.checked',
-  'checkin.requested',
-  'checkin.resolved',
-  'credential.resolved',
-  'credential.failed',
-  'artifacts.resolved',
-  'artifacts.refused',
-  'result.refused',
-  'tool.start',
-  'tool.end',
-  'tool.error',
-  'chain.rejected',
-];
+export { EVENT_TYPES };
 
 /** Records every event of every core type a dispatcher emits, in order. */
 export function recordEvents(dispatcher: Dispatcher): Array<{ type: string } & Record<string, unknown>> {

@@ -1,6 +1,12 @@
 // The capabilities gate: for each capability the tool declares and the checker governs, ask once.
 
-import { refusalReason, type Middleware, type Next, type PermissionChecker, type ToolMiddlewareContext } from '@toolgate/core';
+import {
+  refusalReason,
+  type Middleware,
+  type Next,
+  type PermissionChecker,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
 import { assertChecker, assertDeadline, boundedReason, consult } from './internal/consult';
 
 export interface CapabilitiesGateOptions {
@@ -12,29 +18,34 @@ export interface CapabilitiesGateOptions {
  * Asks `checker.check({ capability, target, … })` for every capability that both the tool declares and
  * the checker lists in `governs`, in declaration order, stopping at the first denial.
  */
-export function capabilitiesGate(checker?: PermissionChecker, options: CapabilitiesGateOptions = {}): Middleware {
+export function capabilitiesGate(
+  checker?: PermissionChecker,
+  options: CapabilitiesGateOptions = {},
+): Middleware {
   assertChecker('capabilitiesGate', checker);
   const deadlineMs = assertDeadline('capabilitiesGate', options.deadlineMs);
   const governed = new Set(checker?.governs ?? []);
-  const ask = async (checker: PermissionChecker, asked: readonly string[], ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+  const ask = async (
+    checker: PermissionChecker,
+    asked: readonly string[],
+    ctx: ToolMiddlewareContext,
+    next: Next,
+  ): Promise<void> => {
     for (const capability of asked) {
-      const consulted = await consult(
-        checker,
-        {
-          capability,
-          target: ctx.toolName,
-          ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-          ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
-          args: ctx.args,
-        },
-        deadlineMs,
-        ctx.signal,
-      );
+      const consulted = await consult(checker, capability, ctx, deadlineMs);
       if ('failure' in consulted) {
         ctx.emit({ type: 'capability.checked', capability, allowed: false, failure: consulted.failure });
         return ctx.deny(
-          refusalReason(`'${ctx.toolName}' needs capability '${capability}', which could not be checked`, 'Retrying later may help', 'Continue without it for now'),
-          { code: 'CHECKER_FAILED', retryable: true, detail: `capability checker ${consulted.failure} on '${capability}'` },
+          refusalReason(
+            `'${ctx.toolName}' needs capability '${capability}', which could not be checked`,
+            'Retrying later may help',
+            'Continue without it for now',
+          ),
+          {
+            code: 'CHECKER_FAILED',
+            retryable: true,
+            detail: `capability checker ${consulted.failure} on '${capability}'`,
+          },
         );
       }
       const { decision } = consulted;

@@ -1,6 +1,12 @@
 // The permission gate: may this identity call this tool (from this source) at all?
 
-import { refusalReason, type Middleware, type Next, type PermissionChecker, type ToolMiddlewareContext } from '@toolgate/core';
+import {
+  refusalReason,
+  type Middleware,
+  type Next,
+  type PermissionChecker,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
 import { assertChecker, assertDeadline, boundedReason, consult } from './internal/consult';
 
 export interface PermissionGateOptions {
@@ -19,22 +25,20 @@ export function permissionGate(checker?: PermissionChecker, options: PermissionG
   assertChecker('permissionGate', checker);
   const deadlineMs = assertDeadline('permissionGate', options.deadlineMs);
   const ask = async (checker: PermissionChecker, ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
-    const consulted = await consult(
-      checker,
-      {
-        capability: 'tool_call',
-        target: ctx.toolName,
-        ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-        ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
-        args: ctx.args,
-      },
-      deadlineMs,
-      ctx.signal,
-    );
+    const consulted = await consult(checker, 'tool_call', ctx, deadlineMs);
     if ('failure' in consulted) {
-      ctx.emit({ type: 'permission.checked', allowed: false, checker: 'configured', failure: consulted.failure });
+      ctx.emit({
+        type: 'permission.checked',
+        allowed: false,
+        checker: 'configured',
+        failure: consulted.failure,
+      });
       return ctx.deny(
-        refusalReason(`'${ctx.toolName}' could not be authorized because the permission check failed`, 'Retrying later may help', 'Continue without it for now'),
+        refusalReason(
+          `'${ctx.toolName}' could not be authorized because the permission check failed`,
+          'Retrying later may help',
+          'Continue without it for now',
+        ),
         { code: 'CHECKER_FAILED', retryable: true, detail: `permission checker ${consulted.failure}` },
       );
     }
@@ -42,7 +46,11 @@ export function permissionGate(checker?: PermissionChecker, options: PermissionG
     ctx.emit({ type: 'permission.checked', allowed: decision.allow, checker: 'configured' });
     if (!decision.allow) {
       return ctx.deny(
-        refusalReason(`'${ctx.toolName}' is not permitted: ${boundedReason(decision.reason)}`, 'This will not change during this run; do not call it again', 'Continue without it, or tell the user what you cannot do'),
+        refusalReason(
+          `'${ctx.toolName}' is not permitted: ${boundedReason(decision.reason)}`,
+          'This will not change during this run; do not call it again',
+          'Continue without it, or tell the user what you cannot do',
+        ),
         { code: 'PERMISSION_DENIED' },
       );
     }

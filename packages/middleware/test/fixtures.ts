@@ -1,6 +1,7 @@
 // Small builders shared by the middleware tests: a tool that records its calls, a clock the test
 // moves by hand, a recorder for every event type, and narrowing helpers for outcomes.
 
+import { EVENT_TYPES } from '@toolgate/core';
 import {
   defineTool,
   type DispatchOutcome,
@@ -83,24 +84,7 @@ export function manualClock(start = Date.parse('2031-03-04T05:06:07.000Z')): {
   };
 }
 
-export const EVENT_TYPES: readonly ToolgateEventType[] = [
-  'dispatch.start',
-  'dispatch.end',
-  'gate.decision',
-  'permission.checked',
-  'capability.checked',
-  'checkin.requested',
-  'checkin.resolved',
-  'credential.resolved',
-  'credential.failed',
-  'artifacts.resolved',
-  'artifacts.refused',
-  'result.refused',
-  'tool.start',
-  'tool.end',
-  'tool.error',
-  'chain.rejected',
-];
+export { EVENT_TYPES };
 
 export type RecordedEvent = { readonly type: string } & Record<string, unknown>;
 

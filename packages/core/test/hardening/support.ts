@@ -2,8 +2,9 @@
 // port, a scanner that finds a secret anywhere in what a dispatcher emitted, and the small async
 // helpers (deferred, flush, a guard that turns a hang into a failed case instead of a stuck suite).
 
+import { EVENT_TYPES } from '@toolgate/core';
 import fc from 'fast-check';
-import type { DispatchOutcome, Dispatcher, ToolgateEventType } from '@toolgate/core';
+import type { DispatchOutcome, Dispatcher } from '@toolgate/core';
 import { ajvValidator } from '@toolgate/middleware';
 
 /** `pnpm test:deep` sets TOOLGATE_DEEP=1: ten times the cases, fresh random seeds. */
@@ -81,24 +82,7 @@ export async function settles<T>(promise: Promise<T>, what: string, ms = 5_000):
   }
 }
 
-export const EVENT_TYPES: readonly ToolgateEventType[] = [
-  'dispatch.start',
-  'dispatch.end',
-  'gate.decision',
-  'permission.checked',
-  'capability.checked',
-  'checkin.requested',
-  'checkin.resolved',
-  'credential.resolved',
-  'credential.failed',
-  'artifacts.resolved',
-  'artifacts.refused',
-  'result.refused',
-  'tool.start',
-  'tool.end',
-  'tool.error',
-  'chain.rejected',
-];
+export { EVENT_TYPES };
 
 export type RecordedEvent = { readonly type: string } & Readonly<Record<string, unknown>>;
 

@@ -1,10 +1,18 @@
 // Asking a PermissionChecker, shared by the permission and capabilities gates. A checker that
 // throws, rejects, times out or answers anything but a well-formed Decision counts as a failure.
 
-import { DeadlineError, withDeadline, type Decision, type PermissionChecker, type PermissionRequest } from '@toolgate/core';
+import {
+  DeadlineError,
+  withDeadline,
+  type Decision,
+  type PermissionChecker,
+  type PermissionRequest,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
 import { PortSignal } from './port-signal';
 
-export type Consulted = { readonly decision: Decision } | { readonly failure: 'threw' | 'timeout' | 'malformed' | 'aborted' };
+export type Consulted =
+  { readonly decision: Decision } | { readonly failure: 'threw' | 'timeout' | 'malformed' | 'aborted' };
 
 export const DEFAULT_DEADLINE_MS = 5000;
 
@@ -15,15 +23,21 @@ export function isDecision(value: unknown): value is Decision {
   return decision.allow === false && typeof decision.reason === 'string' && decision.reason.trim() !== '';
 }
 
+/** Asks `checker` about `capability` (`'tool_call'` for the permission gate) for the call in `ctx`. */
 export async function consult(
   checker: PermissionChecker,
-  request: Omit<PermissionRequest, 'signal'>,
+  capability: string,
+  ctx: ToolMiddlewareContext,
   deadlineMs: number,
-  parent: AbortSignal,
 ): Promise<Consulted> {
+  const parent = ctx.signal;
   const port = new PortSignal();
   const asked: PermissionRequest = {
-    ...request,
+    capability,
+    target: ctx.toolName,
+    ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
+    ...(ctx.identity !== undefined ? { identity: ctx.identity } : {}),
+    args: ctx.args,
     get signal() {
       return port.signal;
     },
@@ -39,14 +53,20 @@ export async function consult(
 }
 
 /** Checks a checker handed to a gate factory, so a bad one fails at build. */
-export function assertChecker(fn: string, checker: unknown): asserts checker is PermissionChecker | undefined {
+export function assertChecker(
+  fn: string,
+  checker: unknown,
+): asserts checker is PermissionChecker | undefined {
   if (checker === undefined) return;
   const candidate = checker as Partial<PermissionChecker> | null;
   if (typeof candidate !== 'object' || candidate === null || typeof candidate.check !== 'function') {
     throw new TypeError(`${fn}: the permission checker must be an object with a check(request) method.`);
   }
   const governs = candidate.governs;
-  if (governs !== undefined && (!Array.isArray(governs) || governs.some((name) => typeof name !== 'string'))) {
+  if (
+    governs !== undefined &&
+    (!Array.isArray(governs) || governs.some((name) => typeof name !== 'string'))
+  ) {
     throw new TypeError(`${fn}: the checker's 'governs' must be an array of capability names.`);
   }
 }
@@ -54,7 +74,9 @@ export function assertChecker(fn: string, checker: unknown): asserts checker is 
 export function assertDeadline(fn: string, deadlineMs: unknown): number {
   if (deadlineMs === undefined) return DEFAULT_DEADLINE_MS;
   if (typeof deadlineMs !== 'number' || !Number.isInteger(deadlineMs) || deadlineMs <= 0) {
-    throw new TypeError(`${fn}: deadlineMs must be a positive integer of milliseconds; got ${String(deadlineMs)}.`);
+    throw new TypeError(
+      `${fn}: deadlineMs must be a positive integer of milliseconds; got ${String(deadlineMs)}.`,
+    );
   }
   return deadlineMs;
 }
