@@ -169,6 +169,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     identity: Identity | undefined,
     toolName: string,
     toolCallId: string,
+    resumed: boolean,
   ): Chain | RefusedOutcome {
     let chain: Chain;
     try {
@@ -186,6 +187,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           `'${toolName}' cannot run because no policy is available for this caller`,
           'Retrying will not help',
         ),
+        undefined,
+        undefined,
+        resumed,
       );
     }
     let problem = checked.get(chain);
@@ -204,6 +208,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           `'${toolName}' cannot run because this caller's policy is misconfigured`,
           'Retrying will not help',
         ),
+        undefined,
+        undefined,
+        resumed,
       );
     }
     return chain;
@@ -257,7 +264,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== '' ? safeCall.toolCallId : callIds();
     const requested = typeof safeCall.toolName === 'string' ? safeCall.toolName : '';
     const identity = opts.identity;
-    const chain = chainFor(identity, requested, toolCallId);
+    const chain = chainFor(identity, requested, toolCallId, false);
     if (!isChain(chain)) return chain;
     const tool = tools.get(requested);
     if (tool === undefined) {
@@ -299,10 +306,19 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const toolCallId = typeof shape?.toolCallId === 'string' ? shape.toolCallId : callIds();
     const identity =
       typeof shape?.identity === 'object' && shape.identity !== null ? shape.identity : undefined;
-    const chain = chainFor(identity, toolName, toolCallId);
+    const chain = chainFor(identity, toolName, toolCallId, true);
     if (!isChain(chain)) return chain;
     const refuse = (code: string, reason: string) => {
-      const outcome = dispatchRefusal(toolName, toolCallId, chain.id, code, reason, undefined, 'check-in');
+      const outcome = dispatchRefusal(
+        toolName,
+        toolCallId,
+        chain.id,
+        code,
+        reason,
+        undefined,
+        'check-in',
+        true,
+      );
       emitBare('checkin.resolved', {
         toolName,
         toolCallId,
@@ -366,9 +382,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     reason: string,
     toolSource?: string,
     gate = 'dispatch',
+    resumed = false,
   ): RefusedOutcome {
     const row: LedgerRow = { gate, outcome: 'deny', why: reason, changed: false };
     const base = { toolName, toolCallId, ...(toolSource !== undefined ? { toolSource } : {}), chainId };
+    // Refused before any chain ran, the call still starts and ends like every other in the event stream.
+    if (env.wants('dispatch.start'))
+      env.emit('dispatch.start', { type: 'dispatch.start', ...base, resumed, at: now() });
     if (env.wants('gate.decision'))
       env.emit('gate.decision', { type: 'gate.decision', ...base, ...row, code, at: now() });
     if (env.wants('dispatch.end'))
