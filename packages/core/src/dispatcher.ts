@@ -116,7 +116,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const tools = new Map<string, Tool>();
   for (const candidate of options.tools as readonly unknown[]) {
     assertTool(candidate, { allowSource: true });
-    const tool = candidate;
+    const tool = frozenDeclarations(candidate);
     const existing = tools.get(tool.schema.name);
     if (existing !== undefined) {
       const from = (t: Tool) => (t.source === undefined ? 'our own tools' : `MCP server '${t.source}'`);
@@ -431,6 +431,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     tools,
   };
   return dispatcher;
+}
+
+/**
+ * `ctx.tool` is read-only: the declarations the gates read (checkIn, needs, wants, …) cannot be changed by a
+ * middleware or a tool mid-call, which would otherwise outlive the call. Frozen in place, so the tool keeps
+ * its identity; its inputSchema stays the caller's object.
+ */
+function frozenDeclarations(tool: Tool): Tool {
+  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent } = tool;
+  for (const part of [
+    schema,
+    capabilities,
+    needs,
+    needs?.scopes,
+    resultCeiling,
+    resultCeiling?.narrowBy,
+    wants,
+    checkInComponent,
+    checkInComponent?.props,
+  ]) {
+    if (typeof part === 'object' && part !== null) Object.freeze(part);
+  }
+  return Object.freeze(tool);
 }
 
 /** Args as a plain object, or the sentence fragment saying what is wrong with them. */
