@@ -56,8 +56,9 @@ export interface Dispatcher {
   ): Promise<DispatchOutcome>;
   /** What the model sees: name, description, inputSchema. Never `needs` or anything secret. */
   schemas(): ToolSchema[];
-  on<K extends ToolgateEventType>(type: K, listener: ToolgateListeners[K]): Dispatcher;
-  off<K extends ToolgateEventType>(type: K, listener: ToolgateListeners[K]): Dispatcher;
+  /** Listens to a core event, or to a gate event a middleware emits with `ctx.emit` (`'<area>.<what>'`). */
+  on<K extends keyof ToolgateListeners>(type: K, listener: ToolgateListeners[K]): Dispatcher;
+  off<K extends keyof ToolgateListeners>(type: K, listener: ToolgateListeners[K]): Dispatcher;
   readonly events: ToolgateEmitter;
   readonly tools: ReadonlyMap<string, Tool>;
 }
