@@ -59,8 +59,11 @@ export interface ToolMiddlewareContext<TArgs = ToolArgs> {
   /** The string the model will read: strings as they are, anything else as JSON. Computed once. */
   readonly resultText?: string | undefined;
 
-  /** Refuses the call: nothing after it runs. `reason` is the sentence the model reads. */
-  deny(reason: string, detail?: RefusalDetail): never;
+  /**
+   * Refuses the call: nothing after it runs. `reason` is the sentence the model reads; `detail` is
+   * `{ code?, retryable?, detail?, mentionsRun? }`, or a plain string: the operator detail alone.
+   */
+  deny(reason: string, detail?: RefusalDetail | string): never;
   /** Pauses the call for a human; on an approved resume the same ask returns the approval. */
   ask(question: string, evidence?: unknown, options?: AskOptions): Promise<CheckInApproval>;
   /** Replaces the args before the tool runs; `why` goes in the ledger. */
@@ -256,13 +259,13 @@ export class CallContext implements ToolMiddlewareContext {
     };
   }
 
-  deny(reason: string, detail: RefusalDetail = {}): never {
+  deny(reason: string, detail: RefusalDetail | string = {}): never {
     const gate = this.#speaker;
     const text =
       typeof reason === 'string' && reason.trim() !== ''
         ? sentence(reason)
         : `'${this.toolName}' was refused.`;
-    throw this.refuse(new Refusal(gate, text, detail));
+    throw this.refuse(new Refusal(gate, text, typeof detail === 'string' ? { detail } : detail));
   }
 
   /** Records a refusal (the first one decides) and files its ledger row. Returns what to throw. */
