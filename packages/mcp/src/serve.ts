@@ -55,7 +55,10 @@ export interface McpServed {
   readonly dispatcher: Dispatcher;
   /** Another SDK server over the same dispatcher: one per connection (each HTTP session). */
   createServer(): Server;
-  /** Connects `server` to a transport, as the SDK's `server.connect(transport)`. */
+  /**
+   * Connects to a transport, as the SDK's `server.connect(transport)`: through `server` while it is free,
+   * else through a new server over the same dispatcher (an SDK server serves one connection at a time).
+   */
   connect(transport: Transport): Promise<void>;
   /** Closes every server this created. */
   close(): Promise<void>;
@@ -227,7 +230,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     server,
     dispatcher,
     createServer,
-    connect: (transport) => server.connect(transport),
+    async connect(transport) {
+      const free = server.transport === undefined ? server : createServer();
+      servers.add(free);
+      await free.connect(transport);
+    },
     async close() {
       await Promise.all([...servers].map((server) => server.close()));
       servers.clear();
