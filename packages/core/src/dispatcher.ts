@@ -264,7 +264,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const toolCallId =
       typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== '' ? safeCall.toolCallId : callIds();
     const requested = typeof safeCall.toolName === 'string' ? safeCall.toolName : '';
-    const identity = opts.identity;
+    const identity = identityOf(opts.identity);
     const chain = chainFor(identity, requested, toolCallId, false);
     if (!isChain(chain)) return chain;
     const tool = tools.get(requested);
@@ -305,8 +305,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const shape = request as Partial<CheckInRequest> | null;
     const toolName = typeof shape?.toolName === 'string' ? shape.toolName : '';
     const toolCallId = typeof shape?.toolCallId === 'string' ? shape.toolCallId : callIds();
-    const identity =
-      typeof shape?.identity === 'object' && shape.identity !== null ? shape.identity : undefined;
+    const identity = identityOf(shape?.identity);
     const chain = chainFor(identity, toolName, toolCallId, true);
     if (!isChain(chain)) return chain;
     const refuse = (code: string, reason: string) => {
@@ -478,4 +477,10 @@ function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
     // A getter or proxy trap threw while the args were copied: they cannot be read, so they cannot run.
     return 'could not be read';
   }
+}
+
+/** The call's identity as a frozen copy: no middleware can move a call to another tenant's scope. */
+function identityOf(raw: unknown): Identity | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  return Object.freeze({ ...(raw as Identity) });
 }

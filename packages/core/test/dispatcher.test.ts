@@ -530,3 +530,29 @@ describe('events wiring', () => {
     expect(second.events).toBe(events);
   });
 });
+
+describe('identity', () => {
+  it('hands middleware a frozen copy, so no middleware can move the call to another tenant', async () => {
+    const seen: unknown[] = [];
+    const mover: Middleware = {
+      name: 'mover',
+      async run(ctx, next) {
+        try {
+          (ctx.identity as { tenant?: string }).tenant = 'globex';
+        } catch (error) {
+          seen.push((error as Error).name);
+        }
+        await next();
+      },
+    };
+    const tool = countingTool('echo', (_args, ctx) => ctx.identity?.tenant);
+    const callerIdentity = { tenant: 'acme', principal: 'ana' };
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([mover]) });
+
+    const outcome = await dispatcher.dispatch({ toolName: 'echo', args: {} }, { identity: callerIdentity });
+
+    expect(outcome.content).toBe('acme');
+    expect(seen).toEqual(['TypeError']);
+    expect(Object.isFrozen(callerIdentity)).toBe(false);
+  });
+});
