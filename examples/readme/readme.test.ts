@@ -25,18 +25,25 @@ describe('README snippets', () => {
     expect(snippets.length).toBeGreaterThanOrEqual(5);
   });
 
-  it.each(snippets.map((code, index) => [index + 1, code] as const))('snippet %i runs and prints what it promises', (index, code) => {
-    const file = join(out, `snippet-${index}.ts`);
-    writeFileSync(file, code);
-    const run = spawnSync(process.execPath, ['--import', tsx, file], { cwd: root, encoding: 'utf8', timeout: 60_000 });
-    expect(run.stderr).toBe('');
-    expect(run.status).toBe(0);
-    const printed = run.stdout.split('\n').map((line) => line.trim());
-    let from = 0;
-    for (const line of promised(code)) {
-      const at = printed.indexOf(line, from);
-      expect({ line, found: at !== -1 }).toEqual({ line, found: true });
-      from = at + 1;
-    }
-  });
+  it.each(snippets.map((code, index) => [index + 1, code] as const))(
+    'snippet %i runs and prints what it promises',
+    (index, code) => {
+      const file = join(out, `snippet-${index}.ts`);
+      writeFileSync(file, code);
+      const run = spawnSync(process.execPath, ['--import', tsx, file], {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      const printed = run.stdout.split('\n').map((line) => line.trim());
+      let from = 0;
+      for (const line of promised(code)) {
+        const at = printed.indexOf(line, from);
+        expect({ line, found: at !== -1 }).toEqual({ line, found: true });
+        from = at + 1;
+      }
+    },
+  );
 });

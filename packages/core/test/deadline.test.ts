@@ -108,7 +108,9 @@ describe('withDeadline', () => {
   it('many waits on one parent signal hold one listener on it', async () => {
     const parent = new AbortController();
     const added = jest.spyOn(parent.signal, 'addEventListener');
-    const waits = Array.from({ length: 20 }, () => withDeadline(() => new Promise(() => undefined), 1000, parent.signal));
+    const waits = Array.from({ length: 20 }, () =>
+      withDeadline(() => new Promise(() => undefined), 1000, parent.signal),
+    );
     parent.abort();
     await Promise.all(waits.map((wait) => expect(wait).rejects.toThrow(AbortedError)));
     expect(added).toHaveBeenCalledTimes(1);

@@ -8,7 +8,6 @@ import {
   type Dispatcher,
   type Middleware,
   type Tool,
-
   type ToolMiddlewareContext,
 } from '@toolgate/core';
 

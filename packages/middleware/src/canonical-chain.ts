@@ -51,7 +51,9 @@ export interface CanonicalChainOptions {
 export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
   const deadline = options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs };
   if (options.checkIns !== undefined && options.checkInKey === undefined) {
-    throw new TypeError('canonicalChain: checkIns was given without checkInKey; a check-in store needs the key that signs its requests.');
+    throw new TypeError(
+      'canonicalChain: checkIns was given without checkInKey; a check-in store needs the key that signs its requests.',
+    );
   }
   const gates = [
     permissionGate(options.permissions, deadline),
@@ -64,7 +66,9 @@ export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
       ...deadline,
     }),
     credentialsGate(options.credentials, deadline),
-    resultCeilingGate(options.defaultMaxChars === undefined ? {} : { defaultMaxChars: options.defaultMaxChars }),
+    resultCeilingGate(
+      options.defaultMaxChars === undefined ? {} : { defaultMaxChars: options.defaultMaxChars },
+    ),
   ];
   const checkIns =
     options.checkInKey === undefined

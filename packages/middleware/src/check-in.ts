@@ -1,7 +1,17 @@
 // The check-in gate: pause for a human when the tool's `checkIn` trips. It stands after every
 // transform, so the human approves the exact args that will run.
 
-import { canonicalJson, refusalReason, scopeOf, withDeadline, type ArtifactStore, type Middleware, type Next, type Tool, type ToolMiddlewareContext } from '@toolgate/core';
+import {
+  canonicalJson,
+  refusalReason,
+  scopeOf,
+  withDeadline,
+  type ArtifactStore,
+  type Middleware,
+  type Next,
+  type Tool,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
 import { isStoredArtifact } from './internal/artifact-answers';
 import { assertDeadline } from './internal/consult';
 
@@ -25,8 +35,13 @@ function questionFor(ctx: ToolMiddlewareContext): string {
 export function checkInGate(options: CheckInGateOptions = {}): Middleware {
   const { evidence, artifacts } = options;
   const deadlineMs = assertDeadline('checkInGate', options.deadlineMs);
-  if (evidence !== undefined && typeof evidence !== 'function') throw new TypeError('checkInGate: evidence must be a function (ctx) => data.');
-  const consider = async (rule: NonNullable<Tool['checkIn']>, ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+  if (evidence !== undefined && typeof evidence !== 'function')
+    throw new TypeError('checkInGate: evidence must be a function (ctx) => data.');
+  const consider = async (
+    rule: NonNullable<Tool['checkIn']>,
+    ctx: ToolMiddlewareContext,
+    next: Next,
+  ): Promise<void> => {
     let trips = true;
     if (rule !== 'always') {
       try {
@@ -45,19 +60,37 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
     if (component?.propsRef !== undefined && artifacts !== undefined) {
       let props;
       try {
-        props = await withDeadline(() => artifacts.get(scopeOf(ctx.identity), component.propsRef!), deadlineMs, ctx.signal);
-        if (props !== undefined && !isStoredArtifact(props, component.propsRef)) throw new TypeError('the store answered get with something else');
+        props = await withDeadline(
+          () => artifacts.get(scopeOf(ctx.identity), component.propsRef!),
+          deadlineMs,
+          ctx.signal,
+        );
+        if (props !== undefined && !isStoredArtifact(props, component.propsRef))
+          throw new TypeError('the store answered get with something else');
       } catch {
-        return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data could not be read`, 'Retrying later may help'), {
-          code: 'ARTIFACT_STORE_FAILED',
-          retryable: true,
-        });
+        return ctx.deny(
+          refusalReason(
+            `'${ctx.toolName}' needs a person's approval, but the approval screen's data could not be read`,
+            'Retrying later may help',
+          ),
+          {
+            code: 'ARTIFACT_STORE_FAILED',
+            retryable: true,
+          },
+        );
       }
       if (props === undefined) {
-        return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the approval screen's data is missing in this scope`, 'Retrying will not help', CANNOT_APPROVE), {
-          code: 'CHECKIN_COMPONENT_MISSING',
-          detail: `checkInComponent '${component.id}' propsRef did not resolve`,
-        });
+        return ctx.deny(
+          refusalReason(
+            `'${ctx.toolName}' needs a person's approval, but the approval screen's data is missing in this scope`,
+            'Retrying will not help',
+            CANNOT_APPROVE,
+          ),
+          {
+            code: 'CHECKIN_COMPONENT_MISSING',
+            detail: `checkInComponent '${component.id}' propsRef did not resolve`,
+          },
+        );
       }
     }
     let pack: unknown;
@@ -66,9 +99,16 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
       // The request carries the pack as JSON; one that has no JSON form fails here, by name.
       if (pack !== undefined) canonicalJson(pack);
     } catch {
-      return ctx.deny(refusalReason(`'${ctx.toolName}' needs a person's approval, but the evidence for it could not be assembled`, 'Retrying will not help', CANNOT_APPROVE), {
-        code: 'CHECKIN_EVIDENCE_FAILED',
-      });
+      return ctx.deny(
+        refusalReason(
+          `'${ctx.toolName}' needs a person's approval, but the evidence for it could not be assembled`,
+          'Retrying will not help',
+          CANNOT_APPROVE,
+        ),
+        {
+          code: 'CHECKIN_EVIDENCE_FAILED',
+        },
+      );
     }
     await ctx.ask(questionFor(ctx), pack, component === undefined ? {} : { component });
     return next();

@@ -1,6 +1,12 @@
 // An ArtifactStore in this process's memory. Lost on restart; use @toolgate/store-sqlite to keep them.
 
-import { newArtifactRef, type ArtifactMeta, type ArtifactScope, type ArtifactStore, type StoredArtifact } from '@toolgate/core';
+import {
+  newArtifactRef,
+  type ArtifactMeta,
+  type ArtifactScope,
+  type ArtifactStore,
+  type StoredArtifact,
+} from '@toolgate/core';
 
 export interface InMemoryArtifactsOptions {
   /** Milliseconds since the epoch; injectable for deterministic tests. */
@@ -44,7 +50,12 @@ export function inMemoryArtifacts(options: InMemoryArtifactsOptions = {}): Artif
         ...(expiresAtMs !== undefined ? { expiresAt: new Date(expiresAtMs).toISOString() } : {}),
         ...(artifact.meta !== undefined ? { meta: structuredClone(artifact.meta) } : {}),
       };
-      entries.set(ref, { scopeKey: scopeKey(scope), meta, data: structuredClone(artifact.data), expiresAtMs });
+      entries.set(ref, {
+        scopeKey: scopeKey(scope),
+        meta,
+        data: structuredClone(artifact.data),
+        expiresAtMs,
+      });
       return ref;
     },
     async get(scope, ref) {

@@ -21,7 +21,13 @@ export type { CanonicalChainOptions } from './canonical-chain';
 export { canonicalChain } from './canonical-chain';
 
 // Schema validation
-export type { AjvValidatorOptions, CompiledSchema, SchemaValidator, ValidationProblem, ValidationResult } from './validator';
+export type {
+  AjvValidatorOptions,
+  CompiledSchema,
+  SchemaValidator,
+  ValidationProblem,
+  ValidationResult,
+} from './validator';
 export { ajvValidator } from './validator';
 
 // Stores

@@ -11,7 +11,8 @@ export interface ResultCeilingGateOptions {
 function narrowing(narrowBy: readonly string[] | undefined): string {
   if (narrowBy === undefined || narrowBy.length === 0) return 'Ask for less, or do without this result';
   const names = narrowBy.map((arg) => `'${arg}'`);
-  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+  const list =
+    names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
   return `Call it again with a smaller ${list}`;
 }
 
@@ -25,7 +26,9 @@ function narrowing(narrowBy: readonly string[] | undefined): string {
 export function resultCeilingGate(options: ResultCeilingGateOptions = {}): Middleware {
   const fallback = options.defaultMaxChars;
   if (fallback !== undefined && (!Number.isInteger(fallback) || fallback <= 0)) {
-    throw new TypeError(`resultCeilingGate: defaultMaxChars must be a positive integer; got ${String(fallback)}.`);
+    throw new TypeError(
+      `resultCeilingGate: defaultMaxChars must be a positive integer; got ${String(fallback)}.`,
+    );
   }
   return {
     name: 'result-ceiling',
@@ -40,10 +43,16 @@ export function resultCeilingGate(options: ResultCeilingGateOptions = {}): Middl
       if (maxChars === undefined || text === undefined || text.length <= maxChars) return;
       const chars = text.length;
       ctx.emit({ type: 'result.refused', chars, maxChars });
-      ctx.deny(refusalReason(`'${ctx.toolName}' returned ${formatCount(chars)} characters; the ceiling is ${formatCount(maxChars)}`, narrowing(ceiling?.narrowBy)), {
-        code: 'RESULT_TOO_LARGE',
-        mentionsRun: true,
-      });
+      ctx.deny(
+        refusalReason(
+          `'${ctx.toolName}' returned ${formatCount(chars)} characters; the ceiling is ${formatCount(maxChars)}`,
+          narrowing(ceiling?.narrowBy),
+        ),
+        {
+          code: 'RESULT_TOO_LARGE',
+          mentionsRun: true,
+        },
+      );
     },
   };
 }

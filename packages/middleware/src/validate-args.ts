@@ -11,7 +11,9 @@ export interface ValidateArgsGateOptions {
 }
 
 function describeProblems(problems: readonly ValidationProblem[], max: number): string {
-  const shown = problems.slice(0, max).map((p) => (p.path === '' ? `the arguments ${p.expected}` : `'${p.path}' ${p.expected}`));
+  const shown = problems
+    .slice(0, max)
+    .map((p) => (p.path === '' ? `the arguments ${p.expected}` : `'${p.path}' ${p.expected}`));
   const more = problems.length > max ? `; and ${problems.length - max} more` : '';
   return shown.join('; ') + more;
 }
@@ -22,7 +24,8 @@ function describeProblems(problems: readonly ValidationProblem[], max: number): 
  */
 export function validateArgsGate(options: ValidateArgsGateOptions = {}): Middleware {
   const validator = options.validator ?? ajvValidator();
-  if (typeof validator?.compile !== 'function') throw new TypeError('validateArgsGate: validator must have a compile(schema) method.');
+  if (typeof validator?.compile !== 'function')
+    throw new TypeError('validateArgsGate: validator must have a compile(schema) method.');
   const maxProblems = options.maxProblems ?? 5;
   const compiled = new WeakMap<object, CompiledSchema>();
   const compiledFor = (tool: Tool): CompiledSchema => {
@@ -51,7 +54,10 @@ export function validateArgsGate(options: ValidateArgsGateOptions = {}): Middlew
       const verdict = compiledFor(ctx.tool)(ctx.args);
       if (!verdict.valid) {
         return ctx.deny(
-          refusalReason(`the arguments for '${ctx.toolName}' do not match its schema: ${describeProblems(verdict.problems, maxProblems)}`, 'Fix these and call it again'),
+          refusalReason(
+            `the arguments for '${ctx.toolName}' do not match its schema: ${describeProblems(verdict.problems, maxProblems)}`,
+            'Fix these and call it again',
+          ),
           { code: 'INVALID_ARGS', detail: `${verdict.problems.length} schema problem(s)` },
         );
       }

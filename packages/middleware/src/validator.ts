@@ -15,7 +15,10 @@ export interface ValidationProblem {
 }
 
 export type ValidationResult =
-  | { readonly valid: true; /** The args with schema defaults applied, when any were. */ readonly value?: Record<string, unknown> }
+  | {
+      readonly valid: true;
+      /** The args with schema defaults applied, when any were. */ readonly value?: Record<string, unknown>;
+    }
   | { readonly valid: false; readonly problems: readonly ValidationProblem[] };
 
 export type CompiledSchema = (args: Readonly<Record<string, unknown>>) => ValidationResult;
@@ -48,7 +51,9 @@ function pathOf(instancePath: string): string {
 
 /** `a`, `a or b`, `a, b or c`. */
 function alternatives(names: readonly string[]): string {
-  return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+  return names.length <= 1
+    ? names.join('')
+    : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
 }
 
 /**
@@ -70,7 +75,11 @@ function problemsOf(errors: readonly ErrorObject[]): ValidationProblem[] {
     }
     const branches = errors.filter((e) => inBranch(e, error));
     const types = branches.every((e) => e.keyword === 'type' && e.instancePath === error.instancePath)
-      ? [...new Set(branches.flatMap((e) => String((e.params as Record<string, unknown>)['type']).split(',')))]
+      ? [
+          ...new Set(
+            branches.flatMap((e) => String((e.params as Record<string, unknown>)['type']).split(',')),
+          ),
+        ]
       : [];
     const expected =
       types.length > 0
@@ -96,7 +105,10 @@ function problemOf(error: ErrorObject): ValidationProblem {
     case 'type':
       return { path: at, expected: `must be ${alternatives(String(params['type']).split(','))}` };
     case 'enum':
-      return { path: at, expected: `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path: at,
+        expected: `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     case 'const':
       return { path: at, expected: `must be ${JSON.stringify(params['allowedValue'])}` };
     default:
@@ -108,7 +120,15 @@ function problemOf(error: ErrorObject): ValidationProblem {
 /** ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call. */
 export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
   const useDefaults = options.useDefaults ?? true;
-  const settings = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allowUnionTypes: true, useDefaults } as const;
+  const settings = {
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    allowUnionTypes: true,
+    useDefaults,
+  } as const;
   let draft7: Ajv | undefined;
   let draft2020: Ajv2020 | undefined;
   const instanceFor = (schema: JsonSchema): Ajv | Ajv2020 => {
@@ -126,7 +146,8 @@ export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator
       return (args) => {
         // ajv writes defaults into the data it validates, so it gets a copy.
         const data = cloneFirst ? structuredClone(args) : args;
-        if (validate(data)) return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
+        if (validate(data))
+          return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
         return { valid: false, problems: problemsOf(validate.errors ?? []) };
       };
     },

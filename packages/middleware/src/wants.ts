@@ -36,17 +36,30 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
   const { store } = options;
   const deadlineMs = assertDeadline('wantsGate', options.deadlineMs);
   if (store !== undefined && (typeof store.get !== 'function' || typeof store.list !== 'function')) {
-    throw new TypeError('wantsGate: store must be an ArtifactStore with get(scope, ref) and list(scope, kind, limit).');
+    throw new TypeError(
+      'wantsGate: store must be an ArtifactStore with get(scope, ref) and list(scope, kind, limit).',
+    );
   }
-  const resolve = async (store: ArtifactStore, wanted: readonly [string, string][], ctx: ToolMiddlewareContext, next: Next): Promise<void> => {
+  const resolve = async (
+    store: ArtifactStore,
+    wanted: readonly [string, string][],
+    ctx: ToolMiddlewareContext,
+    next: Next,
+  ): Promise<void> => {
     const scope = scopeOf(ctx.identity);
     const required = requiredArgs(ctx);
     const storeFailed = (arg: string, kind: string): never => {
       ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, failure: 'store failed' });
-      return ctx.deny(refusalReason(`'${ctx.toolName}' could not read the artifact for '${arg}' because the artifact store is unavailable`, 'Retrying later may help'), {
-        code: 'ARTIFACT_STORE_FAILED',
-        retryable: true,
-      });
+      return ctx.deny(
+        refusalReason(
+          `'${ctx.toolName}' could not read the artifact for '${arg}' because the artifact store is unavailable`,
+          'Retrying later may help',
+        ),
+        {
+          code: 'ARTIFACT_STORE_FAILED',
+          retryable: true,
+        },
+      );
     };
     const liveRefs = async (arg: string, kind: string): Promise<string> => {
       let live: ArtifactMeta[];
@@ -58,13 +71,32 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
       }
       const refs = live.slice(0, LISTED_REFS).map((meta) => meta.ref);
       return refs.length === 0
-        ? refusalReason(`There is no live '${kind}' artifact in this conversation`, 'Create one first, then call it again')
-        : refusalReason(`Live '${kind}' artifacts: ${refs.join(', ')}`, 'Call it again with one of those refs');
+        ? refusalReason(
+            `There is no live '${kind}' artifact in this conversation`,
+            'Create one first, then call it again',
+          )
+        : refusalReason(
+            `Live '${kind}' artifacts: ${refs.join(', ')}`,
+            'Call it again with one of those refs',
+          );
     };
     // The listing is read before the event, so a store failing mid-refusal files one event, not two.
-    const refuse = async (arg: string, kind: string, what: string, code: string, failure: string, ref?: string): Promise<never> => {
+    const refuse = async (
+      arg: string,
+      kind: string,
+      what: string,
+      code: string,
+      failure: string,
+      ref?: string,
+    ): Promise<never> => {
       const listing = await liveRefs(arg, kind);
-      ctx.emit({ type: 'artifacts.refused', arg, wantedKind: kind, ...(ref !== undefined ? { ref } : {}), failure });
+      ctx.emit({
+        type: 'artifacts.refused',
+        arg,
+        wantedKind: kind,
+        ...(ref !== undefined ? { ref } : {}),
+        failure,
+      });
       return ctx.deny(refusalReason(what, listing), { code });
     };
     const resolved: { arg: string; ref: string; kind: string }[] = [];
@@ -73,12 +105,21 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
       const value = args[arg];
       if (value === undefined) {
         if (!required.has(arg)) continue;
-        return refuse(arg, kind, `'${ctx.toolName}' needs '${arg}': an artifact ref of kind '${kind}'`, 'ARTIFACT_MISSING', 'missing');
+        return refuse(
+          arg,
+          kind,
+          `'${ctx.toolName}' needs '${arg}': an artifact ref of kind '${kind}'`,
+          'ARTIFACT_MISSING',
+          'missing',
+        );
       }
       let found;
       try {
-        found = isArtifactRef(value) ? await withDeadline(() => store.get(scope, value), deadlineMs, ctx.signal) : undefined;
-        if (found !== undefined && !isStoredArtifact(found, value as string)) throw new TypeError('the store answered get with something else');
+        found = isArtifactRef(value)
+          ? await withDeadline(() => store.get(scope, value), deadlineMs, ctx.signal)
+          : undefined;
+        if (found !== undefined && !isStoredArtifact(found, value as string))
+          throw new TypeError('the store answered get with something else');
       } catch {
         return storeFailed(arg, kind);
       }
@@ -86,7 +127,14 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
         // Unknown, expired and other-scope refs read alike; only a wrong kind in the caller's own scope is named.
         const ref = isArtifactRef(value) ? value : undefined;
         return found === undefined
-          ? refuse(arg, kind, `'${arg}' does not refer to a live '${kind}' artifact`, 'ARTIFACT_NOT_FOUND', 'not found', ref)
+          ? refuse(
+              arg,
+              kind,
+              `'${arg}' does not refer to a live '${kind}' artifact`,
+              'ARTIFACT_NOT_FOUND',
+              'not found',
+              ref,
+            )
           : refuse(
               arg,
               kind,

@@ -36,9 +36,16 @@ const fetchTool = defineTool({
   execute: async ({ url }) => `page at ${String(url)}`,
 });
 
-async function dispatchMany(dispatcher: Dispatcher, times: number, options: (i: number) => object = () => ({})) {
+async function dispatchMany(
+  dispatcher: Dispatcher,
+  times: number,
+  options: (i: number) => object = () => ({}),
+) {
   for (let i = 0; i < times; i++) {
-    const call = i % 2 === 0 ? { toolName: 'search', args: { query: `q${i}` } } : { toolName: 'fetch_page', args: { url: `/p/${i}` } };
+    const call =
+      i % 2 === 0
+        ? { toolName: 'search', args: { query: `q${i}` } }
+        : { toolName: 'fetch_page', args: { url: `/p/${i}` } };
     const outcome = await dispatcher.dispatch(call, options(i));
     expect(outcome.kind).toBe('result');
   }
@@ -90,7 +97,9 @@ describe('the hot path', () => {
       tools: [searchTool(), fetchTool],
       chain: (identity) => chains.get(identity?.tenant ?? '') ?? base,
     });
-    await dispatchMany(dispatcher, DISPATCHES, (i) => ({ identity: { tenant: tenants[i % tenants.length]! } }));
+    await dispatchMany(dispatcher, DISPATCHES, (i) => ({
+      identity: { tenant: tenants[i % tenants.length]! },
+    }));
     expect(composeCalls).toHaveBeenCalledTimes(tenants.length);
   });
 
@@ -98,7 +107,10 @@ describe('the hot path', () => {
     const { validator, compiled } = countingValidator();
     const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
     try {
-      const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool], chain: canonicalChain({ validator }) });
+      const dispatcher = createDispatcher({
+        tools: [searchTool(), fetchTool],
+        chain: canonicalChain({ validator }),
+      });
       const atBuild = ajvCompiles.mock.calls.length;
       expect(compiled).toEqual([searchSchema, fetchTool.schema.inputSchema]);
       expect(atBuild).toBe(2);

@@ -18,7 +18,8 @@ export class PortSignal {
 
   /** The gate gave up waiting (deadline, or the call aborted): the signal aborts with that reason. */
   stopped(reason: unknown): void {
-    if (!(reason instanceof DeadlineError || reason instanceof AbortedError) || this.#stopped !== undefined) return;
+    if (!(reason instanceof DeadlineError || reason instanceof AbortedError) || this.#stopped !== undefined)
+      return;
     this.#stopped = { reason };
     this.#controller?.abort(reason);
   }
