@@ -76,7 +76,19 @@ function classify(ctx: CallContext, name: string, error: unknown): unknown {
     // A proxy or getter that throws when inspected is still this middleware failing, not the next one out.
     errorName = 'an unreadable value';
   }
-  if (refusal) return ctx.refuse(error as Refusal);
+  if (refusal) {
+    // A refusal not yet recorded was raised here: it is this middleware's, whatever gate it names.
+    const raised = error as Refusal;
+    if (raised.gate === name) return ctx.refuse(raised);
+    return ctx.refuse(
+      new Refusal(name, raised.reason, {
+        code: raised.code,
+        retryable: raised.retryable,
+        mentionsRun: raised.mentionsRun,
+        ...(raised.detail !== undefined ? { detail: raised.detail } : {}),
+      }),
+    );
+  }
   // Anything else is this middleware failing: fail closed, keep its message off the model's page.
   return ctx.refuse(
     new Refusal(

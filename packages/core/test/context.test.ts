@@ -3,6 +3,7 @@ import {
   createChain,
   createDispatcher,
   Credential,
+  Refusal,
   type DispatchOutcome,
   type Middleware,
   type Tool,
@@ -260,6 +261,34 @@ describe('the law: no middleware can answer for the tool', () => {
 });
 
 describe('ctx.deny', () => {
+  it('a Refusal that a middleware throws itself is refused in its own name, whatever gate it names', async () => {
+    const tool = countingTool();
+    const impostor: Middleware = {
+      name: 'impostor',
+      async run() {
+        throw new Refusal('permission', 'not today.', { code: 'NOPE' });
+      },
+    };
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: createChain([passThrough('outer'), impostor]),
+    });
+
+    const outcome = await dispatcher.dispatch({ toolName: 'echo', args: {} });
+
+    expect(outcome).toMatchObject({
+      kind: 'refused',
+      gate: 'impostor',
+      code: 'NOPE',
+      content: '[impostor refused: not today.]',
+    });
+    expect(outcome.ledger.map((row) => [row.gate, row.outcome])).toEqual([
+      ['outer', 'allow'],
+      ['impostor', 'deny'],
+    ]);
+    expect(tool.calls).toHaveLength(0);
+  });
+
   it('refuses with the sentence the model reads and the code, retryable flag and detail kept apart', async () => {
     const denier = beforeNext('quota', (ctx) =>
       ctx.deny(`the daily quota for 'echo' is used up. Retrying tomorrow may help`, {

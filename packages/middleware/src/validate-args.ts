@@ -10,10 +10,15 @@ export interface ValidateArgsGateOptions {
   readonly maxProblems?: number;
 }
 
+// Paths can hold names the model made up (an unexpected property); a long one is cut, not repeated whole.
+const MAX_PATH_CHARS = 80;
+
 function describeProblems(problems: readonly ValidationProblem[], max: number): string {
+  const clip = (path: string) =>
+    path.length > MAX_PATH_CHARS ? `${path.slice(0, MAX_PATH_CHARS - 1)}…` : path;
   const shown = problems
     .slice(0, max)
-    .map((p) => (p.path === '' ? `the arguments ${p.expected}` : `'${p.path}' ${p.expected}`));
+    .map((p) => (p.path === '' ? `the arguments ${p.expected}` : `'${clip(p.path)}' ${p.expected}`));
   const more = problems.length > max ? `; and ${problems.length - max} more` : '';
   return shown.join('; ') + more;
 }

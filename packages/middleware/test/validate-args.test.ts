@@ -49,6 +49,18 @@ function setup(chainOptions: Parameters<typeof canonicalChain>[0] = {}, tool = o
 }
 
 describe('validate-args gate', () => {
+  it('cuts a made-up property name in the refusal instead of repeating it whole', async () => {
+    const { dispatch, tool } = setup();
+    const madeUp = 'k'.repeat(100_000);
+
+    const outcome = expectRefused(await dispatch({ sku: 'a', count: 1, [madeUp]: true }));
+
+    expect(outcome.gate).toBe('validate-args');
+    expect(outcome.content).toContain('is not an accepted argument');
+    expect(outcome.content.length).toBeLessThan(400);
+    expect(tool.calls).toHaveLength(0);
+  });
+
   it('compiles each tool schema once, at dispatcher build, however many calls follow', async () => {
     const { validator, compiled } = countingValidator();
     const other = recordingTool({
