@@ -5,6 +5,7 @@ import compose from 'koa-compose';
 import type { CheckInStore } from './check-in';
 import { inMemoryCheckIns } from './check-in';
 import { createSigner, shortHash, type Signer } from './canonical';
+import { DEFAULT_DEADLINE_MS } from './deadline';
 import type { ToolMiddlewareContext } from './context';
 import type { Tool } from './tool';
 
@@ -113,7 +114,6 @@ export interface MiddlewareDescription {
 }
 
 export const DEFAULT_CHECK_IN_TTL_MS = 15 * 60 * 1000;
-const DEFAULT_STORE_DEADLINE_MS = 5000;
 
 type Composed = (ctx: ToolMiddlewareContext, next?: Next) => Promise<void>;
 type Wrap = (middleware: Middleware) => Composed;
@@ -366,7 +366,7 @@ function buildChain(
 
 function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService | undefined {
   if (options === undefined) return undefined;
-  const { key, ttlMs = DEFAULT_CHECK_IN_TTL_MS, deadlineMs = DEFAULT_STORE_DEADLINE_MS } = options;
+  const { key, ttlMs = DEFAULT_CHECK_IN_TTL_MS, deadlineMs = DEFAULT_DEADLINE_MS } = options;
   if (!((typeof key === 'string' && key.length > 0) || (key instanceof Uint8Array && key.length > 0))) {
     throw new ChainConfigError(
       `createChain: checkIns.key must be a non-empty string or Uint8Array (an HMAC secret).`,

@@ -3,6 +3,9 @@
 
 import { whenAborted } from './abort';
 
+/** How long a checker, provider or store may take before its gate refuses, unless configured. */
+export const DEFAULT_DEADLINE_MS = 5000;
+
 export class DeadlineError extends Error {
   override readonly name = 'DeadlineError';
   constructor(readonly ms: number) {

@@ -92,5 +92,5 @@ export { Credential, redact } from './credential';
 // Helpers for gate and store authors
 export type { Signer } from './canonical';
 export { canonicalJson, createSigner, digestOf, shortHash } from './canonical';
-export { AbortedError, DeadlineError, withDeadline } from './deadline';
+export { AbortedError, DEFAULT_DEADLINE_MS, DeadlineError, withDeadline } from './deadline';
 export { isArtifactRef, newArtifactRef, newId, randomBase62 } from './ids';

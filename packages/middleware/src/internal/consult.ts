@@ -3,6 +3,7 @@
 
 import {
   DeadlineError,
+  DEFAULT_DEADLINE_MS,
   withDeadline,
   type Decision,
   type PermissionChecker,
@@ -13,8 +14,6 @@ import { PortSignal } from './port-signal';
 
 export type Consulted =
   { readonly decision: Decision } | { readonly failure: 'threw' | 'timeout' | 'malformed' | 'aborted' };
-
-export const DEFAULT_DEADLINE_MS = 5000;
 
 export function isDecision(value: unknown): value is Decision {
   if (typeof value !== 'object' || value === null) return false;
