@@ -1,6 +1,7 @@
 // Small builders shared by the core tests: a counting tool, pass-through middleware, a clock the
 // test moves by hand, and a recorder for every event type.
 
+import { fixedClock, type FixedClock } from '@toolgate/testing';
 import { EVENT_TYPES } from '@toolgate/core';
 import { Type } from 'typebox';
 import {
@@ -56,18 +57,9 @@ export function beforeNext(
   };
 }
 
-/** A clock the test moves by hand. */
-export function manualClock(start = Date.parse('2030-01-01T00:00:00.000Z')): {
-  now: () => number;
-  advance: (ms: number) => void;
-} {
-  let current = start;
-  return {
-    now: () => current,
-    advance: (ms) => {
-      current += ms;
-    },
-  };
+/** A clock the test moves by hand: the testing kit's fixedClock, started at this suite's date. */
+export function manualClock(start: number = Date.parse('2030-01-01T00:00:00.000Z')): FixedClock {
+  return fixedClock(start);
 }
 
 export { EVENT_TYPES };

@@ -1,6 +1,7 @@
 // Small builders shared by the middleware tests: a tool that records its calls, a clock the test
 // moves by hand, a recorder for every event type, and narrowing helpers for outcomes.
 
+import { fixedClock, type FixedClock } from '@toolgate/testing';
 import { EVENT_TYPES } from '@toolgate/core';
 import {
   defineTool,
@@ -70,18 +71,9 @@ export function recordingTool(
   return Object.assign(tool, { calls });
 }
 
-/** A clock the test moves by hand. */
-export function manualClock(start = Date.parse('2031-03-04T05:06:07.000Z')): {
-  now: () => number;
-  advance: (ms: number) => void;
-} {
-  let current = start;
-  return {
-    now: () => current,
-    advance: (ms) => {
-      current += ms;
-    },
-  };
+/** A clock the test moves by hand: the testing kit's fixedClock, started at this suite's date. */
+export function manualClock(start: number = Date.parse('2031-03-04T05:06:07.000Z')): FixedClock {
+  return fixedClock(start);
 }
 
 export { EVENT_TYPES };
