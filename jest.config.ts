@@ -1,19 +1,19 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from 'jest';
 
-const packages = ['core', 'middleware', 'testing', 'mcp', 'store-sqlite', 'examples'] as const;
+// Every folder under packages/ is a jest project, plus the examples; a new package needs no edit here.
+const packages = [...readdirSync(join(__dirname, 'packages')).sort(), 'examples'];
 
 // Tests import sibling packages from source, so no build is needed before `jest`.
 const moduleNameMapper = {
   '^@toolgate/testing/jest$': '<rootDir>/packages/testing/src/jest.ts',
-  '^@toolgate/(core|middleware|testing|mcp|store-sqlite)$': '<rootDir>/packages/$1/src/index.ts',
+  '^@toolgate/([a-z0-9-]+)$': '<rootDir>/packages/$1/src/index.ts',
 };
 
-const testFolder = (name: (typeof packages)[number]): string =>
-  name === 'examples' ? 'examples' : `packages/${name}/test`;
+const testFolder = (name: string): string => (name === 'examples' ? 'examples' : `packages/${name}/test`);
 
-function project(name: (typeof packages)[number]): NonNullable<Config['projects']>[number] {
+function project(name: string): NonNullable<Config['projects']>[number] {
   const roots = [`<rootDir>/${testFolder(name)}`];
   return {
     displayName: name,
