@@ -43,13 +43,3 @@ export class Credential {
     return this.toString();
   }
 }
-
-/** Replaces every occurrence of each secret in `text` with `[redacted]`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  // Longest first: a secret that contains a shorter one (user 'admin', password 'admin-…') must go whole.
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join('[redacted]');
-  }
-  return out;
-}

@@ -2,7 +2,7 @@
 
 import { whenAborted } from './abort';
 import { CallContext, resultTextOf, ToolFailure } from './context';
-import { redact } from './credential';
+import { redact, redactValue } from './redact';
 import type { DispatchOutcome } from './outcomes';
 import { Pause, Refusal, refusalReason, sentence } from './refusal';
 
@@ -84,6 +84,10 @@ async function execute(ctx: CallContext): Promise<void> {
     }));
     throw ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
   }
+  // An upstream that echoes the request's credential back must not hand it to the model, nor to
+  // whoever reads the outcome: content, structuredContent and `value` all come from this one value.
+  const secrets = ctx.credential?.secrets();
+  if (secrets !== undefined) value = redactValue(value, secrets);
   let text: string;
   try {
     text = resultTextOf(value);
@@ -97,8 +101,7 @@ async function execute(ctx: CallContext): Promise<void> {
       `'${ctx.toolName}' returned a result that cannot be sent to the model: ${serializationProblem(error)}`,
     );
   }
-  // An upstream that echoes the request's credential back must not hand it to the model.
-  const secrets = ctx.credential?.secrets();
+  // A toJSON the walk could not see through may still have written a secret into the text.
   if (secrets !== undefined) text = redact(text, secrets);
   ctx.recordResult(value, text);
   ctx.publish('tool.end', () => ({ chars: text.length, durationMs: ctx.now() - started }));

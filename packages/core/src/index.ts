@@ -87,7 +87,8 @@ export type {
 } from './ports';
 export type { ArtifactScope, Identity } from './identity';
 export { scopeOf } from './identity';
-export { Credential, redact } from './credential';
+export { Credential } from './credential';
+export { redact, redactValue } from './redact';
 
 // Helpers for gate and store authors
 export type { Signer } from './canonical';

@@ -14,6 +14,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
 export function callToolResult(outcome: DispatchOutcome): CallToolResult {
   const content = [{ type: 'text' as const, text: outcome.content }];
   if (outcome.kind !== 'result') return { content, isError: true };
+  // outcome.value is already redacted by core, like the text: structuredContent needs no pass of its own.
   return isPlainObject(outcome.value) ? { content, structuredContent: outcome.value } : { content };
 }
 

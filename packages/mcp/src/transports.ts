@@ -32,11 +32,24 @@ export interface ServeHttpOptions {
    * undefined or a throw answers 401. Without it, requests carry no auth info.
    */
   readonly authenticate?: (request: IncomingMessage) => AuthInfo | undefined | Promise<AuthInfo | undefined>;
+  /**
+   * Origins a browser may call from; a request carrying another `Origin` gets 403 (a request with
+   * no `Origin`, as from a non-browser client, is not affected). Default: bound to loopback, the
+   * loopback origins (any port); bound elsewhere, only the origin the request itself names in
+   * `Host`. An allowed origin gets CORS headers, including for the preflight.
+   */
+  readonly allowedOrigins?: readonly string[];
+  /** Open sessions at most; an initialize over the cap gets 503 with `Retry-After`. Default 1,000. */
+  readonly maxSessions?: number;
+  /** A session with no request for this long is closed. Default 10 minutes. */
+  readonly sessionIdleMs?: number;
 }
 
 export interface HttpServing extends Serving {
   /** Where clients connect, e.g. `http://127.0.0.1:43121/mcp`. */
   readonly url: URL;
+  /** Sessions open now. */
+  readonly sessionCount: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -45,6 +58,45 @@ interface Session {
   readonly transport: StreamableHTTPServerTransport;
   /** Who opened it: later requests in the session must come from the same client. */
   readonly clientId: string | undefined;
+  /** When its last request ended; a session with a request in flight is never idle. */
+  lastSeen: number;
+  inFlight: number;
+}
+
+const DEFAULT_MAX_SESSIONS = 1_000;
+const DEFAULT_SESSION_IDLE_MS = 10 * 60_000;
+
+const CORS_HEADERS = {
+  'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+  'access-control-allow-headers':
+    'authorization, content-type, last-event-id, mcp-protocol-version, mcp-session-id',
+  'access-control-expose-headers': 'mcp-session-id',
+  'access-control-max-age': '600',
+};
+
+function loopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `origin` may call: listed, or by the default for the bound host. */
+function originAllowed(
+  origin: string,
+  req: IncomingMessage,
+  allowed: readonly string[] | undefined,
+  loopback: boolean,
+): boolean {
+  if (allowed !== undefined) return allowed.includes(origin);
+  if (loopback) return loopbackOrigin(origin);
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
 }
 
 function sendJson(
@@ -71,27 +123,76 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const guardHost = LOOPBACK.has(host);
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  if (!Number.isInteger(maxSessions) || maxSessions < 1)
+    throw new TypeError('serveHttp: maxSessions must be a positive integer.');
+  if (!(idleMs > 0))
+    throw new TypeError('serveHttp: sessionIdleMs must be a positive number of milliseconds.');
   const sessions = new Map<string, Session>();
+  // Initializes in progress count against the cap too, so a burst cannot overshoot it.
+  let opening = 0;
+
+  const closeIdle = (): void => {
+    const now = Date.now();
+    for (const session of sessions.values()) {
+      if (session.inFlight === 0 && now - session.lastSeen >= idleMs) void session.transport.close();
+    }
+  };
+  const sweeper = setInterval(closeIdle, Math.max(10, Math.min(idleMs / 2, 30_000)));
+  sweeper.unref?.();
+
+  /** Seconds until a slot may free up: the soonest idle expiry, at least one. */
+  const retryAfter = (): string => {
+    const now = Date.now();
+    let soonest = idleMs;
+    for (const session of sessions.values()) {
+      if (session.inFlight === 0) soonest = Math.min(soonest, session.lastSeen + idleMs - now);
+    }
+    return String(Math.max(1, Math.ceil(soonest / 1000)));
+  };
 
   async function open(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
-    const server = served.createServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, clientId: auth?.clientId });
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res);
-    // Anything but an initialize leaves no session behind; drop the transport it made.
-    if (transport.sessionId === undefined) await transport.close();
+    if (sessions.size + opening >= maxSessions) {
+      return sendJson(res, 503, 'Too many open sessions; retry later', { 'retry-after': retryAfter() });
+    }
+    opening += 1;
+    try {
+      const server = served.createServer();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, clientId: auth?.clientId, lastSeen: Date.now(), inFlight: 0 });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      await transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res);
+      // Anything but an initialize leaves no session behind; drop the transport it made.
+      if (transport.sessionId === undefined) await transport.close();
+    } finally {
+      opening -= 1;
+    }
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (guardHost && !loopbackHost(req.headers.host)) return sendJson(res, 403, 'Host not allowed');
+    // A browser page on another site must not drive a local server (DNS rebinding, CSRF).
+    const origin = req.headers.origin;
+    if (origin !== undefined) {
+      if (!originAllowed(origin, req, options.allowedOrigins, guardHost))
+        return sendJson(res, 403, 'Origin not allowed');
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('vary', 'Origin');
+      for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+    }
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) return sendJson(res, 404, 'Not found');
     let auth: AuthInfo | undefined;
     if (options.authenticate !== undefined) {
@@ -111,7 +212,13 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     const session = sessions.get(sessionId);
     if (session === undefined || session.clientId !== auth?.clientId)
       return sendJson(res, 404, 'Session not found');
-    await session.transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res);
+    session.inFlight += 1;
+    try {
+      await session.transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res);
+    } finally {
+      session.inFlight -= 1;
+      session.lastSeen = Date.now();
+    }
   }
 
   const http = createServer((req, res) => {
@@ -131,7 +238,11 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
   const url = new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`);
   return {
     url,
+    get sessionCount() {
+      return sessions.size;
+    },
     async close() {
+      clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((session) => session.transport.close()));
       sessions.clear();
       http.closeAllConnections();

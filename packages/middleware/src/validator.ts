@@ -4,7 +4,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { JsonSchema } from '@toolgate/core';
+import { compileLinear, linearRegExp } from './linear-regexp';
 
 /** One thing wrong with the args: where, and what was expected. Never the value supplied. */
 export interface ValidationProblem {
@@ -117,6 +119,31 @@ function problemOf(error: ErrorObject): ValidationProblem {
   }
 }
 
+// Format regexes the linear engine cannot run (they use lookarounds) keep ajv-formats' own, over
+// strings no longer than any real value of the format, so their backtracking stays bounded.
+const FORMAT_MAX_CHARS: Readonly<Record<string, number>> = { duration: 256, url: 8192, hostname: 253 };
+
+/** ajv-formats' regex formats on the linear engine, or length-bounded where it cannot run them. */
+function withLinearFormats<A extends Ajv | Ajv2020>(ajv: A): A {
+  for (const [name, format] of Object.entries(fullFormats)) {
+    if (!(format instanceof RegExp)) continue;
+    const flags = format.flags.includes('i') ? '(?i)' : '';
+    let linear: { test(text: string): boolean } | undefined;
+    try {
+      linear = compileLinear(`${flags}${format.source}`);
+    } catch {
+      const max = FORMAT_MAX_CHARS[name] ?? 1024;
+      ajv.addFormat(name, {
+        type: 'string',
+        validate: (text: string) => text.length <= max && format.test(text),
+      });
+      continue;
+    }
+    ajv.addFormat(name, { type: 'string', validate: (text: string) => linear.test(text) });
+  }
+  return ajv;
+}
+
 /** ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call. */
 export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
   const useDefaults = options.useDefaults ?? true;
@@ -128,15 +155,16 @@ export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator
     strictRequired: false,
     allowUnionTypes: true,
     useDefaults,
+    code: { regExp: linearRegExp },
   } as const;
   let draft7: Ajv | undefined;
   let draft2020: Ajv2020 | undefined;
   const instanceFor = (schema: JsonSchema): Ajv | Ajv2020 => {
     if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
-      draft2020 ??= addFormats(new Ajv2020(settings)) as Ajv2020;
+      draft2020 ??= withLinearFormats(addFormats(new Ajv2020(settings)) as Ajv2020);
       return draft2020;
     }
-    draft7 ??= addFormats(new Ajv(settings)) as Ajv;
+    draft7 ??= withLinearFormats(addFormats(new Ajv(settings)) as Ajv);
     return draft7;
   };
   return {

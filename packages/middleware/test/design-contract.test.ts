@@ -2673,7 +2673,7 @@ describe('§1 layout and portability', () => {
     return walk(join(packages, name, 'src'));
   };
 
-  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv and ajv-formats', () => {
+  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv, ajv-formats and the linear-time re2js', () => {
     expect(Object.keys(manifest('core').dependencies ?? {}).sort()).toEqual([
       'eventemitter3',
       'koa-compose',
@@ -2683,6 +2683,7 @@ describe('§1 layout and portability', () => {
       '@toolgate/core',
       'ajv',
       'ajv-formats',
+      're2js',
     ]);
   });
 

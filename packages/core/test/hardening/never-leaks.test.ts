@@ -33,7 +33,17 @@ import {
 } from './support';
 
 const BASE62 = [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'];
-const secretBody = fc.string({ unit: fc.constantFrom(...BASE62), minLength: 20, maxLength: 32 });
+// Characters a serializer escapes: quotes, backslashes, '/', control characters, non-ASCII and the
+// line separators JSON leaves alone, so a redaction that only searches for the raw secret is caught.
+const ESCAPED = ['"', '\\', '/', '\n', '\t', '\u0001', '\u001f', '\u00e9', '\u2028', '\u{1f511}'];
+const secretBody = fc.string({
+  unit: fc.oneof(
+    { arbitrary: fc.constantFrom(...BASE62), weight: 4 },
+    { arbitrary: fc.constantFrom(...ESCAPED), weight: 1 },
+  ),
+  minLength: 20,
+  maxLength: 32,
+});
 const secretOf = (prefix: string) => secretBody.map((body) => `${prefix}-${body}`);
 
 const PORT_METHODS = [
@@ -103,6 +113,13 @@ function secretsOf(c: LeakCase): string[] {
       ? [credential]
       : Object.values(credential).filter((v) => v !== 'service-user');
   return [...fromCredential, c.argsSecret, c.portSecret];
+}
+
+function credentialSecretsOf(c: LeakCase): string[] {
+  const credential = credentialValue(c);
+  return typeof credential === 'string'
+    ? [credential]
+    : Object.values(credential).filter((v) => v !== 'service-user');
 }
 
 function argsOf(c: LeakCase, docRef: string): unknown {
@@ -226,6 +243,13 @@ describe('never leaks', () => {
               seen[`outcome ${i} ${part}`] = value;
           });
           expect(leaksOf(secretsOf(c), seen)).toEqual([]);
+          // The tool's value may hold what the tool was given (its args), never the credential.
+          const values = Object.fromEntries(
+            outcomes.flatMap((outcome, i) =>
+              outcome.kind === 'result' ? [[`outcome ${i} value`, outcome.value]] : [],
+            ),
+          );
+          expect(leaksOf(credentialSecretsOf(c), values)).toEqual([]);
         }),
         fcOptions(5),
       );

@@ -133,10 +133,22 @@ export function leaksOf(secrets: readonly string[], haystack: Readonly<Record<st
   return found;
 }
 
+/** The secret as it is, and as JSON writes it once, twice, and ASCII-only: each form is a leak. */
+function secretForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const ascii = json.replace(
+    /[\u007f-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return [...new Set([secret, json, JSON.stringify(json).slice(1, -1), ascii])];
+}
+
 function secretWindows(secret: string): string[] {
-  const size = Math.min(12, secret.length);
   const windows: string[] = [];
-  for (let i = 0; i + size <= secret.length; i++) windows.push(secret.slice(i, i + size));
+  for (const form of secretForms(secret)) {
+    const size = Math.min(12, form.length);
+    for (let i = 0; i + size <= form.length; i++) windows.push(form.slice(i, i + size));
+  }
   return windows;
 }
 
