@@ -2673,16 +2673,18 @@ describe('§1 layout and portability', () => {
     return walk(join(packages, name, 'src'));
   };
 
-  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv and ajv-formats', () => {
+  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv, ajv-formats, and for eval-free runtimes @cfworker/json-schema and re2js', () => {
     expect(Object.keys(manifest('core').dependencies ?? {}).sort()).toEqual([
       'eventemitter3',
       'koa-compose',
       'typebox',
     ]);
     expect(Object.keys(manifest('middleware').dependencies ?? {}).sort()).toEqual([
+      '@cfworker/json-schema',
       '@toolgate/core',
       'ajv',
       'ajv-formats',
+      're2js',
     ]);
   });
 
