@@ -44,7 +44,7 @@ const firstLine = (text: string) => text.trim().split('\n')[0] ?? '';
 
 async function version(command: string, args: string[]): Promise<string> {
   const { stdout } = await run(command, args, { timeout: 30_000 });
-  return firstLine(stdout);
+  return /\d+\.\d+\.\d+/.exec(stdout)?.[0] ?? firstLine(stdout);
 }
 
 async function onCommandLine(
