@@ -5,7 +5,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['**/dist/', '**/node_modules/', '**/coverage/', '.jest-report.json']),
+  globalIgnores(['**/dist/', '**/.out/', '**/node_modules/', '**/coverage/', '.jest-report.json']),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -111,7 +111,8 @@ export function frozenCopy(value: ToolArgs): Readonly<ToolArgs> {
   return Object.freeze({ __proto__: Object.prototype, ...value }) as Readonly<ToolArgs>;
 }
 
-const NEVER_ABORTED = new AbortController().signal;
+// Made on first use: workerd forbids building an AbortController while a module loads.
+let neverAborted: AbortSignal | undefined;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -207,7 +208,7 @@ export class CallContext implements ToolMiddlewareContext {
    */
   get signal(): AbortSignal {
     if (this.#callerSignal !== undefined) return this.#callerSignal;
-    if (!this.#ran) return NEVER_ABORTED;
+    if (!this.#ran) return (neverAborted ??= new AbortController().signal);
     return (this.#ownSignal ??= new AbortController().signal);
   }
 

@@ -29,6 +29,8 @@ export type {
   ValidationResult,
 } from './validator';
 export { ajvValidator } from './validator';
+export type { EvalFreeValidatorOptions } from './eval-free-validator';
+export { evalFreeValidator } from './eval-free-validator';
 
 // Stores
 export type { InMemoryArtifactsOptions } from './in-memory-artifacts';

@@ -50,6 +50,10 @@ export function validateArgsGate(options: ValidateArgsGateOptions = {}): Middlew
         compiledFor(tool);
         return undefined;
       } catch (error) {
+        // ajv compiles with `new Function`; a runtime that forbids it (workerd) is no fault of the schema.
+        if (error instanceof EvalError) {
+          return 'this runtime forbids code generation, which the ajv validator needs; pass canonicalChain({ validator: evalFreeValidator() })';
+        }
         const message = error instanceof Error ? error.message.split('\n')[0] : 'it did not compile';
         return `its inputSchema is not a valid JSON Schema (${message}); fix the schema`;
       }

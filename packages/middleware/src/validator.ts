@@ -62,7 +62,7 @@ function alternatives(names: readonly string[]): string {
  * ajv reports a failed anyOf/oneOf as one error per branch plus one for the union. The model reads one
  * problem per union: the types it accepts when every branch is a plain type check, else a plain sentence.
  */
-function problemsOf(errors: readonly ErrorObject[]): ValidationProblem[] {
+export function problemsOf(errors: readonly ErrorObject[]): ValidationProblem[] {
   const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
   // Array items share one schema path, so a branch error must also sit at or below the union's data path.
   const inBranch = (error: ErrorObject, union: ErrorObject) =>

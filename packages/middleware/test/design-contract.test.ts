@@ -2673,13 +2673,14 @@ describe('§1 layout and portability', () => {
     return walk(join(packages, name, 'src'));
   };
 
-  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv, ajv-formats and the linear-time re2js', () => {
+  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv, ajv-formats, the linear-time re2js, and @cfworker/json-schema for eval-free runtimes', () => {
     expect(Object.keys(manifest('core').dependencies ?? {}).sort()).toEqual([
       'eventemitter3',
       'koa-compose',
       'typebox',
     ]);
     expect(Object.keys(manifest('middleware').dependencies ?? {}).sort()).toEqual([
+      '@cfworker/json-schema',
       '@toolgate/core',
       'ajv',
       'ajv-formats',
