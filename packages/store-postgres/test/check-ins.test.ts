@@ -333,7 +333,7 @@ describePostgres('postgresCheckIns', () => {
         expect(error.message).toMatch(
           /^postgresCheckIns: could not prepare the database: the server cannot be reached/,
         );
-        expect(JSON.stringify({ message: error.message, ...error })).not.toMatch(/hunter2|toolgate:/);
+        expect(JSON.stringify({ ...error, message: error.message })).not.toMatch(/hunter2|toolgate:/);
       }
     });
 
