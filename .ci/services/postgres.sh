@@ -72,7 +72,7 @@ toolgate_postgres_stop() {
 }
 
 toolgate_postgres_start() {
-  local bin user='' dir port attempt as=()
+  local bin user='' dir as=()
   if ! bin=$(toolgate_postgres_bin); then
     if [[ $(id -u) != 0 ]]; then
       echo 'postgres: initdb not found; install PostgreSQL (e.g. apt-get install postgresql) or put its bin folder on PATH' >&2
@@ -94,6 +94,20 @@ toolgate_postgres_start() {
   dir=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-pg.XXXXXX") || return 1
   on_exit "toolgate_postgres_stop $(printf '%q %q %q' "$dir" "$bin" "$user")"
   if [[ -n $user ]]; then chown "$user" "$dir" || return 1; fi
+  # postgres tools fail in a folder their user cannot read, as the checkout may be.
+  pushd "$dir" >/dev/null || return 1
+  toolgate_postgres_init "$dir" "$bin" "${as[@]}"
+  local status=$?
+  popd >/dev/null || true
+  if ((status == 0)) && [[ -n $user ]]; then export TOOLGATE_POSTGRES_USER="$user"; fi
+  return $status
+}
+
+# initdb in $1 with the binaries in $2, run through the command prefix in the rest (runuser or none).
+toolgate_postgres_init() {
+  local dir=$1 bin=$2 port attempt
+  shift 2
+  local as=("$@")
 
   "${as[@]}" "$bin/initdb" -D "$dir/data" -U toolgate --auth=trust --encoding=UTF8 --locale=C --no-sync \
     >"$dir/initdb.log" 2>&1 || {
@@ -119,7 +133,6 @@ toolgate_postgres_start() {
 
   export TOOLGATE_POSTGRES_URL="postgres://toolgate@127.0.0.1:$port/toolgate_test"
   export TOOLGATE_POSTGRES_BIN="$bin"
-  if [[ -n $user ]]; then export TOOLGATE_POSTGRES_USER="$user"; fi
   echo "postgres: $("$bin/postgres" --version) on 127.0.0.1:$port (TOOLGATE_POSTGRES_URL is set)"
 }
 

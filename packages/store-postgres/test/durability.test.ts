@@ -17,10 +17,13 @@ import {
   type Middleware,
 } from '@toolgate/core';
 import {
+  postgresArtifacts,
   postgresCheckIns,
   type PostgresCheckInsOptions,
   type PostgresCheckInStore,
 } from '@toolgate/store-postgres';
+import { canonicalChain } from '@toolgate/middleware';
+import { mockTool } from '@toolgate/testing';
 import {
   describePostgres,
   eventually,
@@ -237,13 +240,18 @@ if (bin === undefined) {
 describeRestart('a server that restarts mid-run', () => {
   let server: ThrowawayServer | undefined;
   const stores: PostgresCheckInStore[] = [];
+  const closers: { close(): Promise<void> }[] = [];
   afterAll(async () => {
-    for (const s of stores.splice(0)) await s.close();
+    for (const s of [...stores.splice(0), ...closers.splice(0)]) await s.close();
     server?.destroy();
   });
 
-  it('refuses calls retryably while the server is down, runs nothing, and honours the approval once it is back', async () => {
+  beforeAll(async () => {
     server = await throwawayServer(bin!);
+  });
+
+  it('refuses calls retryably while the server is down, runs nothing, and honours the approval once it is back', async () => {
+    if (server === undefined) throw new Error('no server');
     const { store, calls, events, pause, approve, dispatcher } = app({
       connectionString: server.url,
       connectTimeoutMs: 2000,
@@ -265,5 +273,34 @@ describeRestart('a server that restarts mid-run', () => {
     expect(await approve(request)).toMatchObject({ kind: 'refused', code: 'CHECKIN_NOT_PENDING' });
     expect(calls).toEqual(['report.pdf']);
     expectNoServerDetails([whileDown, newCall, back], events, server.url);
+  }, 120_000);
+
+  it('refuses a wanted artifact retryably while the server is down, and serves it once the server is back', async () => {
+    if (server === undefined) throw new Error('no server');
+    const artifacts = postgresArtifacts({
+      connectionString: server.url,
+      schema: 'wants',
+      connectTimeoutMs: 2000,
+    });
+    closers.push(artifacts);
+    const tool = mockTool({ name: 'summarize', wants: { report: 'report/rows' }, result: 'summary' });
+    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ artifacts }) });
+    const identity = { tenant: 'acme', principal: 'ann', conversation: 'c-1' };
+    const ref = await artifacts.put(identity, { kind: 'report/rows', data: { rows: [1, 2] } });
+    const call = () => dispatcher.dispatch({ toolName: 'summarize', args: { report: ref } }, { identity });
+
+    server.stop();
+    const whileDown = await call();
+    expect(whileDown).toMatchObject({
+      kind: 'refused',
+      code: 'ARTIFACT_STORE_FAILED',
+      retryable: true,
+      ran: false,
+    });
+    expect(tool.callCount).toBe(0);
+
+    server.start();
+    expect(await call()).toMatchObject({ kind: 'result', ran: true });
+    expect(tool.lastCall?.args).toEqual({ report: { rows: [1, 2] } });
   }, 120_000);
 });

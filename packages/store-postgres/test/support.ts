@@ -156,7 +156,8 @@ export async function throwawayServer(bin: string): Promise<ThrowawayServer> {
   const run = (tool: string, args: readonly string[]) => {
     const command = path.join(bin, tool);
     const [file, argv] = root ? ['runuser', ['-u', user, '--', command, ...args]] : [command, [...args]];
-    execFileSync(file, argv, { stdio: 'pipe', timeout: 60_000 });
+    // From a folder the server's user can read: postgres tools fail in one they cannot.
+    execFileSync(file, argv, { cwd: dir, stdio: 'pipe', timeout: 60_000 });
   };
   if (root) {
     const uid = Number(execFileSync('id', ['-u', user]).toString().trim());
