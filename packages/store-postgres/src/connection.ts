@@ -31,7 +31,10 @@ export type PostgresStoreOptions = SharedOptions &
         readonly pool?: never;
       }
     | {
-        /** Shared with the caller: the store never ends it. */
+        /**
+         * Shared with the caller: the store never ends it. While the store is open it listens for the
+         * pool's 'error' events, so an idle connection that drops cannot crash the process.
+         */
         readonly pool: PostgresPool;
         readonly connectionString?: never;
         readonly maxConnections?: never;
@@ -88,7 +91,15 @@ export class Connection {
     if (hasString && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
       throw new TypeError(`${store}: 'connectionString' must be a non-empty string.`);
     }
-    if (hasPool && typeof options.pool?.query !== 'function') {
+    const pool = options.pool as Partial<PostgresPool> | undefined;
+    if (
+      hasPool &&
+      !(
+        typeof pool?.query === 'function' &&
+        typeof pool.connect === 'function' &&
+        typeof pool.on === 'function'
+      )
+    ) {
       throw new TypeError(`${store}: 'pool' must be a pg Pool.`);
     }
     const max = options.maxConnections;

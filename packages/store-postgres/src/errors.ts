@@ -83,7 +83,7 @@ export function storeError(
   const retryable = isRetryable(error);
   let what = detail;
   if (hint !== undefined) what = `${hint} (${code}: ${detail})`;
-  else if (retryable) what = `the connection to the server failed. Retrying later may help (${detail})`;
+  else if (retryable) what = `the server did not complete the operation. Retrying later may help (${detail})`;
   // The cause is left out: a pg error carries the client, and the client its configuration.
   return new PostgresStoreError(store, code, retryable, `${store}: could not ${action}: ${what}.`);
 }
