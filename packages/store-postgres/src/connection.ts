@@ -28,6 +28,12 @@ export type PostgresStoreOptions = SharedOptions &
         readonly maxConnections?: number;
         /** How long the store's own pool waits for a connection before rejecting. Default 5000. */
         readonly connectTimeoutMs?: number;
+        /**
+         * The server cancels a statement that runs longer (e.g. a consume waiting on a locked row).
+         * Default 4000: below the dispatcher's 5000 ms store deadline, so a consume the dispatcher
+         * has already refused is cancelled rather than committed later, spending the approval.
+         */
+        readonly statementTimeoutMs?: number;
         readonly pool?: never;
       }
     | {
@@ -39,11 +45,13 @@ export type PostgresStoreOptions = SharedOptions &
         readonly connectionString?: never;
         readonly maxConnections?: never;
         readonly connectTimeoutMs?: never;
+        readonly statementTimeoutMs?: never;
       }
   );
 
 const DEFAULT_MAX_CONNECTIONS = 10;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 4000;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 /** Everything in `connectionString` that must never reach a message: itself, and its password. */
@@ -106,9 +114,11 @@ export class Connection {
     if (max !== undefined && !(Number.isInteger(max) && max > 0)) {
       throw new TypeError(`${store}: 'maxConnections' must be a positive integer.`);
     }
-    const timeout = options.connectTimeoutMs;
-    if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
-      throw new TypeError(`${store}: 'connectTimeoutMs' must be a positive integer of milliseconds.`);
+    for (const name of ['connectTimeoutMs', 'statementTimeoutMs'] as const) {
+      const ms = options[name];
+      if (ms !== undefined && !(Number.isInteger(ms) && ms > 0)) {
+        throw new TypeError(`${store}: '${name}' must be a positive integer of milliseconds.`);
+      }
     }
     if (
       options.schema !== undefined &&
@@ -127,7 +137,8 @@ export class Connection {
       new pg.Pool({
         connectionString: options.connectionString,
         max: max ?? DEFAULT_MAX_CONNECTIONS,
-        connectionTimeoutMillis: timeout ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       });
     this.#pool.on('error', ignorePoolError);
   }

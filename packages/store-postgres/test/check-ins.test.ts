@@ -19,7 +19,7 @@ describePostgres('postgresCheckIns', () => {
   let clock: ReturnType<typeof manualClock>;
   let name: string;
   const open: PostgresCheckInStore[] = [];
-  const store = (extra: { retainMs?: number; schema?: string } = {}) => {
+  const store = (extra: { retainMs?: number; statementTimeoutMs?: number } = {}) => {
     const created = postgresCheckIns({
       connectionString: postgresUrl(),
       schema: name,
@@ -337,6 +337,27 @@ describePostgres('postgresCheckIns', () => {
       }
     });
 
+    it('rejects a consume stuck on a locked row once the statement timeout passes, retryably, leaving it pending', async () => {
+      const checkIns = store({ statementTimeoutMs: 100 });
+      const req = request();
+      await checkIns.put(req);
+      const admin = await schema.admin().connect();
+      try {
+        await admin.query('BEGIN');
+        await admin.query(`SELECT id FROM "${name}".toolgate_check_ins WHERE id = $1 FOR UPDATE`, [req.id]);
+        await expect(checkIns.consume(req.id, receipt(req.id))).rejects.toMatchObject({
+          name: 'PostgresStoreError',
+          code: '57014',
+          retryable: true,
+        });
+        await admin.query('ROLLBACK');
+      } finally {
+        admin.release();
+      }
+      expect((await checkIns.get(req.id))?.state).toBe('pending');
+      expect(await checkIns.consume(req.id)).toBe(true);
+    });
+
     it('refuses options that name no server or two, and bad numbers, at build', () => {
       expect(() => postgresCheckIns({} as never)).toThrow(/exactly one of 'connectionString'.*'pool'/);
       expect(() => postgresCheckIns(undefined as never)).toThrow(
@@ -350,6 +371,9 @@ describePostgres('postgresCheckIns', () => {
       expect(() => postgresCheckIns({ connectionString: 'postgres://x', retainMs: -1 })).toThrow(/retainMs/);
       expect(() => postgresCheckIns({ connectionString: 'postgres://x', maxConnections: 0 })).toThrow(
         /maxConnections/,
+      );
+      expect(() => postgresCheckIns({ connectionString: 'postgres://x', statementTimeoutMs: 0 })).toThrow(
+        /statementTimeoutMs/,
       );
       expect(() => postgresCheckIns({ connectionString: 'postgres://x', connectTimeoutMs: 1.5 })).toThrow(
         /connectTimeoutMs/,
