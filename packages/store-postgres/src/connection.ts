@@ -58,12 +58,15 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 function secretsOf(connectionString: string | undefined): string[] {
   if (connectionString === undefined) return [];
   const secrets = [connectionString];
+  let password = '';
   try {
-    const password = decodeURIComponent(new URL(connectionString).password);
-    if (password !== '') secrets.push(password, encodeURIComponent(password));
+    password = decodeURIComponent(new URL(connectionString).password);
   } catch {
-    // Not a URL (a key=value string): the whole string is already listed.
+    // Not a URL: a libpq key=value string, e.g. "host=db password='s3cret'".
+    const match = /(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)/.exec(connectionString);
+    password = match?.[1]?.replace(/^'|'$/g, '') ?? '';
   }
+  if (password !== '') secrets.push(password, encodeURIComponent(password));
   return secrets;
 }
 
@@ -127,6 +130,9 @@ export class Connection {
       throw new TypeError(
         `${store}: 'schema' must be a plain identifier (letters, digits, _ and $, at most 63 characters, not starting with a digit).`,
       );
+    }
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw new TypeError(`${store}: 'now' must be a function answering milliseconds since the epoch.`);
     }
     this.now = options.now ?? Date.now;
     this.schema = options.schema;

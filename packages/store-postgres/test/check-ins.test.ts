@@ -358,6 +358,20 @@ describePostgres('postgresCheckIns', () => {
       expect(await checkIns.consume(req.id)).toBe(true);
     });
 
+    it('builds on a key=value connection string and never repeats its password', async () => {
+      const checkIns = postgresCheckIns({
+        connectionString: "host=127.0.0.1 port=1 user=app password='hunter2 secret' dbname=x",
+        connectTimeoutMs: 1000,
+      });
+      open.push(checkIns);
+      const error = (await checkIns.list().then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as PostgresStoreError;
+      expect(error).toMatchObject({ name: 'PostgresStoreError', retryable: true });
+      expect(error.message).not.toMatch(/hunter2/);
+    });
+
     it('refuses options that name no server or two, and bad numbers, at build', () => {
       expect(() => postgresCheckIns({} as never)).toThrow(/exactly one of 'connectionString'.*'pool'/);
       expect(() => postgresCheckIns(undefined as never)).toThrow(
@@ -369,6 +383,7 @@ describePostgres('postgresCheckIns', () => {
       expect(() => postgresCheckIns({ connectionString: '' })).toThrow(/non-empty/);
       expect(() => postgresCheckIns({ pool: {} as never })).toThrow(/pg Pool/);
       expect(() => postgresCheckIns({ connectionString: 'postgres://x', retainMs: -1 })).toThrow(/retainMs/);
+      expect(() => postgresCheckIns({ connectionString: 'postgres://x', now: 5 as never })).toThrow(/'now'/);
       expect(() => postgresCheckIns({ connectionString: 'postgres://x', maxConnections: 0 })).toThrow(
         /maxConnections/,
       );
