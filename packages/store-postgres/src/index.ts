@@ -1,0 +1,8 @@
+// Every export here is public API of @toolgate/store-postgres.
+
+export type { PostgresArtifactsOptions, PostgresArtifactStore } from './artifacts';
+export { postgresArtifacts } from './artifacts';
+export type { PostgresCheckInsOptions, PostgresCheckInStore } from './check-ins';
+export { postgresCheckIns } from './check-ins';
+export type { PostgresPool, PostgresStoreOptions } from './connection';
+export { PostgresStoreError } from './errors';
