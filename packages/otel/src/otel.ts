@@ -4,6 +4,8 @@
 
 import {
   context,
+  createNoopMeter,
+  INVALID_TRACEID,
   metrics,
   SpanKind,
   SpanStatusCode,
@@ -137,6 +139,9 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
       advice: { explicitBucketBoundaries: DURATION_BUCKETS },
     }),
   };
+  // A meter from no SDK hands out shared no-op instruments and never changes (metrics have no proxy), so
+  // building their attributes per call would be work for nothing.
+  const metered = instruments.outcomes !== createNoopMeter().createCounter('probe');
   const paused = pausedSpans(limit);
   const inner = dispatcher;
 
@@ -155,12 +160,26 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     return typeof name === 'string' && inner.tools.has(name) ? name : undefined;
   }
 
+  // Span names per registered tool, built once: the no-op path then allocates no string per call.
+  const spanNames = new Map([...inner.tools.keys()].map((name) => [name, `${OPERATION} ${name}`]));
+
+  /** The attributes every span starts with; the tool's name only when it is a registered tool's. */
+  function startAttributes(toolName: string | undefined, resumed: boolean): Attributes {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': OPERATION,
+      'gen_ai.tool.type': 'function',
+      'toolgate.resumed': resumed,
+    };
+    if (toolName !== undefined) attributes[ATTR.toolName] = toolName;
+    return attributes;
+  }
+
   function start(
     toolName: string | undefined,
     traceContext: unknown,
     attributes: Attributes,
     links: Link[],
-  ): { span: Span; active: Context } {
+  ): { span: Span; parent: Context } {
     let parent = context.active();
     if (traceContext !== undefined && remoteMode !== 'ignore') {
       const remote = extractRemote(traceContext, propagator);
@@ -168,15 +187,12 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
       else if (remote !== undefined)
         links.push({ context: remote, attributes: { [ATTR.link]: 'remote-caller' } });
     }
-    attributes[ATTR.operation] = OPERATION;
-    attributes[ATTR.toolType] = 'function';
-    if (toolName !== undefined) attributes[ATTR.toolName] = toolName;
     const span = tracer.startSpan(
-      toolName === undefined ? OPERATION : `${OPERATION} ${toolName}`,
+      (toolName !== undefined ? spanNames.get(toolName) : undefined) ?? OPERATION,
       { kind: SpanKind.INTERNAL, attributes, links },
       parent,
     );
-    return { span, active: trace.setSpan(parent, span) };
+    return { span, parent };
   }
 
   function finish(
@@ -185,7 +201,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     outcome: DispatchOutcome,
     startedMs: number,
   ): void {
-    const seconds = (performance.now() - startedMs) / 1000;
+    const seconds = metered ? (performance.now() - startedMs) / 1000 : 0;
     const errorType = errorTypeOf(outcome);
     const kind = outcome.kind;
     const refusal = kind === 'refused' ? { gate: outcome.gate, code: outcome.code } : undefined;
@@ -201,6 +217,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     if (kind === 'paused' && isId(outcome.checkIn.id))
       paused.remember(outcome.checkIn.id, span.spanContext());
     span.end();
+    if (!metered) return;
     const common: Attributes = { [ATTR.operation]: OPERATION, [ATTR.outcome]: kind };
     if (toolName !== undefined) common[ATTR.toolName] = toolName;
     if (errorType !== undefined) common[ATTR.errorType] = errorType;
@@ -211,24 +228,39 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
   }
 
   /** Runs `call` inside a span; a tracer or meter that throws costs the telemetry, never the call. */
-  async function traced(
+  function traced(
     toolName: string | undefined,
     traceContext: unknown,
     attributes: Attributes,
     links: Link[],
     call: () => Promise<DispatchOutcome>,
   ): Promise<DispatchOutcome> {
-    const startedMs = performance.now();
-    let started: { span: Span; active: Context };
+    const startedMs = metered ? performance.now() : 0;
+    let started: { span: Span; parent: Context };
     try {
       started = start(toolName, traceContext, attributes, links);
+      // A no-op tracer's span records nothing and carries no trace: nothing waits for the outcome, and the
+      // caller's context stays as it was. This keeps the wrapper's cost within noise without an SDK.
+      if (!metered && !started.span.isRecording() && started.span.spanContext().traceId === INVALID_TRACEID) {
+        started.span.end();
+        return call();
+      }
     } catch {
       return call();
     }
-    const { span, active } = started;
+    return observed(started.span, started.parent, toolName, startedMs, call);
+  }
+
+  async function observed(
+    span: Span,
+    parent: Context,
+    toolName: string | undefined,
+    startedMs: number,
+    call: () => Promise<DispatchOutcome>,
+  ): Promise<DispatchOutcome> {
     let outcome: DispatchOutcome;
     try {
-      outcome = await context.with(active, call);
+      outcome = await context.with(trace.setSpan(parent, span), call);
     } catch (error) {
       // dispatch never throws for a call; if it does, the span says so without the error's text.
       try {
@@ -250,7 +282,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
   function dispatch(call: ToolCall, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
     const safeCall = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
     const toolName = knownName(safeCall.toolName);
-    const attributes: Attributes = { [ATTR.resumed]: false };
+    const attributes = startAttributes(toolName, false);
     if (isId(safeCall.toolCallId)) attributes[ATTR.toolCallId] = safeCall.toolCallId;
     const tenant = tenantOf(opts?.identity);
     if (tenant !== undefined) attributes[ATTR.tenant] = tenant;
@@ -264,7 +296,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
   ): Promise<DispatchOutcome> {
     const shape = (typeof request === 'object' && request !== null ? request : {}) as Partial<CheckInRequest>;
     const toolName = knownName(shape.toolName);
-    const attributes: Attributes = { [ATTR.resumed]: true };
+    const attributes = startAttributes(toolName, true);
     if (isId(shape.toolCallId)) attributes[ATTR.toolCallId] = shape.toolCallId;
     if (isId(shape.id)) attributes[ATTR.resumedCheckInId] = shape.id;
     const approved = (decision as { approved?: unknown } | null)?.approved;
