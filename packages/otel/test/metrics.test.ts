@@ -93,4 +93,13 @@ describe('otel metrics', () => {
       ],
     ]);
   });
+
+  it('counts with no tracer at all (the no-op one)', async () => {
+    const untraced = otel(worldDispatcher(), { meter: t.meterProvider.getMeter('metrics-only') });
+
+    await untraced.dispatch({ toolName: 'lookup', args: { order: 'A-1' } });
+
+    expect((await t.points('toolgate.dispatch.outcomes')).map((p) => p.value)).toEqual([1]);
+    expect(t.spans()).toEqual([]);
+  });
 });

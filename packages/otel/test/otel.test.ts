@@ -288,6 +288,38 @@ describe('otel: parents', () => {
   });
 });
 
+describe('otel: without an SDK', () => {
+  beforeEach(() => {
+    context.setGlobalContextManager(new AsyncHooksContextManager().enable());
+  });
+  afterEach(() => {
+    context.disable();
+  });
+
+  it("keeps the caller's trace active while the tool runs", async () => {
+    const seen: (string | undefined)[] = [];
+    const probe = defineTool({
+      name: 'probe',
+      description: 'reads the active trace',
+      inputSchema: { type: 'object', properties: {} },
+      execute: async () => {
+        seen.push(trace.getActiveSpan()?.spanContext().traceId);
+        return 'ok';
+      },
+    });
+    const wrapped = otel(worldDispatcher([probe]));
+    const caller = t.tracerProvider.getTracer('caller');
+
+    await caller.startActiveSpan('agent turn', async (turn) => {
+      await wrapped.dispatch({ toolName: 'probe', args: {} });
+      turn.end();
+    });
+    await wrapped.dispatch({ toolName: 'probe', args: {} });
+
+    expect(seen).toEqual([onlySpan(t.spans(), 'agent turn').spanContext().traceId, undefined]);
+  });
+});
+
 describe('otel: tenant', () => {
   const identity = { tenant: 'acme-corp', principal: 'alice' };
   const tenantAttribute = async (
