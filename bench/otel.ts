@@ -1,8 +1,10 @@
 // `pnpm bench:otel`: what `@toolgate/otel` adds to a governed dispatch. The same dispatcher runs bare,
-// wrapped with no SDK registered (the no-op tracer and meter every library ships with), and wrapped with a
-// real SDK tracer that records and drops spans. A second bare task measures the noise: two identical
+// wrapped with no SDK registered (the no-op tracer and meter every library ships with), wrapped with a
+// no-op tracer passed in (a span is still started and ended), and wrapped with a real SDK tracer that
+// records and drops spans. A second bare task measures the noise: two identical
 // tasks differ only by it. Time is process CPU time; tasks are interleaved and rotated each round.
 
+import { ProxyTracerProvider } from '@opentelemetry/api';
 import { Bench } from 'tinybench';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createDispatcher, defineTool, type Dispatcher } from '@toolgate/core';
@@ -35,6 +37,7 @@ const recording = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProce
 const BARE = 'bare dispatch';
 const NOISE = 'bare dispatch (again)';
 const NOOP = 'otel, no SDK (no-op tracer)';
+const NOOP_GIVEN = 'otel, a no-op tracer passed in';
 const SDK = 'otel, SDK tracer recording';
 // One dispatcher under every task, so the tasks differ only by the wrapper.
 const base = createDispatcher({ tools: [tool], chain: canonicalChain() });
@@ -42,6 +45,7 @@ const tasks: [string, Dispatcher][] = [
   [BARE, base],
   [NOISE, base],
   [NOOP, otel(base)],
+  [NOOP_GIVEN, otel(base, { tracer: new ProxyTracerProvider().getTracer('bench') })],
   [SDK, otel(base, { tracer: recording.getTracer('bench') })],
 ];
 

@@ -7,6 +7,7 @@ import {
   createNoopMeter,
   INVALID_TRACEID,
   metrics,
+  ProxyTracerProvider,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -79,6 +80,9 @@ export class OtelConfigError extends Error {
   readonly code = 'ERR_OTEL_CONFIG';
 }
 
+// What the global tracer provider delegates to until an SDK registers (the API's shared no-op provider).
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
 const TENANT_MODES = ['omit', 'raw', 'hashed'];
 const REMOTE_MODES = ['parent', 'link', 'ignore'];
 
@@ -127,6 +131,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     throw new OtelConfigError(`otel: 'propagator' must be a TextMapPropagator (with extract).`);
 
   const tracer = options.tracer ?? trace.getTracer(SCOPE);
+  const globalTracer = options.tracer === undefined;
   const meter = options.meter ?? metrics.getMeter(SCOPE);
   const instruments: Instruments = {
     outcomes: meter.createCounter('toolgate.dispatch.outcomes', {
@@ -279,7 +284,18 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     return outcome;
   }
 
+  /**
+   * Nothing to do at all: no meter, and the global tracer has no SDK behind it yet. Asked per call, since
+   * an SDK may register later; a tracer passed in is always used.
+   */
+  function idle(): boolean {
+    if (metered || !globalTracer) return false;
+    const provider = trace.getTracerProvider();
+    return provider instanceof ProxyTracerProvider && provider.getDelegate() === NO_SDK;
+  }
+
   function dispatch(call: ToolCall, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
+    if (idle()) return inner.dispatch(call, opts);
     const safeCall = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
     const toolName = knownName(safeCall.toolName);
     const attributes = startAttributes(toolName, false);
@@ -294,6 +310,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     decision: CheckInDecision,
     opts: ResumeOptions = {},
   ): Promise<DispatchOutcome> {
+    if (idle()) return inner.resume(request, decision, opts);
     const shape = (typeof request === 'object' && request !== null ? request : {}) as Partial<CheckInRequest>;
     const toolName = knownName(shape.toolName);
     const attributes = startAttributes(toolName, true);

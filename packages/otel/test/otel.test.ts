@@ -385,6 +385,20 @@ describe('otel: the wrapper', () => {
     expect(t.spans()).toEqual([]);
   });
 
+  it('starts tracing through the global tracer once an SDK registers, after the wrapper was built', async () => {
+    const wrapped = otel(inner);
+    await wrapped.dispatch({ toolName: 'lookup', args: { order: 'A-1' } });
+
+    trace.setGlobalTracerProvider(t.tracerProvider);
+    try {
+      await wrapped.dispatch({ toolName: 'lookup', args: { order: 'A-2' } });
+    } finally {
+      trace.disable();
+    }
+
+    expect(t.spans().map((s) => s.name)).toEqual(['execute_tool lookup']);
+  });
+
   it('still answers the call when the tracer or the meter throws', async () => {
     const broken = {
       startSpan: () => {
