@@ -156,8 +156,12 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     if (typeof tenant !== 'string' || tenant === '') return undefined;
     if (tenantMode === 'raw') return tenant;
     if (tenantMode === 'hashed') return shortHash(tenant);
-    const mapped = tenantMode(tenant);
-    return typeof mapped === 'string' ? mapped : undefined;
+    try {
+      const mapped = tenantMode(tenant);
+      return typeof mapped === 'string' ? mapped : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The registered tool's name; a name the model made up is left out of names and attributes. */
@@ -245,7 +249,7 @@ export function otel(dispatcher: Dispatcher, options: OtelOptions = {}): Dispatc
     try {
       started = start(toolName, traceContext, attributes, links);
       // A no-op tracer's span records nothing and carries no trace: nothing waits for the outcome, and the
-      // caller's context stays as it was. This keeps the wrapper's cost within noise without an SDK.
+      // caller's context stays as it was.
       if (!metered && !started.span.isRecording() && started.span.spanContext().traceId === INVALID_TRACEID) {
         started.span.end();
         return call();

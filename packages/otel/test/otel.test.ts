@@ -347,6 +347,11 @@ describe('otel: tenant', () => {
     expect(await tenantAttribute('hashed')).toBe(shortHash('acme-corp'));
     expect(await tenantAttribute((tenant) => `t-${tenant.length}`)).toBe('t-9');
     expect(await tenantAttribute(() => undefined)).toBeUndefined();
+    expect(
+      await tenantAttribute(() => {
+        throw new Error('lookup failed');
+      }),
+    ).toBeUndefined();
   });
 
   it("takes a resume's tenant from the signed request", async () => {
