@@ -404,6 +404,22 @@ describe('otel: the wrapper', () => {
     expect(t.spans().map((s) => s.name)).toEqual(['execute_tool lookup']);
   });
 
+  it('ends the span as an error and rethrows when a wrapped dispatcher throws, without the error text', async () => {
+    const throwing: Dispatcher = {
+      ...inner,
+      dispatch: () => Promise.reject(new Error('broken wrapper: order A-1')),
+    };
+    const wrapped = otel(throwing, { tracer: t.tracerProvider.getTracer('test') });
+
+    await expect(wrapped.dispatch({ toolName: 'lookup', args: { order: 'A-1' } })).rejects.toThrow(
+      'broken wrapper',
+    );
+
+    const span = onlySpan(t.spans(), 'execute_tool lookup');
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'dispatcher threw' });
+    expect(JSON.stringify(exportedParts(span))).not.toContain('A-1');
+  });
+
   it('still answers the call when the tracer or the meter throws', async () => {
     const broken = {
       startSpan: () => {
