@@ -27,7 +27,21 @@ export interface ToolCall {
 export interface DispatchOptions {
   readonly identity?: Identity;
   readonly signal?: AbortSignal;
+  /**
+   * The W3C trace context the call arrived with (an MCP request's `_meta.traceparent`), for a tracing
+   * wrapper such as `@toolgate/otel` to parent its span on. The core passes it through and never reads it.
+   */
+  readonly traceContext?: TraceContext;
 }
+
+/** W3C Trace Context headers, as strings exactly as received. */
+export interface TraceContext {
+  readonly traceparent: string;
+  readonly tracestate?: string;
+}
+
+/** What `resume` takes besides the request and the decision: no identity (the request carries it). */
+export type ResumeOptions = Pick<DispatchOptions, 'signal' | 'traceContext'>;
 
 export type ChainSource = Chain | ((identity: Identity | undefined) => Chain);
 
@@ -52,7 +66,7 @@ export interface Dispatcher {
   resume(
     request: CheckInRequest,
     decision: CheckInDecision,
-    options?: Pick<DispatchOptions, 'signal'>,
+    options?: ResumeOptions,
   ): Promise<DispatchOutcome>;
   /** What the model sees: name, description, inputSchema. Never `needs` or anything secret. */
   schemas(): ToolSchema[];
@@ -300,7 +314,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function resume(
     request: CheckInRequest,
     decision: CheckInDecision,
-    opts: Pick<DispatchOptions, 'signal'> = {},
+    opts: ResumeOptions = {},
   ): Promise<DispatchOutcome> {
     const shape = request as Partial<CheckInRequest> | null;
     const toolName = typeof shape?.toolName === 'string' ? shape.toolName : '';

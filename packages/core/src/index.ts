@@ -36,8 +36,10 @@ export type {
   DispatchOptions,
   Dispatcher,
   DispatcherOptions,
+  ResumeOptions,
   ToolCall,
   ToolgateEmitter,
+  TraceContext,
 } from './dispatcher';
 export { createDispatcher, DispatcherConfigError } from './dispatcher';
 export type {

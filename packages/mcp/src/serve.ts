@@ -23,6 +23,7 @@ import {
   type PausedOutcome,
   type Tool,
   type ToolgateEmitter,
+  type TraceContext,
 } from '@toolgate/core';
 import { askPerson, canElicitForm } from './elicit';
 import { callToolResult, refusalResult } from './results';
@@ -47,6 +48,11 @@ export interface McpServeOptions {
   readonly instructions?: string;
   /** How long a person at the client may take to answer a check-in; default 10 minutes. */
   readonly checkInTimeoutMs?: number;
+  /**
+   * Wraps the dispatcher every tools/call goes through, e.g. `(d) => otel(d, { tracer })` from
+   * `@toolgate/otel`. The wrapper must keep the Dispatcher interface; `served.dispatcher` is the wrapped one.
+   */
+  readonly instrument?: (dispatcher: Dispatcher) => Dispatcher;
 }
 
 export interface McpServed {
@@ -103,6 +109,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   const checkInTimeoutMs = options.checkInTimeoutMs ?? DEFAULT_CHECK_IN_TIMEOUT_MS;
   if (!Number.isInteger(checkInTimeoutMs) || checkInTimeoutMs <= 0)
     throw new McpServeConfigError(`mcpServe '${name}': 'checkInTimeoutMs' must be a positive integer.`);
+  const { instrument } = options;
+  if (instrument !== undefined && typeof instrument !== 'function')
+    throw new McpServeConfigError(
+      `mcpServe '${name}': 'instrument' must be a function (dispatcher) => Dispatcher.`,
+    );
   for (const tool of tools) {
     const schema = (tool as { schema?: { name?: unknown; inputSchema?: { type?: unknown } } }).schema;
     if (schema?.inputSchema !== undefined && schema.inputSchema.type !== 'object') {
@@ -111,11 +122,21 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       );
     }
   }
-  const dispatcher = createDispatcher({
+  const created = createDispatcher({
     tools,
     chain: options.chain,
     ...(options.events !== undefined ? { events: options.events } : {}),
   });
+  const dispatcher = instrument === undefined ? created : instrument(created);
+  if (
+    typeof dispatcher !== 'object' ||
+    dispatcher === null ||
+    typeof dispatcher.dispatch !== 'function' ||
+    typeof dispatcher.resume !== 'function'
+  )
+    throw new McpServeConfigError(
+      `mcpServe '${name}': 'instrument' must return a Dispatcher (with dispatch and resume).`,
+    );
   const listed = dispatcher.schemas();
   const servers = new Set<Server>();
 
@@ -124,6 +145,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     first: DispatchOutcome,
     identity: Identity | undefined,
     extra: McpRequestExtra,
+    traceContext: TraceContext | undefined,
   ) {
     let outcome = first;
     for (let round = 0; outcome.kind === 'paused' && round < MAX_CHECK_IN_ROUNDS; round++) {
@@ -155,7 +177,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           ),
         );
       }
-      outcome = await dispatcher.resume(outcome.checkIn, decision, { signal: extra.signal });
+      outcome = await dispatcher.resume(outcome.checkIn, decision, {
+        signal: extra.signal,
+        ...(traceContext !== undefined ? { traceContext } : {}),
+      });
     }
     if (outcome.kind === 'paused') {
       await revoke(outcome, identity);
@@ -209,12 +234,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           ),
         );
       }
-      // Only the tool name and arguments come from the client; _meta claims are not read.
+      // Only the tool name and arguments come from the client; of _meta, only the trace context is read,
+      // and it decides no policy: it parents a tracing wrapper's span.
+      const traceContext = traceContextOf(request.params._meta);
       const outcome = await dispatcher.dispatch(
         { toolName: request.params.name, args: request.params.arguments ?? {} },
-        { ...(identity !== undefined ? { identity } : {}), signal: extra.signal },
+        {
+          ...(identity !== undefined ? { identity } : {}),
+          signal: extra.signal,
+          ...(traceContext !== undefined ? { traceContext } : {}),
+        },
       );
-      return settle(server, outcome, identity, extra);
+      return settle(server, outcome, identity, extra, traceContext);
     });
     const previous = server.onclose;
     server.onclose = () => {
@@ -240,4 +271,17 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       servers.clear();
     },
   };
+}
+
+// W3C headers are short; anything longer is not a trace context worth carrying.
+const MAX_TRACE_HEADER = 512;
+
+/** `_meta.traceparent` (and `tracestate`) as sent, when they are strings of a sane length. */
+function traceContextOf(meta: unknown): TraceContext | undefined {
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  if (typeof traceparent !== 'string' || traceparent.length > MAX_TRACE_HEADER) return undefined;
+  return typeof tracestate === 'string' && tracestate.length <= MAX_TRACE_HEADER
+    ? { traceparent, tracestate }
+    : { traceparent };
 }
