@@ -117,10 +117,9 @@ function problemOf(error: ErrorObject): ValidationProblem {
   }
 }
 
-/** ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call. */
-export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
-  const useDefaults = options.useDefaults ?? true;
-  const settings = {
+/** The ajv options of one configuration, built in this one place. */
+function ajvSettings(useDefaults: boolean) {
+  return {
     allErrors: true,
     strict: true,
     strictTypes: false,
@@ -128,28 +127,106 @@ export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator
     strictRequired: false,
     allowUnionTypes: true,
     useDefaults,
+    // A compiled schema is not registered by its $id: tools sharing one ajv must not collide on an id.
+    addUsedSchema: false,
   } as const;
-  let draft7: Ajv | undefined;
-  let draft2020: Ajv2020 | undefined;
-  const instanceFor = (schema: JsonSchema): Ajv | Ajv2020 => {
-    if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
-      draft2020 ??= addFormats(new Ajv2020(settings)) as Ajv2020;
-      return draft2020;
+}
+
+type AjvSettings = ReturnType<typeof ajvSettings>;
+
+// How many compiled schemas one configuration keeps by text; the least recently used go first.
+const MAX_COMPILED = 500;
+
+/**
+ * One configuration's ajv instances and compiled schemas, shared by every validator of that
+ * configuration in the process: a new chain or dispatcher compiles nothing it has seen.
+ */
+class SharedAjv {
+  readonly #settings: AjvSettings;
+  #draft7: Ajv | undefined;
+  #draft2020: Ajv2020 | undefined;
+  readonly #bySchema = new WeakMap<object, CompiledSchema>();
+  readonly #byText = new Map<string, { readonly compiled: CompiledSchema; readonly schema: JsonSchema }>();
+
+  constructor(settings: AjvSettings) {
+    this.#settings = settings;
+  }
+
+  compile(schema: JsonSchema): CompiledSchema {
+    const known = this.#bySchema.get(schema);
+    if (known !== undefined) return known;
+    const text = jsonTextOf(schema);
+    const cached = text === undefined ? undefined : this.#byText.get(text);
+    if (cached !== undefined) {
+      // Refresh its place in the LRU order.
+      this.#byText.delete(text!);
+      this.#byText.set(text!, cached);
+      this.#bySchema.set(schema, cached.compiled);
+      return cached.compiled;
     }
-    draft7 ??= addFormats(new Ajv(settings)) as Ajv;
-    return draft7;
+    const compiled = compiledBy(this.#instanceFor(schema).compile(schema), this.#settings, schema);
+    this.#bySchema.set(schema, compiled);
+    if (text !== undefined) {
+      this.#byText.set(text, { compiled, schema });
+      if (this.#byText.size > MAX_COMPILED) this.#evictOldest();
+    }
+    return compiled;
+  }
+
+  #evictOldest(): void {
+    const [text, entry] = this.#byText.entries().next().value!;
+    this.#byText.delete(text);
+    this.#instanceFor(entry.schema).removeSchema(entry.schema);
+  }
+
+  #instanceFor(schema: JsonSchema): Ajv | Ajv2020 {
+    if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
+      this.#draft2020 ??= addFormats(new Ajv2020(this.#settings)) as Ajv2020;
+      return this.#draft2020;
+    }
+    this.#draft7 ??= addFormats(new Ajv(this.#settings)) as Ajv;
+    return this.#draft7;
+  }
+}
+
+/**
+ * The schema as JSON text, in its own key order (which decides the order problems are reported in);
+ * undefined when it has no JSON form, so it is cached by identity only.
+ */
+function jsonTextOf(schema: JsonSchema): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    return undefined;
+  }
+}
+
+function compiledBy(validate: ValidateFunction, settings: AjvSettings, schema: JsonSchema): CompiledSchema {
+  const cloneFirst = settings.useDefaults && hasDefaults(schema);
+  return (args) => {
+    // ajv writes defaults into the data it validates, so it gets a copy.
+    const data = cloneFirst ? structuredClone(args) : args;
+    if (validate(data))
+      return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
+    return { valid: false, problems: problemsOf(validate.errors ?? []) };
   };
-  return {
-    compile(schema) {
-      const validate: ValidateFunction = instanceFor(schema).compile(schema);
-      const cloneFirst = useDefaults && hasDefaults(schema);
-      return (args) => {
-        // ajv writes defaults into the data it validates, so it gets a copy.
-        const data = cloneFirst ? structuredClone(args) : args;
-        if (validate(data))
-          return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
-        return { valid: false, problems: problemsOf(validate.errors ?? []) };
-      };
-    },
-  };
+}
+
+const shared = new Map<string, SharedAjv>();
+
+/**
+ * ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call.
+ * Validators of the same configuration share one ajv per draft and one bounded cache of compiled
+ * schemas for the process, keyed by schema object and then by its JSON text.
+ */
+export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
+  const settings = ajvSettings(options.useDefaults ?? true);
+  const key = JSON.stringify(settings);
+  let instance = shared.get(key);
+  if (instance === undefined) {
+    instance = new SharedAjv(settings);
+    shared.set(key, instance);
+  }
+  const chosen = instance;
+  return { compile: (schema) => chosen.compile(schema) };
 }
