@@ -16,6 +16,7 @@ import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from '
 import type { Identity } from './identity';
 import { newId } from './ids';
 import type { LedgerRow } from './outcomes';
+import type { FiledPass, Plan } from './plan';
 import type { ArtifactMeta } from './ports';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
 import type { Tool, ToolArgs } from './tool';
@@ -168,6 +169,7 @@ export class CallContext implements ToolMiddlewareContext {
   readonly #callerSignal: AbortSignal | undefined;
   #ownSignal: AbortSignal | undefined;
   readonly #chain: Chain;
+  readonly #plan: Plan;
   #usedReceipts: Set<CheckInReceipt> | undefined;
   // Where the call has reached in the onion: turn i is the middleware at position i, and the turn
   // after the last middleware is the executor's. Turn i + 1 beginning means middleware i continued;
@@ -183,6 +185,7 @@ export class CallContext implements ToolMiddlewareContext {
     signal: AbortSignal | undefined;
     resume: ResumeState | undefined;
     chain: Chain;
+    plan: Plan;
     env: CallEnvironment;
   }) {
     this.tool = init.tool;
@@ -195,6 +198,7 @@ export class CallContext implements ToolMiddlewareContext {
     this.resumed = init.resume !== undefined;
     this.chainId = init.chain.id;
     this.#chain = init.chain;
+    this.#plan = init.plan;
     this.dispatchedArgs = init.args;
     this.#args = init.args;
     this.#env = init.env;
@@ -606,12 +610,26 @@ export class CallContext implements ToolMiddlewareContext {
     );
   }
 
-  /** The next turn begins: files the previous middleware's decision to continue. Returns the turn's position. */
+  /**
+   * The next turn begins: files the previous middleware's decision to continue, then the passes of the
+   * middleware the plan left out before this turn. Returns the turn's position in the plan.
+   */
   beginTurn(): number {
     if (this.#turns > 0) this.#assertOpen();
     const position = this.#turns++;
-    if (position > 0) this.fileContinue(this.#chain.middleware[position - 1]!.name);
+    if (position > 0) this.fileContinue(this.#plan.running[position - 1]!.name);
+    const passes = this.#plan.passes[position];
+    if (passes !== undefined) for (const pass of passes) this.#filePass(pass);
     return position;
+  }
+
+  /** A left-out middleware, as if it ran: it speaks, emits its events, continues, and its row is filed. */
+  #filePass(pass: FiledPass): void {
+    this.enter(pass.gate, true);
+    for (const event of pass.events) this.emit(event);
+    this.#assertOpen();
+    this.ledger.push(pass.row);
+    if (this.#env.wants('gate.decision')) this.publish('gate.decision', () => pass.row);
   }
 
   /**
@@ -638,7 +656,7 @@ export class CallContext implements ToolMiddlewareContext {
   /** The turn at `position` ended: the middleware before it speaks again. */
   endTurn(position: number): void {
     this.#ended[position] = true;
-    if (position > 0) this.enter(this.#chain.middleware[position - 1]!.name, false);
+    if (position > 0) this.enter(this.#plan.running[position - 1]!.name, false);
   }
 
   /** Whether the middleware at `position` called next(). */

@@ -227,6 +227,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     resume: ResumeState | undefined,
   ): Promise<DispatchOutcome> {
     const started = now();
+    const plan = chain.planFor(tool, governed as never);
     const ctx = new CallContext({
       tool,
       toolCallId,
@@ -235,10 +236,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       signal,
       resume,
       chain,
+      plan,
       env,
     });
     ctx.publish('dispatch.start', () => ({ resumed: resume !== undefined }));
-    const composed = chain.composed(governed as never) as unknown as (
+    const composed = plan.composed as unknown as (
       c: CallContext,
       next: (c: CallContext) => Promise<void>,
     ) => Promise<void>;

@@ -19,6 +19,7 @@ export type {
   PauseServiceOptions,
   UnsafeOrder,
 } from './chain';
+export type { PassThrough } from './plan';
 export {
   CANONICAL_ORDER,
   Chain,

@@ -22,6 +22,7 @@ export interface WantsGateOptions {
 }
 
 const LISTED_REFS = 10;
+const NO_WANTED_ARGS = Object.freeze({ why: 'no wanted args' });
 
 function requiredArgs(ctx: ToolMiddlewareContext): ReadonlySet<string> {
   const required = ctx.tool.schema.inputSchema['required'];
@@ -167,6 +168,8 @@ export function wantsGate(options: WantsGateOptions = {}): Middleware {
       }
       return undefined;
     },
+    passThrough: (tool) =>
+      Object.keys(tool.wants ?? {}).length === 0 || store === undefined ? NO_WANTED_ARGS : undefined,
     // A tool that wants nothing passes without an async frame; only resolving refs awaits.
     run: function wants(ctx, next) {
       const wanted = Object.entries(ctx.tool.wants ?? {});

@@ -89,9 +89,22 @@ beforeEach(() => {
 });
 
 describe('the hot path', () => {
-  it('composes a chain once, however many calls it serves', async () => {
+  it('composes one onion per tool plan of a chain, however many calls it serves', async () => {
     const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool()], chain: canonicalChain() });
     await dispatchMany(dispatcher, DISPATCHES);
+    // Two plans: 'search' declares a ceiling, so result-ceiling runs for it; 'fetch_page' declares none.
+    expect(composeCalls).toHaveBeenCalledTimes(2);
+  });
+
+  it('shares one composed onion between tools whose gates all decide alike', async () => {
+    const lookup = defineTool({
+      name: 'search',
+      description: 'Looks up.',
+      inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
+      execute: async () => 'found',
+    });
+    const dispatcher = createDispatcher({ tools: [lookup, fetchTool()], chain: canonicalChain() });
+    await dispatchMany(dispatcher, 100);
     expect(composeCalls).toHaveBeenCalledTimes(1);
   });
 
@@ -118,7 +131,8 @@ describe('the hot path', () => {
     await dispatchMany(dispatcher, DISPATCHES, (i) => ({
       identity: { tenant: tenants[i % tenants.length]! },
     }));
-    expect(composeCalls).toHaveBeenCalledTimes(tenants.length);
+    // Per tenant chain, one onion for each of the two tool plans.
+    expect(composeCalls).toHaveBeenCalledTimes(tenants.length * 2);
   });
 
   it('compiles each tool schema once, at dispatcher build, and never while dispatching', async () => {
