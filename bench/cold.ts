@@ -49,6 +49,8 @@ function buildMany(): number {
 
 const first = await agentRun();
 const second = await agentRun();
+// Peak RSS of the process up to here: a fresh process, two agents and their 400 calls.
+const runsRssMb = process.resourceUsage().maxRSS / 1024;
 const fiftyFirst = buildMany();
 const fiftySecond = buildMany();
 // Later builds, once the build code itself is warm.
@@ -62,6 +64,7 @@ process.stdout.write(
     fiftyFirstMs: fiftyFirst,
     fiftySecondMs: fiftySecond,
     fiftyWarmMs: fiftyWarm[fiftyWarm.length >> 1],
+    runsRssMb,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
   })}\n`,
 );

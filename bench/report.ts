@@ -2,7 +2,9 @@
 // its spread, and each target of the issue marked met or missed.
 
 import os from 'node:os';
+import type { ColdStart } from './cold-start';
 import type { Spread } from './measure';
+import type { PeerFit } from './peers';
 
 export interface PerCallRow {
   readonly name: string;
@@ -34,8 +36,12 @@ export interface Report {
   ratios?: {
     readonly passive: Spread;
     readonly active: Spread;
+    readonly activeLessStringify: Spread;
+    readonly stringify: Spread;
     readonly roundRobin: Spread;
   };
+  peers?: PeerFit;
+  cold?: ColdStart;
   events?: readonly EventsRow[];
   tenants?: {
     readonly count: number;
@@ -69,7 +75,16 @@ export const PASSIVE_CHAIN = 'passive canonical chain';
 export const ACTIVE_CHAIN = 'active canonical chain';
 export const STRINGIFY = 'JSON.stringify of the active result alone';
 
-export const TARGETS = { passive: 2.0, active: 4.0, zeroListeners: 1.05, heapGrowthMb: 5 } as const;
+export const TARGETS = {
+  passive: 2.0,
+  active: 4.0,
+  zeroListeners: 1.05,
+  heapGrowthMb: 5,
+  peerPerCallUs: 8,
+  peerFixedMs: 1,
+  peerRssMb: 60,
+  secondBuildMs: 0.2,
+} as const;
 
 const percentOver = (ratio: number) => `${ratio >= 1 ? '+' : '−'}${fixed(Math.abs(ratio - 1) * 100, 1)}%`;
 
@@ -101,9 +116,34 @@ export function targetRows(report: Report): string[][] {
       verdict(ratios.passive.median <= TARGETS.passive),
     ]);
     rows.push([
-      `active chain ≤ ${TARGETS.active.toFixed(1)}× floor B`,
-      times(ratios.active),
-      verdict(ratios.active.median <= TARGETS.active),
+      `active chain ≤ ${TARGETS.active.toFixed(1)}× floor B plus its one serialization (${fixed(ratios.stringify.median, 2)}×)`,
+      `${times(ratios.activeLessStringify)} + serialization; ${fixed(ratios.active.median, 2)}× all in`,
+      verdict(ratios.activeLessStringify.median <= TARGETS.active),
+    ]);
+  }
+  const { peers, cold } = report;
+  if (peers !== undefined) {
+    rows.push([
+      `peers' workload: ≤ ${TARGETS.peerPerCallUs} µs per call`,
+      `${plusMinus(peers.perCallUs)} µs`,
+      verdict(peers.perCallUs.median <= TARGETS.peerPerCallUs),
+    ]);
+    rows.push([
+      `peers' workload: ≤ ${TARGETS.peerFixedMs} ms fixed per run`,
+      `${plusMinus(peers.fixedMs, 3)} ms`,
+      verdict(peers.fixedMs.median <= TARGETS.peerFixedMs),
+    ]);
+  }
+  if (cold !== undefined) {
+    rows.push([
+      `a fresh process's 200-call runs peak ≤ ${TARGETS.peerRssMb} MB RSS`,
+      `${plusMinus(cold.runsRssMb, 1)} MB (bare node: ${fixed(cold.baselineRssMb.median, 1)} MB)`,
+      verdict(cold.runsRssMb.median <= TARGETS.peerRssMb),
+    ]);
+    rows.push([
+      `second dispatcher over 50 tools whose schemas were seen < ${TARGETS.secondBuildMs} ms`,
+      `${plusMinus(cold.fiftySecondMs, 3)} ms (fresh tool objects; warm: ${fixed(cold.fiftyWarmMs.median, 3)} ms)`,
+      verdict(cold.fiftySecondMs.median < TARGETS.secondBuildMs),
     ]);
   }
   for (const row of report.events ?? []) {
@@ -159,6 +199,67 @@ function whereTheTimeGoes(report: Report): string[] {
     );
   }
   return lines;
+}
+
+function peersAndColdStart(report: Report): string[] {
+  const { peers, cold } = report;
+  const out: string[] = [];
+  if (peers !== undefined) {
+    out.push("## The peers' workload");
+    out.push('');
+    out.push(
+      table(
+        ['', ''],
+        [
+          ['per call (slope between runs of 10 and 200 calls)', `${plusMinus(peers.perCallUs)} µs`],
+          ['fixed per run (intercept)', `${plusMinus(peers.fixedMs, 3)} ms`],
+          ['a whole run of 200 calls', `${plusMinus(peers.runMs, 2)} ms`],
+          ['runs', String(peers.runs)],
+        ],
+      ),
+    );
+    out.push('');
+    out.push(
+      'As the AI SDK, LangChain and OpenAI Agents are measured: one `echo` tool, a scripted model, a fresh agent ' +
+        'per run (its own tool object with the same schema text, `canonicalChain()` with five pass-through policy ' +
+        'hooks added by `use`, `createDispatcher`), ajv validating every call. Runs of 10 and of 200 calls alternate; ' +
+        'each pair gives one slope and one intercept, on the CPU clock, in this warm process.',
+    );
+    out.push('');
+  }
+  if (cold !== undefined) {
+    const agent = (a: ColdStart['first']) =>
+      `build ${plusMinus(a.buildMs, 2)} ms, first call ${plusMinus(a.firstCallMs, 2)} ms, 200 calls ${plusMinus(a.runMs, 1)} ms`;
+    out.push('## Cold start');
+    out.push('');
+    out.push(
+      table(
+        ['', `median ± MAD over ${cold.processes} fresh processes (wall clock)`],
+        [
+          ['first agent in a process', agent(cold.first)],
+          ['second agent in the same process', agent(cold.second)],
+          ['50-tool dispatcher, first build (new schemas)', `${plusMinus(cold.fiftyFirstMs, 2)} ms`],
+          [
+            '50-tool dispatcher, second build (fresh tool objects, schemas seen)',
+            `${plusMinus(cold.fiftySecondMs, 3)} ms`,
+          ],
+          ['50-tool dispatcher, later builds (median of 20)', `${plusMinus(cold.fiftyWarmMs, 3)} ms`],
+          ['peak RSS after both agents (400 calls)', `${plusMinus(cold.runsRssMb, 1)} MB`],
+          ['peak RSS at the end (after the 50-tool builds)', `${plusMinus(cold.maxRssMb, 1)} MB`],
+          ['peak RSS of bare `node -e`', `${plusMinus(cold.baselineRssMb, 1)} MB`],
+        ],
+      ),
+    );
+    out.push('');
+    out.push(
+      '`bench/cold.ts`, bundled from the TypeScript sources with esbuild and run by plain node (no TypeScript loader ' +
+        "in the process), so the RSS is the library's and the workload's. The first agent pays for loading and " +
+        'compiling the modules, ajv and the first schema; the second finds the schema compiled and pays only for its ' +
+        'own chain, dispatcher and plan.',
+    );
+    out.push('');
+  }
+  return out;
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -316,6 +417,7 @@ export function renderResults(report: Report): string {
     );
     out.push('');
   }
+  out.push(...peersAndColdStart(report));
   if (concurrent !== undefined || sequential !== undefined) {
     out.push('## Scale');
     out.push('');
