@@ -100,6 +100,8 @@ export interface CallEnvironment {
   readonly now: () => number;
   /** Whether anyone listens to `type`; events nobody hears are never built. */
   readonly wants: (type: string) => boolean;
+  /** True when nobody listens to anything: no listener can run while the call proceeds. */
+  readonly quiet: () => boolean;
   readonly emit: (type: string, event: Record<string, unknown>) => void;
 }
 

@@ -1,10 +1,9 @@
-// The executor at the centre of the onion, and how a finished run becomes a DispatchOutcome.
+// The executor at the centre of the onion, and how whatever ended a run is recorded on its context.
 
 import { whenAborted } from './abort';
 import { CallContext, resultTextOf, ToolFailure } from './context';
 import { redact } from './credential';
-import type { DispatchOutcome } from './outcomes';
-import { Pause, Refusal, refusalReason, sentence } from './refusal';
+import { Pause, Refusal, refusalReason } from './refusal';
 
 const MAX_ERROR_CHARS = 1000;
 
@@ -169,60 +168,4 @@ export function absorb(ctx: CallContext, error: unknown, signal: AbortSignal | u
       ),
     );
   }
-}
-
-export function outcomeOf(ctx: CallContext): DispatchOutcome {
-  const base = {
-    toolName: ctx.toolName,
-    ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-    toolCallId: ctx.toolCallId,
-    chainId: ctx.chainId,
-    ran: ctx.ran,
-    // A copy: a chain abandoned on abort may still file rows, and a returned outcome never changes.
-    ledger: [...ctx.ledger],
-  };
-  const stopped = ctx.stopped;
-  if (stopped instanceof Pause)
-    return { kind: 'paused', ...base, checkIn: stopped.request, content: stopped.message };
-  if (stopped instanceof Refusal) {
-    return {
-      kind: 'refused',
-      ...base,
-      gate: stopped.gate,
-      code: stopped.code,
-      reason: stopped.reason,
-      retryable: stopped.retryable,
-      content: stopped.message,
-    };
-  }
-  if (ctx.failure !== undefined && ctx.error !== undefined) {
-    return {
-      kind: 'failed',
-      ...base,
-      error: ctx.error,
-      content: `['${ctx.toolName}' failed: ${sentence(ctx.error.message || ctx.error.name)}]`,
-    };
-  }
-  if (ctx.ran && ctx.hasResult) {
-    return {
-      kind: 'result',
-      ...base,
-      value: ctx.result,
-      content: ctx.resultText ?? '',
-      ...(ctx.receipts.length > 0 ? { receipts: [...ctx.receipts] } : {}),
-    };
-  }
-  const reason = refusalReason(
-    `'${ctx.toolName}' did not run because the chain ended without reaching it`,
-    'Retrying will not help',
-  );
-  return {
-    kind: 'refused',
-    ...base,
-    gate: 'dispatch',
-    code: 'NOT_RUN',
-    reason,
-    retryable: false,
-    content: `[dispatch refused: ${reason}]`,
-  };
 }

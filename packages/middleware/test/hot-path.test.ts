@@ -141,7 +141,10 @@ describe('the hot path', () => {
     try {
       const search = searchTool({ schema: unseenSchema() });
       const fetchPage = fetchTool(unseenSchema());
-      const dispatcher = createDispatcher({ tools: [search, fetchPage], chain: canonicalChain({ validator }) });
+      const dispatcher = createDispatcher({
+        tools: [search, fetchPage],
+        chain: canonicalChain({ validator }),
+      });
       const atBuild = ajvCompiles.mock.calls.length;
       expect(compiled).toEqual([search.schema.inputSchema, fetchPage.schema.inputSchema]);
       expect(atBuild).toBe(2);

@@ -100,8 +100,12 @@ async function runOnce(chain: Chain, tool: Tool, c: Configured, ref: string) {
   const clock = fixedClock();
   const dispatcher = createDispatcher({ tools: [tool], chain, clock: clock.now, callIds: seededIds(7) });
   const heard: unknown[] = [];
-  for (const type of EVENT_TYPES as ToolgateEventType[]) dispatcher.on(type, (event: unknown) => heard.push(event));
-  const args = { q: 'refunds', ...(c.docGiven === 'absent' ? {} : { doc: c.docGiven === 'ref' ? ref : 'x' }) };
+  for (const type of EVENT_TYPES as ToolgateEventType[])
+    dispatcher.on(type, (event: unknown) => heard.push(event));
+  const args = {
+    q: 'refunds',
+    ...(c.docGiven === 'absent' ? {} : { doc: c.docGiven === 'ref' ? ref : 'x' }),
+  };
   const controller = new AbortController();
   if (c.aborted) controller.abort();
   const outcomes: DispatchOutcome[] = [
@@ -144,7 +148,9 @@ describe('per-tool plans', () => {
             : {
                 permissions: {
                   check: () =>
-                    c.checker === 'allows' ? { allow: true as const } : { allow: false as const, reason: 'no' },
+                    c.checker === 'allows'
+                      ? { allow: true as const }
+                      : { allow: false as const, reason: 'no' },
                   governs: [...c.governs],
                 },
               };
