@@ -17,7 +17,7 @@ import { refusedBeforeChain, type EarlyCall } from './outcome';
 import type { DispatchOutcome, RefusedOutcome } from './outcomes';
 import { refusalReason } from './refusal';
 import { verifyCheckInRequest } from './resume';
-import { runCall } from './run';
+import { runCall, type RunRequest } from './run';
 import { TOOL_NAME_PATTERN, type Tool, type ToolArgs, type ToolSchema } from './tool';
 import { chainProblem, DispatcherConfigError, registerTools, type ToolRegistry } from './tool-registry';
 
@@ -183,11 +183,22 @@ function chainResolver(
   };
 }
 
-async function dispatchCall(
+/** Not async itself: a call's only async frame is its run. Whatever throws here still rejects. */
+function dispatchCall(core: DispatcherCore, call: ToolCall, opts: DispatchOptions): Promise<DispatchOutcome> {
+  try {
+    const answer = dispatchSync(core, call, opts);
+    return 'kind' in answer ? Promise.resolve(answer) : runCall(core.env, answer);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** The run a call asks for, or the refusal it gets before any chain runs. */
+function dispatchSync(
   core: DispatcherCore,
   call: ToolCall,
   opts: DispatchOptions,
-): Promise<DispatchOutcome> {
+): RunRequest | RefusedOutcome {
   const safeCall = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
   const toolCallId =
     typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== ''
@@ -214,8 +225,7 @@ async function dispatchCall(
     );
     return refusedBeforeChain(core.env, early, 'BAD_ARGS', reason);
   }
-  const { signal } = opts;
-  return runCall(core.env, { tool, chain, args, toolCallId, identity, signal, resume: undefined });
+  return { tool, chain, args, toolCallId, identity, signal: opts.signal, resume: undefined };
 }
 
 const RESUME_PROBLEMS: Record<string, string> = {

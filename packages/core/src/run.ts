@@ -1,24 +1,13 @@
 // The per-call run: one context, the tool's plan in the chain, the onion around the executor, and
 // the outcome. Shared by dispatch and resume.
 
-import type { Chain } from './chain';
-import { CallContext, type CallEnvironment, type ResumeState } from './context';
+import { CallContext, type CallEnvironment, type CallInit } from './context';
 import { absorb, executeTurn, raceAbort } from './execute';
 import { governed } from './governed';
-import type { Identity } from './identity';
 import { outcomeOf } from './outcome';
 import type { DispatchOutcome } from './outcomes';
-import type { Tool, ToolArgs } from './tool';
 
-export interface RunRequest {
-  readonly tool: Tool;
-  readonly chain: Chain;
-  readonly args: Readonly<ToolArgs>;
-  readonly toolCallId: string;
-  readonly identity: Identity | undefined;
-  readonly signal: AbortSignal | undefined;
-  readonly resume: ResumeState | undefined;
-}
+export type RunRequest = CallInit;
 
 type Onion = (ctx: CallContext, next: (ctx: CallContext) => Promise<void>) => Promise<void>;
 
@@ -26,7 +15,7 @@ type Onion = (ctx: CallContext, next: (ctx: CallContext) => Promise<void>) => Pr
 export async function runCall(env: CallEnvironment, request: RunRequest): Promise<DispatchOutcome> {
   const { tool, chain, signal, resume } = request;
   const plan = chain.planFor(tool, governed as never);
-  const ctx = new CallContext({ ...request, plan, env });
+  const ctx = new CallContext(request, plan, env);
   // Timed only when someone may hear dispatch.end; a listener added mid-call reads 0.
   const started = env.quiet() ? undefined : env.now();
   if (env.wants('dispatch.start')) ctx.publish('dispatch.start', () => ({ resumed: resume !== undefined }));
