@@ -2,6 +2,9 @@
 // share their caller's signal (an agent's run-level signal) and every gate waits on it: a listener each
 // trips Node's listener-leak warning past ten and makes every removal scan all the others.
 
+/** A signal nothing can abort (its controller is unreachable): waiting on it needs no listener. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
 const waiting = new WeakMap<AbortSignal, Set<() => void>>();
 
 /** Calls `onAbort` once when `signal` aborts (at once if it already has); returns what stops the wait. */

@@ -9,6 +9,7 @@ import type {
   CheckInReceipt,
   CheckInRequest,
 } from './check-in';
+import { NEVER_ABORTED } from './abort';
 import { askHuman } from './asking';
 import { digestOf } from './canonical';
 import type { Credential } from './credential';
@@ -125,8 +126,6 @@ export interface CallEnvironment {
 export function frozenCopy(value: ToolArgs): Readonly<ToolArgs> {
   return Object.freeze({ __proto__: Object.prototype, ...value }) as Readonly<ToolArgs>;
 }
-
-const NEVER_ABORTED = new AbortController().signal;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

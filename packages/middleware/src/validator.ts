@@ -206,11 +206,12 @@ function compiledBy(validate: ValidateFunction, settings: AjvSettings, schema: J
   return (args) => {
     // ajv writes defaults into the data it validates, so it gets a copy.
     const data = cloneFirst ? structuredClone(args) : args;
-    if (validate(data))
-      return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
+    if (validate(data)) return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : VALID;
     return { valid: false, problems: problemsOf(validate.errors ?? []) };
   };
 }
+
+const VALID: ValidationResult = Object.freeze({ valid: true });
 
 const shared = new Map<string, SharedAjv>();
 
