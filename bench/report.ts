@@ -183,10 +183,8 @@ function whereTheTimeGoes(report: Report): string[] {
   if (empty !== undefined && passive !== undefined) {
     lines.push(
       `The dispatcher alone (an empty chain) costs ${fixed(empty, 2)}× floor B: the work every call does around ` +
-        `the chain. Of the passive chain's ${fixed(passive, 2)}×, the seven gates add ${fixed(passive - empty, 2)}×, ` +
-        `${fixed((passive - empty) / 7, 2)}× each, against ${fixed(1 / 8, 3)}× for one of floor B's no-op layers: a ` +
-        'governed gate is its own async frame inside the wrapper that checks it continued, files its ledger row and ' +
-        'restores who speaks when its downstream settles.',
+        `the chain. The passive chain's plan runs one gate, validate-args (ajv on one field), and files the other six ` +
+        `gates' passes in their place; together they add ${fixed(passive - empty, 2)}× to ${fixed(passive, 2)}×.`,
     );
   }
   if (active !== undefined && passive !== undefined && stringify !== undefined) {
@@ -194,8 +192,10 @@ function whereTheTimeGoes(report: Report): string[] {
       `Serializing the active tool's ${report.largeResultChars.toLocaleString('en-US')}-character result once, ` +
         `which any dispatcher must do to hand the model text and to measure the ceiling, costs ${fixed(stringify, 2)}× ` +
         `floor B by itself. The rest of the active chain over the passive one (${fixed(active - passive - stringify, 2)}×) ` +
-        'is the work the tool asked for: the checker asked twice, ajv on five fields, the artifact read from the ' +
-        'in-memory store (which clones what it hands out), the credential resolved and wrapped.',
+        'is the work the tool asked for, and every gate runs for it: the checker asked twice, ajv on five fields, the ' +
+        'artifact read from the in-memory store (which clones what it hands out, under a deadline timer because the ' +
+        'store answers asynchronously), the credential resolved and wrapped, the result text searched for the ' +
+        'secret, and the garbage all of it leaves.',
     );
   }
   return lines;
@@ -307,7 +307,8 @@ export function renderResults(report: Report): string {
   out.push('');
   out.push(
     'Counted, not timed, in `packages/middleware/test/hot-path.test.ts` (so a regression fails CI): one ' +
-      'koa-compose per chain, one ajv compile per tool, one `JSON.stringify` of a result per dispatch.',
+      'koa-compose per chain and plan shape, one plan per chain and tool, one ajv compile per schema per process, no ' +
+      'ajv instance for a new chain or dispatcher, one `JSON.stringify` of a result per dispatch.',
   );
   out.push('');
   const breakdown = whereTheTimeGoes(report);
@@ -342,8 +343,8 @@ export function renderResults(report: Report): string {
       'result once, build the outcome.',
   );
   out.push(
-    '- Passive: `canonicalChain()` with every gate present; the tool declares nothing, so each gate passes and ' +
-      'files its ledger row. The tool still has a one-field schema that ajv checks.',
+    '- Passive: `canonicalChain()` with every gate present; the tool declares nothing, so its plan runs only ' +
+      "validate-args (a one-field schema that ajv checks) and files the six other gates' ledger rows.",
   );
   out.push(
     `- Active: a synchronous checker that allows and governs \`payments\` (asked once for the tool's one capability), ` +

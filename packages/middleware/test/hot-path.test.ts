@@ -96,6 +96,22 @@ describe('the hot path', () => {
     expect(composeCalls).toHaveBeenCalledTimes(2);
   });
 
+  it('asks each middleware about a tool once per chain, when the plan is built, never per call', async () => {
+    const asked: string[] = [];
+    const chain = canonicalChain().use({
+      name: 'audit',
+      passThrough: (tool) => {
+        asked.push(tool.schema.name);
+        return { why: 'nothing to audit' };
+      },
+      run: async (_ctx, next) => next(),
+    });
+    const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool()], chain });
+    await dispatchMany(dispatcher, DISPATCHES);
+    await dispatchMany(createDispatcher({ tools: [...dispatcher.tools.values()], chain }), 10);
+    expect(asked.sort()).toEqual(['fetch_page', 'search']);
+  });
+
   it('shares one composed onion between tools whose gates all decide alike', async () => {
     const lookup = defineTool({
       name: 'search',
