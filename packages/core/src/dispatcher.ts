@@ -209,8 +209,8 @@ function dispatchSync(
   const chain = core.chainFor(identity, { toolName, toolCallId, chainId: '' });
   if (!isChain(chain)) return chain;
   const tool = core.registry.tools.get(toolName);
-  const early = { toolName, toolCallId, chainId: chain.id, toolSource: tool?.source };
   if (tool === undefined) {
+    const early = { toolName, toolCallId, chainId: chain.id };
     const named = TOOL_NAME_PATTERN.test(toolName)
       ? `there is no tool named '${toolName}'`
       : 'the requested tool name is not valid';
@@ -219,6 +219,7 @@ function dispatchSync(
   }
   const args = parseArgs(safeCall.args);
   if (typeof args === 'string') {
+    const early = { toolName, toolCallId, chainId: chain.id, toolSource: tool.source };
     const reason = refusalReason(
       `the arguments for '${toolName}' ${args}`,
       'Call it again with a JSON object of arguments',
