@@ -18,6 +18,7 @@ interface ColdFigures {
   readonly first: AgentFigures;
   readonly second: AgentFigures;
   readonly fiftyFirstMs: number;
+  readonly fiftySameMs: number;
   readonly fiftySecondMs: number;
   readonly fiftyWarmMs: number;
   readonly runsRssMb: number;
@@ -30,6 +31,7 @@ export interface ColdStart {
   readonly first: { readonly buildMs: Spread; readonly firstCallMs: Spread; readonly runMs: Spread };
   readonly second: { readonly buildMs: Spread; readonly firstCallMs: Spread; readonly runMs: Spread };
   readonly fiftyFirstMs: Spread;
+  readonly fiftySameMs: Spread;
   readonly fiftySecondMs: Spread;
   readonly fiftyWarmMs: Spread;
   readonly runsRssMb: Spread;
@@ -86,6 +88,7 @@ export async function coldStart(processes: number): Promise<ColdStart> {
       first: agentSpread(runs, 'first'),
       second: agentSpread(runs, 'second'),
       fiftyFirstMs: spreadOf(runs.map((r) => r.fiftyFirstMs)),
+      fiftySameMs: spreadOf(runs.map((r) => r.fiftySameMs)),
       fiftySecondMs: spreadOf(runs.map((r) => r.fiftySecondMs)),
       fiftyWarmMs: spreadOf(runs.map((r) => r.fiftyWarmMs)),
       runsRssMb: spreadOf(runs.map((r) => r.runsRssMb)),

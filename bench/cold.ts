@@ -40,8 +40,7 @@ function manyTools(): Tool<never, unknown>[] {
   );
 }
 
-function buildMany(): number {
-  const tools = manyTools();
+function buildMany(tools = manyTools()): number {
   const started = wallNow();
   createDispatcher({ tools, chain: canonicalChain() });
   return wallNow() - started;
@@ -51,7 +50,10 @@ const first = await agentRun();
 const second = await agentRun();
 // Peak RSS of the process up to here: a fresh process, two agents and their 400 calls.
 const runsRssMb = process.resourceUsage().maxRSS / 1024;
-const fiftyFirst = buildMany();
+const fiftyTools = manyTools();
+const fiftyFirst = buildMany(fiftyTools);
+// The same tool objects again (tools defined once, a dispatcher per request), then fresh ones.
+const fiftySame = buildMany(fiftyTools);
 const fiftySecond = buildMany();
 // Later builds, once the build code itself is warm.
 const fiftyWarm: number[] = [];
@@ -62,6 +64,7 @@ process.stdout.write(
     first,
     second,
     fiftyFirstMs: fiftyFirst,
+    fiftySameMs: fiftySame,
     fiftySecondMs: fiftySecond,
     fiftyWarmMs: fiftyWarm[fiftyWarm.length >> 1],
     runsRssMb,

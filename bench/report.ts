@@ -141,8 +141,13 @@ export function targetRows(report: Report): string[][] {
       verdict(cold.runsRssMb.median <= TARGETS.peerRssMb),
     ]);
     rows.push([
-      `second dispatcher over 50 tools whose schemas were seen < ${TARGETS.secondBuildMs} ms`,
-      `${plusMinus(cold.fiftySecondMs, 3)} ms (fresh tool objects; warm: ${fixed(cold.fiftyWarmMs.median, 3)} ms)`,
+      `a second dispatcher over the same 50 tools builds in < ${TARGETS.secondBuildMs} ms (fresh process)`,
+      `${plusMinus(cold.fiftySameMs, 3)} ms`,
+      verdict(cold.fiftySameMs.median < TARGETS.secondBuildMs),
+    ]);
+    rows.push([
+      `a dispatcher over 50 fresh tool objects whose schemas were seen builds in < ${TARGETS.secondBuildMs} ms`,
+      `${plusMinus(cold.fiftySecondMs, 3)} ms in a fresh process; ${fixed(cold.fiftyWarmMs.median, 3)} ms once warm`,
       verdict(cold.fiftySecondMs.median < TARGETS.secondBuildMs),
     ]);
   }
@@ -240,10 +245,17 @@ function peersAndColdStart(report: Report): string[] {
           ['second agent in the same process', agent(cold.second)],
           ['50-tool dispatcher, first build (new schemas)', `${plusMinus(cold.fiftyFirstMs, 2)} ms`],
           [
-            '50-tool dispatcher, second build (fresh tool objects, schemas seen)',
+            '50-tool dispatcher, second build (the same tool objects)',
+            `${plusMinus(cold.fiftySameMs, 3)} ms`,
+          ],
+          [
+            '50-tool dispatcher, third build (fresh tool objects, schemas seen)',
             `${plusMinus(cold.fiftySecondMs, 3)} ms`,
           ],
-          ['50-tool dispatcher, later builds (median of 20)', `${plusMinus(cold.fiftyWarmMs, 3)} ms`],
+          [
+            '50-tool dispatcher, later builds (fresh tool objects, median of 20)',
+            `${plusMinus(cold.fiftyWarmMs, 3)} ms`,
+          ],
           ['peak RSS after both agents (400 calls)', `${plusMinus(cold.runsRssMb, 1)} MB`],
           ['peak RSS at the end (after the 50-tool builds)', `${plusMinus(cold.maxRssMb, 1)} MB`],
           ['peak RSS of bare `node -e`', `${plusMinus(cold.baselineRssMb, 1)} MB`],

@@ -16,12 +16,15 @@ export interface ToolRegistry {
   readonly schemas: readonly ToolSchema[];
 }
 
+// Tools some dispatcher already checked and froze: their declarations cannot have changed since, so a
+// dispatcher built per request over the same tools does not check them again.
+const checkedTools = new WeakSet<object>();
+
 /** Checks every tool (assertTool, unique names) and freezes its declarations. */
 export function registerTools(list: readonly unknown[]): ToolRegistry {
   const tools = new Map<string, Tool>();
   for (const candidate of list) {
-    assertTool(candidate, { allowSource: true });
-    const tool = frozenDeclarations(candidate);
+    const tool = checkedTool(candidate);
     const existing = tools.get(tool.schema.name);
     if (existing !== undefined) {
       const from = (t: Tool) => (t.source === undefined ? 'our own tools' : `MCP server '${t.source}'`);
@@ -54,6 +57,15 @@ export function chainProblem(chain: Chain, tools: Iterable<Tool>): string | unde
     }
   }
   return undefined;
+}
+
+function checkedTool(candidate: unknown): Tool {
+  if (typeof candidate === 'object' && candidate !== null && checkedTools.has(candidate))
+    return candidate as Tool;
+  assertTool(candidate, { allowSource: true });
+  const tool = frozenDeclarations(candidate);
+  checkedTools.add(tool);
+  return tool;
 }
 
 /**

@@ -137,6 +137,12 @@ type AjvSettings = ReturnType<typeof ajvSettings>;
 // How many compiled schemas one configuration keeps by text; the least recently used go first.
 const MAX_COMPILED = 500;
 
+interface Cached {
+  readonly compiled: CompiledSchema;
+  readonly schema: JsonSchema;
+  stamp: number;
+}
+
 /**
  * One configuration's ajv instances and compiled schemas, shared by every validator of that
  * configuration in the process: a new chain or dispatcher compiles nothing it has seen.
@@ -146,7 +152,9 @@ class SharedAjv {
   #draft7: Ajv | undefined;
   #draft2020: Ajv2020 | undefined;
   readonly #bySchema = new WeakMap<object, CompiledSchema>();
-  readonly #byText = new Map<string, { readonly compiled: CompiledSchema; readonly schema: JsonSchema }>();
+  readonly #byText = new Map<string, Cached>();
+  /** Counts insertions into #byText; an entry's `stamp` is the count when it last moved to the back. */
+  #inserted = 0;
 
   constructor(settings: AjvSettings) {
     this.#settings = settings;
@@ -158,16 +166,20 @@ class SharedAjv {
     const text = jsonTextOf(schema);
     const cached = text === undefined ? undefined : this.#byText.get(text);
     if (cached !== undefined) {
-      // Refresh its place in the LRU order.
-      this.#byText.delete(text!);
-      this.#byText.set(text!, cached);
+      // Back to the end of the eviction order, unless it is still in the newer half: nothing used within
+      // the last MAX_COMPILED / 2 insertions can be evicted, and a hit on a recent schema costs no move.
+      if (this.#inserted - cached.stamp > MAX_COMPILED / 2) {
+        this.#byText.delete(text!);
+        this.#byText.set(text!, cached);
+        cached.stamp = ++this.#inserted;
+      }
       this.#bySchema.set(schema, cached.compiled);
       return cached.compiled;
     }
     const compiled = compiledBy(this.#instanceFor(schema).compile(schema), this.#settings, schema);
     this.#bySchema.set(schema, compiled);
     if (text !== undefined) {
-      this.#byText.set(text, { compiled, schema });
+      this.#byText.set(text, { compiled, schema, stamp: ++this.#inserted });
       if (this.#byText.size > MAX_COMPILED) this.#evictOldest();
     }
     return compiled;

@@ -224,6 +224,22 @@ describe('the hot path', () => {
     }
   });
 
+  it('keeps a schema in use compiled while endless others come and go', () => {
+    const validator = ajvValidator();
+    const inUse = unseenSchema();
+    validator.compile(inUse);
+    const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
+    try {
+      for (let i = 1; i <= 700; i++) {
+        validator.compile(unseenSchema());
+        if (i % 100 === 0) validator.compile(structuredClone(inUse));
+      }
+      expect(ajvCompiles).toHaveBeenCalledTimes(700);
+    } finally {
+      ajvCompiles.mockRestore();
+    }
+  });
+
   it('serializes a result once per dispatch, with the result ceiling measuring it and every event heard', async () => {
     const toJSON = jest.fn(() => ({ hits: ['refunds', 'returns'] }));
     const dispatcher = createDispatcher({
