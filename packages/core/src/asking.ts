@@ -4,9 +4,10 @@
 import type { PauseService } from './chain';
 import type { CheckInApproval, CheckInDecision, CheckInReceipt, CheckInRequest } from './check-in';
 import { canonicalJson, digestOf } from './canonical';
-import type { AskOptions, CallContext } from './context';
+import type { CallContext } from './context';
 import { withDeadline } from './deadline';
 import { newId } from './ids';
+import type { AskOptions } from './middleware-context';
 import { Pause, refusalReason } from './refusal';
 import type { ToolArgs } from './tool';
 

@@ -5,7 +5,7 @@ import type { CheckInStore } from './check-in';
 import { inMemoryCheckIns } from './check-in';
 import { createSigner, shortHash, type Signer } from './canonical';
 import { DEFAULT_DEADLINE_MS } from './deadline';
-import type { ToolMiddlewareContext } from './context';
+import type { ToolMiddlewareContext } from './middleware-context';
 import { buildPlan, type Composed, type PassThrough, type Plan, type Wrap } from './plan';
 import type { Tool } from './tool';
 

@@ -4,7 +4,7 @@
 
 import compose from 'koa-compose';
 import type { Chain, Middleware, Next } from './chain';
-import type { ToolMiddlewareContext } from './context';
+import type { ToolMiddlewareContext } from './middleware-context';
 import type { GateEvent } from './events';
 import type { LedgerRow } from './outcomes';
 import type { Tool } from './tool';
