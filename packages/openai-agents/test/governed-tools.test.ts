@@ -1,4 +1,4 @@
-import { Agent, run, RunState, setTracingDisabled } from '@openai/agents';
+import { Agent, run, RunState, setTracingDisabled, type FunctionTool } from '@openai/agents';
 import { checkInApproved, createDispatcher, type CheckInRequest, type Middleware } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { governedTools, type PausedCall } from '@toolgate/openai-agents';
@@ -24,9 +24,12 @@ const callThenReport = (name: string, args: unknown): AgentTurn[] => [
   (input) => [say(`tool said: ${lastToolResult(input)}`)],
 ];
 
-function agentWith(turns: readonly AgentTurn[], tools: ReturnType<typeof governedTools>) {
+function agentWith<TContext>(turns: readonly AgentTurn[], tools: FunctionTool<TContext>[]) {
   const model = scriptedAgentsModel(turns);
-  return { model, agent: new Agent({ name: 'desk', instructions: 'Help with orders.', model, tools }) };
+  return {
+    model,
+    agent: new Agent<TContext>({ name: 'desk', instructions: 'Help with orders.', model, tools }),
+  };
 }
 
 describe('governedTools with the OpenAI Agents SDK', () => {
