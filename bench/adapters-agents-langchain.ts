@@ -1,0 +1,220 @@
+// `pnpm bench:adapters:agents`: what the OpenAI Agents and LangChain adapters cost per tool call.
+// Each framework runs its own loop on the peers' workload — one `echo` tool, N calls per run, a
+// scripted model — once with a plain framework tool and once through the adapter (canonical chain,
+// no gates configured, so every gate passes). Process CPU time per run, the variants' runs
+// interleaved; the figure is the median per-call difference to the plain run (budget: 10 µs).
+
+import os from 'node:os';
+import { AIMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { tool as langchainTool } from '@langchain/core/tools';
+import {
+  Agent,
+  Runner,
+  setTracingDisabled,
+  tool as agentsTool,
+  Usage,
+  type FunctionTool,
+  type Model,
+} from '@openai/agents';
+import { createDispatcher, defineTool, type Dispatcher } from '@toolgate/core';
+import { governedTools as langchainGoverned, toolgateMiddleware } from '@toolgate/langchain';
+import { canonicalChain } from '@toolgate/middleware';
+import { governedTools as agentsGoverned } from '@toolgate/openai-agents';
+import { createAgent } from 'langchain';
+
+const CALLS_PER_RUN = Number(process.env.CALLS_PER_RUN ?? 20);
+const RUN_MS = Number(process.env.RUN_MS ?? 20_000);
+const WARM_RUNS = 20;
+const BUDGET_US = 10;
+
+const echoSchema = {
+  type: 'object',
+  properties: { text: { type: 'string' } },
+  required: ['text'],
+  additionalProperties: false,
+} as const;
+
+function echoDispatcher(): Dispatcher {
+  const echo = defineTool({
+    name: 'echo',
+    description: 'Echo the text.',
+    inputSchema: echoSchema,
+    execute: ({ text }) => text,
+  });
+  return createDispatcher({ tools: [echo], chain: canonicalChain() });
+}
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+type Run = () => Promise<void>;
+
+// --- OpenAI Agents SDK ----------------------------------------------------------------------------
+
+setTracingDisabled(true);
+
+/** Turn one: N echo calls at once; turn two: a final message. */
+function agentsModel(): Model {
+  const calls = Array.from({ length: CALLS_PER_RUN }, (_, i) => ({
+    type: 'function_call' as const,
+    name: 'echo',
+    callId: `call_${i}`,
+    status: 'completed' as const,
+    arguments: `{"text":"hello ${i}"}`,
+  }));
+  const done = {
+    type: 'message' as const,
+    role: 'assistant' as const,
+    status: 'completed' as const,
+    content: [{ type: 'output_text' as const, text: 'done' }],
+  };
+  return {
+    async getResponse({ input }) {
+      const answered =
+        typeof input !== 'string' && input.some((item) => item.type === 'function_call_result');
+      return { usage: new Usage(), output: answered ? [done] : calls };
+    },
+    getStreamedResponse: () => {
+      throw new Error('not scripted');
+    },
+  };
+}
+
+function agentsRun(tools: FunctionTool[]): Run {
+  const agent = new Agent({ name: 'bench', instructions: 'Echo.', model: agentsModel(), tools });
+  const runner = new Runner({ tracingDisabled: true });
+  return async () => {
+    const result = await runner.run(agent, 'go');
+    if (result.finalOutput !== 'done')
+      throw new Error(`bench: the agents run ended with ${String(result.finalOutput)}`);
+  };
+}
+
+const plainAgentsEcho = agentsTool({
+  name: 'echo',
+  description: 'Echo the text.',
+  parameters: echoSchema as never,
+  strict: false,
+  execute: (input) => (input as { text: string }).text,
+});
+
+// --- LangChain ------------------------------------------------------------------------------------
+
+/** LangChain's fake model, refilled per run: N echo calls at once, then a final message. */
+function langchainRun(
+  make: (model: ReturnType<typeof fakeModel>) => { invoke(input: unknown): Promise<unknown> },
+): Run {
+  const model = fakeModel();
+  const agent = make(model);
+  const calls = Array.from({ length: CALLS_PER_RUN }, (_, i) => ({
+    name: 'echo',
+    args: { text: `hello ${i}` },
+    id: `call_${i}`,
+  }));
+  return async () => {
+    model.respondWithTools(calls).respond(new AIMessage('done'));
+    const result = (await agent.invoke({ messages: 'go' })) as { messages: { content: unknown }[] };
+    if (result.messages.at(-1)?.content !== 'done')
+      throw new Error('bench: the langchain run did not finish');
+  };
+}
+
+const plainLangchainEcho = langchainTool(async ({ text }: { text: string }) => text, {
+  name: 'echo',
+  description: 'Echo the text.',
+  schema: echoSchema as never,
+});
+
+// --- measuring -----------------------------------------------------------------------------------
+
+interface Variant {
+  readonly name: string;
+  readonly run: Run;
+  readonly perCallUs: number[];
+}
+
+const collect = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+
+/** One run's CPU time per call, after a full collection so no earlier run's garbage is billed to it. */
+async function timed(run: Run): Promise<number> {
+  collect();
+  const started = cpuMs();
+  await run();
+  return ((cpuMs() - started) * 1000) / CALLS_PER_RUN;
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/**
+ * Runs the variants in turn, one run each, until `RUN_MS` of CPU is spent: neighbours in time share
+ * the machine's load, so the median of their paired differences is the adapter's cost.
+ */
+async function measure(framework: string, variants: Variant[]): Promise<boolean> {
+  for (let i = 0; i < WARM_RUNS; i++) for (const variant of variants) await variant.run();
+  const started = cpuMs();
+  while (cpuMs() - started < RUN_MS) {
+    for (const variant of variants) variant.perCallUs.push(await timed(variant.run));
+  }
+  const [plain, ...governed] = variants;
+  const pairs = plain!.perCallUs.length;
+  const lines = [
+    `\n${framework}: ${CALLS_PER_RUN} echo calls per run, ${pairs} runs of each variant, interleaved`,
+    '| variant | µs per call (median) | adapter cost per call: median of paired differences (IQR) |',
+    '| --- | --- | --- |',
+    `| ${plain!.name} | ${median(plain!.perCallUs).toFixed(1)} | — |`,
+  ];
+  let ok = true;
+  for (const variant of governed) {
+    const differences = variant.perCallUs.map((us, i) => us - plain!.perCallUs[i]!).sort((a, b) => a - b);
+    const cost = median(differences);
+    const q1 = differences[Math.floor(pairs / 4)]!;
+    const q3 = differences[Math.floor((3 * pairs) / 4)]!;
+    const within = cost <= BUDGET_US;
+    ok &&= within;
+    lines.push(
+      `| ${variant.name} | ${median(variant.perCallUs).toFixed(1)} | ${cost.toFixed(1)} µs (${q1.toFixed(1)} to ${q3.toFixed(1)}), ${within ? 'within' : '**over**'} ${BUDGET_US} µs |`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return ok;
+}
+
+const variant = (name: string, run: Run): Variant => ({ name, run, perCallUs: [] });
+
+process.stdout.write(
+  `node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}\n`,
+);
+
+const agentsOk = await measure('OpenAI Agents SDK (Runner.run)', [
+  variant('plain SDK tool()', agentsRun([plainAgentsEcho])),
+  variant('governedTools(dispatcher)', agentsRun(agentsGoverned(echoDispatcher()))),
+]);
+
+const langchainOk = await measure('LangChain createAgent', [
+  variant(
+    'plain tool()',
+    langchainRun((model) => createAgent({ model, tools: [plainLangchainEcho] })),
+  ),
+  variant(
+    'governedTools(dispatcher)',
+    langchainRun((model) => createAgent({ model, tools: langchainGoverned(echoDispatcher()) })),
+  ),
+  variant(
+    'toolgateMiddleware(dispatcher)',
+    langchainRun((model) =>
+      createAgent({ model, tools: [], middleware: [toolgateMiddleware(echoDispatcher())] }),
+    ),
+  ),
+]);
+
+process.exitCode = agentsOk && langchainOk ? 0 : 1;
