@@ -10,6 +10,7 @@ import { fakeModel } from '@langchain/core/testing';
 import { tool as langchainTool } from '@langchain/core/tools';
 import {
   Agent,
+  RunContext,
   Runner,
   setTracingDisabled,
   tool as agentsTool,
@@ -128,6 +129,50 @@ const plainLangchainEcho = langchainTool(async ({ text }: { text: string }) => t
   schema: echoSchema as never,
 });
 
+// --- the tool call alone: what the framework's loop does per call, without the model turns ---------
+
+const INVOKES_PER_RUN = 500;
+
+function repeated(call: () => Promise<unknown>): Run {
+  return async () => {
+    for (let i = 0; i < INVOKES_PER_RUN; i++) await call();
+  };
+}
+
+function agentsInvoke(echo: FunctionTool): Run {
+  const context = new RunContext();
+  const signal = new AbortController().signal;
+  const toolCall = {
+    type: 'function_call' as const,
+    name: 'echo',
+    callId: 'call_0',
+    arguments: '{"text":"hello"}',
+  };
+  return repeated(() => echo.invoke(context, toolCall.arguments, { toolCall, signal }));
+}
+
+const langchainCall = { name: 'echo', args: { text: 'hello' }, id: 'call_0', type: 'tool_call' as const };
+
+function langchainInvoke(echo: { invoke(call: typeof langchainCall): Promise<unknown> }): Run {
+  return repeated(() => echo.invoke(langchainCall));
+}
+
+/** `wrapToolCall` as LangChain's ToolNode calls it; the handler is never reached for a governed tool. */
+function middlewareInvoke(): Run {
+  const middleware = toolgateMiddleware(echoDispatcher());
+  const wrap = middleware.wrapToolCall!;
+  const request = {
+    toolCall: langchainCall,
+    tool: middleware.tools![0],
+    state: { messages: [] },
+    runtime: { context: undefined, signal: new AbortController().signal },
+  } as unknown as Parameters<typeof wrap>[0];
+  const handler = () => {
+    throw new Error('bench: the middleware handed a governed call to LangChain');
+  };
+  return repeated(() => Promise.resolve(wrap(request, handler)));
+}
+
 // --- measuring -----------------------------------------------------------------------------------
 
 interface Variant {
@@ -139,11 +184,11 @@ interface Variant {
 const collect = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
 /** One run's CPU time per call, after a full collection so no earlier run's garbage is billed to it. */
-async function timed(run: Run): Promise<number> {
+async function timed(run: Run, callsPerRun: number): Promise<number> {
   collect();
   const started = cpuMs();
   await run();
-  return ((cpuMs() - started) * 1000) / CALLS_PER_RUN;
+  return ((cpuMs() - started) * 1000) / callsPerRun;
 }
 
 const median = (values: readonly number[]) => {
@@ -156,16 +201,16 @@ const median = (values: readonly number[]) => {
  * Runs the variants in turn, one run each, until `RUN_MS` of CPU is spent: neighbours in time share
  * the machine's load, so the median of their paired differences is the adapter's cost.
  */
-async function measure(framework: string, variants: Variant[]): Promise<boolean> {
+async function measure(framework: string, callsPerRun: number, variants: Variant[]): Promise<boolean> {
   for (let i = 0; i < WARM_RUNS; i++) for (const variant of variants) await variant.run();
   const started = cpuMs();
   while (cpuMs() - started < RUN_MS) {
-    for (const variant of variants) variant.perCallUs.push(await timed(variant.run));
+    for (const variant of variants) variant.perCallUs.push(await timed(variant.run, callsPerRun));
   }
   const [plain, ...governed] = variants;
   const pairs = plain!.perCallUs.length;
   const lines = [
-    `\n${framework}: ${CALLS_PER_RUN} echo calls per run, ${pairs} runs of each variant, interleaved`,
+    `\n${framework}: ${callsPerRun} echo calls per run, ${pairs} runs of each variant, interleaved`,
     '| variant | µs per call (median) | adapter cost per call: median of paired differences (IQR) |',
     '| --- | --- | --- |',
     `| ${plain!.name} | ${median(plain!.perCallUs).toFixed(1)} | — |`,
@@ -195,12 +240,23 @@ process.stdout.write(
     .join(' ')}\n`,
 );
 
-const agentsOk = await measure('OpenAI Agents SDK (Runner.run)', [
+const agentsCallOk = await measure('OpenAI Agents SDK, FunctionTool.invoke alone', INVOKES_PER_RUN, [
+  variant('plain SDK tool()', agentsInvoke(plainAgentsEcho)),
+  variant('governedTools(dispatcher)', agentsInvoke(agentsGoverned(echoDispatcher())[0]!)),
+]);
+
+const langchainCallOk = await measure('LangChain, the tool call alone', INVOKES_PER_RUN, [
+  variant('plain tool().invoke', langchainInvoke(plainLangchainEcho)),
+  variant('governedTools(dispatcher)[0].invoke', langchainInvoke(langchainGoverned(echoDispatcher())[0]!)),
+  variant('toolgateMiddleware(dispatcher).wrapToolCall', middlewareInvoke()),
+]);
+
+const agentsOk = await measure('OpenAI Agents SDK (Runner.run)', CALLS_PER_RUN, [
   variant('plain SDK tool()', agentsRun([plainAgentsEcho])),
   variant('governedTools(dispatcher)', agentsRun(agentsGoverned(echoDispatcher()))),
 ]);
 
-const langchainOk = await measure('LangChain createAgent', [
+const langchainOk = await measure('LangChain createAgent', CALLS_PER_RUN, [
   variant(
     'plain tool()',
     langchainRun((model) => createAgent({ model, tools: [plainLangchainEcho] })),
@@ -217,4 +273,4 @@ const langchainOk = await measure('LangChain createAgent', [
   ),
 ]);
 
-process.exitCode = agentsOk && langchainOk ? 0 : 1;
+process.exitCode = agentsCallOk && langchainCallOk && agentsOk && langchainOk ? 0 : 1;

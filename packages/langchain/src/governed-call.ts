@@ -122,13 +122,16 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOpti
       return `[dispatch refused: ${refusalReason(`'${call.toolName}' did not run because the caller's identity could not be read`, 'Retrying will not help')}]`;
     }
     const signal = call.signal === undefined ? {} : { signal: call.signal };
-    const key = canonicalJson({
-      tool: call.toolName,
-      id: call.toolCallId ?? null,
-      args: call.args ?? null,
-      identity: identity ?? null,
-    });
-    const earlier = call.toolCallId === undefined ? undefined : held.get(key);
+    // Only a call that may have paused before needs its key: most calls never pay for it.
+    let key: string | undefined;
+    const keyOf = () =>
+      (key ??= canonicalJson({
+        tool: call.toolName,
+        id: call.toolCallId ?? null,
+        args: call.args ?? null,
+        identity: identity ?? null,
+      }));
+    const earlier = call.toolCallId === undefined || held.size === 0 ? undefined : held.get(keyOf());
     let index = 0;
     let outcome: DispatchOutcome | undefined;
     let request: CheckInRequest;
@@ -154,11 +157,11 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOpti
         answer = interrupt(checkInInterrupt(request));
       } catch (error) {
         if (isGraphInterrupt(error)) {
-          if (call.toolCallId !== undefined) hold(key, request, index);
+          if (call.toolCallId !== undefined) hold(keyOf(), request, index);
           throw error;
         }
         // No graph or no checkpointer here: the pause cannot become an interrupt.
-        held.delete(key);
+        if (held.size > 0) held.delete(keyOf());
         try {
           await options.onPause?.(request, {
             toolName: call.toolName,
@@ -170,7 +173,7 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOpti
         }
         return outcome ?? new Pause(request).message;
       }
-      held.delete(key);
+      if (held.size > 0) held.delete(keyOf());
       outcome = await dispatcher.resume(
         request,
         decisionOf(answer, () => approver(call.context)),

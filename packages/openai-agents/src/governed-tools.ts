@@ -124,6 +124,7 @@ export function governedTools<TContext = unknown>(
           { toolName: schema.name, args: input, ...(callId === undefined ? {} : { toolCallId: callId }) },
           { ...(identity === undefined ? {} : { identity }), ...(signal === undefined ? {} : { signal }) },
         );
+        if (outcome.kind !== 'paused') return outcome.content;
         const approved =
           callId !== undefined && runContext?.isToolApproved({ toolName: schema.name, callId }) === true;
         return settle(outcome, approved, context, signal);
