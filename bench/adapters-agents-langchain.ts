@@ -181,11 +181,9 @@ interface Variant {
   readonly perCallUs: number[];
 }
 
-const collect = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
-
-/** One run's CPU time per call, after a full collection so no earlier run's garbage is billed to it. */
+// No forced collection between runs: after a full GC, V8 sweeps the heap lazily as the next run
+// allocates, which would bill the whole heap's sweep to whichever variant allocates more.
 async function timed(run: Run, callsPerRun: number): Promise<number> {
-  collect();
   const started = cpuMs();
   await run();
   return ((cpuMs() - started) * 1000) / callsPerRun;

@@ -1,9 +1,9 @@
 import { tool as langchainTool } from '@langchain/core/tools';
 import { Command, MemorySaver } from '@langchain/langgraph';
-import { checkInApproved, createDispatcher, type CheckInRequest } from '@toolgate/core';
+import { checkInApproved, createDispatcher, type CheckInRequest, type Middleware } from '@toolgate/core';
 import { toolgateMiddleware, type CheckInInterrupt, type PausedCall } from '@toolgate/langchain';
 import { canonicalChain } from '@toolgate/middleware';
-import { fixedClock } from '@toolgate/testing';
+import { fixedClock, inMemoryCheckIns } from '@toolgate/testing';
 import { createAgent } from 'langchain';
 import { adapterDesk, BIG_LOG_CHARS, DESK_SECRET } from '../../../test-support/adapter-desk';
 import { remoteDocs, REMOTE_SOURCE } from './fixtures/remote';
@@ -89,6 +89,53 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
     expect(finalText(second)).toBe('tool said: {"orderId":"A-17","refunded":20}');
     expect(desk.ran).toEqual([{ tool: 'refund_order', args: { orderId: 'A-17', amount: 20 } }]);
     expect(desk.resolved.map((e) => [e.approved, e.requestId])).toEqual([[true, payload.checkIn.id]]);
+  });
+
+  it('interrupts again for a second question in the same call, and answers each request the person saw', async () => {
+    const clock = fixedClock();
+    const asking: Middleware = {
+      name: 'ask-finance',
+      run: async (ctx, next) => {
+        await ctx.ask('Finance approves refunds this week.');
+        await next();
+      },
+    };
+    const desk = adapterDesk();
+    const dispatcher = createDispatcher({
+      tools: [desk.dispatcher.tools.get('refund_order')!],
+      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }).use(asking),
+      clock: clock.now,
+    });
+    const resolved: string[] = [];
+    dispatcher.on('checkin.resolved', (e) => resolved.push(`${e.asker}:${e.requestId}:${e.approved}`));
+    const model = scriptedChatModel(callThenReport('refund_order', { orderId: 'A-17', amount: 20 }));
+    const agent = createAgent({
+      model,
+      tools: [],
+      middleware: [toolgateMiddleware(dispatcher)],
+      checkpointer: new MemorySaver(),
+    });
+    const config = { context: ada, ...thread('t3') };
+    const first = (await agent.invoke({ messages: 'refund' }, config)) as Invoked;
+    const finance = (first.__interrupt__?.[0]?.value as CheckInInterrupt).checkIn;
+    const second = (await agent.invoke(
+      new Command({ resume: checkInApproved({ by: 'cfo' }) }),
+      config,
+    )) as Invoked;
+    const person = (second.__interrupt__?.[0]?.value as CheckInInterrupt).checkIn;
+    expect([finance.asker, person.asker, person.receipts?.map((r) => r.by)]).toEqual([
+      'ask-finance',
+      'check-in',
+      ['cfo'],
+    ]);
+    expect(desk.ran).toEqual([]);
+    const third = (await agent.invoke(
+      new Command({ resume: checkInApproved({ by: 'ada' }) }),
+      config,
+    )) as Invoked;
+    expect(finalText(third)).toBe('tool said: {"orderId":"A-17","refunded":20}');
+    expect(desk.ran).toHaveLength(1);
+    expect(resolved).toEqual([`ask-finance:${finance.id}:true`, `check-in:${person.id}:true`]);
   });
 
   it("accepts LangChain's human-in-the-loop answer, and the model reads a person's rejection", async () => {

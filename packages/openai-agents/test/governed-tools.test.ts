@@ -1,4 +1,4 @@
-import { Agent, run, RunState, setTracingDisabled, type FunctionTool } from '@openai/agents';
+import { Agent, run, RunContext, RunState, setTracingDisabled, type FunctionTool } from '@openai/agents';
 import { checkInApproved, createDispatcher, type CheckInRequest, type Middleware } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { governedTools, type PausedCall } from '@toolgate/openai-agents';
@@ -167,6 +167,19 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     const resumed = await dispatcher.resume(request, checkInApproved({ by: 'finance' }));
     expect(resumed.kind).toBe('result');
     expect(desk.ran).toEqual([{ tool: 'lookup_order', args: { orderId: 'A-17' } }]);
+  });
+
+  it('keeps the run going when the onPause hook throws, and the model reads that the call waits', async () => {
+    const desk = adapterDesk();
+    const tools = governedTools(desk.dispatcher, {
+      onPause: () => {
+        throw new Error('queue down');
+      },
+    });
+    // Invoked without an SDK approval, the chain's check-in is a pause the host must route.
+    const direct = await tools[1]!.invoke(new RunContext(ada), '{"orderId":"A-17","amount":20}');
+    expect(direct).toBe("[check-in paused: waiting for a human to approve 'refund_order'.]");
+    expect(desk.ran).toEqual([]);
   });
 
   it('resolves a credential the tool uses and the model never sees', async () => {
