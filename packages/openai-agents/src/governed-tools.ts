@@ -102,9 +102,9 @@ export function governedTools<TContext = unknown>(
     return outcome.content;
   }
 
-  return dispatcher.schemas().map((schema) => {
+  const tools = dispatcher.schemas().map((schema) => {
     const declared = dispatcher.tools.get(schema.name);
-    return tool<undefined, TContext>({
+    const made: FunctionTool<TContext> = tool<undefined, TContext>({
       name: schema.name,
       description: schema.description,
       parameters: parametersOf(schema) as never,
@@ -126,9 +126,22 @@ export function governedTools<TContext = unknown>(
         );
         if (outcome.kind !== 'paused') return outcome.content;
         const approved =
-          callId !== undefined && runContext?.isToolApproved({ toolName: schema.name, callId }) === true;
+          callId !== undefined && runContext?.isToolApproved({ toolName: made.name, callId }) === true;
         return settle(outcome, approved, context, signal);
       },
     }) as FunctionTool<TContext>;
+    return { made, toolgateName: schema.name };
   });
+  // The SDK turns every character outside [A-Za-z0-9] into '_', so 'a-b' and 'a_b' would collide.
+  const seen = new Map<string, string>();
+  for (const { made: sdkTool, toolgateName } of tools) {
+    const other = seen.get(sdkTool.name);
+    if (other !== undefined) {
+      throw new TypeError(
+        `governedTools: tools '${other}' and '${toolgateName}' both become '${sdkTool.name}' in the OpenAI Agents SDK, which allows only letters, digits and '_'. Rename one.`,
+      );
+    }
+    seen.set(sdkTool.name, toolgateName);
+  }
+  return tools.map((each) => each.made);
 }

@@ -182,6 +182,33 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     expect(desk.ran).toEqual([]);
   });
 
+  it('approves a tool whose name the SDK rewrites, and refuses names that would collide in the SDK', async () => {
+    const clock = fixedClock();
+    const refund = adapterDesk().dispatcher.tools.get('refund_order')!;
+    const hyphenated = { ...refund, schema: { ...refund.schema, name: 'refund-order' } };
+    const dispatcher = createDispatcher({
+      tools: [hyphenated],
+      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }),
+      clock: clock.now,
+    });
+    const { agent } = agentWith(
+      callThenReport('refund_order', { orderId: 'A-17', amount: 20 }),
+      governedTools(dispatcher),
+    );
+    const first = await run(agent, 'refund', { context: ada });
+    first.state.approve(first.interruptions[0]!);
+    const second = await run(agent, first.state);
+    expect(second.finalOutput).toBe('tool said: {"orderId":"A-17","refunded":20}');
+
+    const both = createDispatcher({
+      tools: [refund, hyphenated],
+      chain: canonicalChain({ checkInKey: 'k' }),
+    });
+    expect(() => governedTools(both)).toThrow(
+      "tools 'refund_order' and 'refund-order' both become 'refund_order'",
+    );
+  });
+
   it('resolves a credential the tool uses and the model never sees', async () => {
     const desk = adapterDesk();
     const { model, agent } = agentWith(
