@@ -37,6 +37,9 @@ export function governedTools<TContext = unknown>(
             context: runtime?.context as TContext,
             signal: runtime?.signal,
           });
+          // A result is plain text, which LangChain wraps as it does for any tool; a refusal, failure or
+          // pause is an error ToolMessage, so the model sees its status.
+          if (typeof outcome !== 'string' && outcome.kind === 'result') return outcome.content;
           if (toolCallId === undefined) return typeof outcome === 'string' ? outcome : outcome.content;
           return toolMessageOf(outcome, schema.name, toolCallId);
         },
