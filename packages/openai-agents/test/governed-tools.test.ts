@@ -249,7 +249,7 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     await client.close();
   });
 
-  it('never crashes the run on arguments that are not a JSON object, or on an identity hook that throws', async () => {
+  it('never crashes the run on arguments that are not a JSON object, an unknown tool name, or an identity hook that throws', async () => {
     const desk = adapterDesk();
     const notObject = agentWith(callThenReport('lookup_order', '[1,2]'), governedTools(desk.dispatcher));
     const a = await run(notObject.agent, 'x', { context: ada });
@@ -263,6 +263,11 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     );
     const b = await run(malformed.agent, 'x', { context: ada });
     expect(b.finalOutput).toMatch(/^tool said: ./);
+
+    // A name no tool has never reaches the adapter; the SDK's own option makes it a result the model reads.
+    const unknown = agentWith(callThenReport('delete_everything', {}), governedTools(desk.dispatcher));
+    const u = await run(unknown.agent, 'x', { context: ada, toolNotFoundBehavior: 'return_error_to_model' });
+    expect(u.finalOutput).toMatch(/^tool said: .*delete_everything.*not found/);
 
     const throwing = governedTools(desk.dispatcher, {
       identity: () => {
