@@ -5,8 +5,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath, URL } from 'node:url';
 
-const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 if (process.env.CI) {
   console.log('build-if-stale: CI builds in its own step; skipping');
