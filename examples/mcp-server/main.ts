@@ -2,8 +2,8 @@
 // (default) or Streamable HTTP (`--http`). Any MCP client can connect; refunds ask the person at
 // the client through elicitation, and refusals come back as tool errors the model can read.
 //
-//   stdio:  npx -y pnpm@12.4.2 -s mcp:serve
-//   HTTP:   npx -y pnpm@12.4.2 -s mcp:serve --http     (PORT, default 3333; TOOLGATE_TOKEN for a bearer token)
+//   stdio:  npx -y pnpm@12.4.2 mcp:serve
+//   HTTP:   npx -y pnpm@12.4.2 mcp:serve --http        (PORT, default 3333; TOOLGATE_TOKEN for a bearer token)
 //
 // It stops cleanly, closing its sessions and freeing its port, on SIGINT or SIGTERM, when stdin
 // closes (over stdio: the client went away), and when the process that started it exits.

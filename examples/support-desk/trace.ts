@@ -183,7 +183,10 @@ export function createTrace(options: TraceOptions): Trace {
     decided(decision) {
       if (quiet) return;
       const what = decision.approved
-        ? paint('green', `approved by ${decision.by}`)
+        ? paint(
+            'green',
+            `approved by ${decision.by}${decision.note === undefined ? '' : ` (note: ${decision.note})`}`,
+          )
         : paint('red', `declined by ${decision.by}: ${decision.reason}`);
       write(`  ${what} → resuming the call from the top of the chain`);
     },
