@@ -9,7 +9,8 @@ export const USAGE = `usage: pnpm demo [--yes | --no] [--json] [--store ${STORE_
                    (in a terminal you are asked; without one and without a flag, the refund is declined)
   --json           print every event as one JSON line instead of the trace
   --store <kind>   where check-ins and artifacts live (${STORE_KINDS.join(', ')}; default memory)
-  --db <file>      the SQLite file for --store sqlite`;
+  --db <file>      the SQLite file for --store sqlite
+                   (--store postgres reads its server from TOOLGATE_POSTGRES_URL)`;
 
 export type ParsedArgs =
   | { readonly ok: true; readonly options: Omit<DemoOptions, 'write' | 'ask'> }

@@ -13,12 +13,12 @@ const root = join(__dirname, '..', '..');
 const tsx = createRequire(join(root, 'package.json')).resolve('tsx');
 
 /** The demo as a user runs it, without a terminal (stdin and stdout are pipes). */
-function runCli(args: string[]) {
+function runCli(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, ['--import', tsx, 'examples/support-desk/main.ts', ...args], {
     cwd: root,
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, NO_COLOR: '1', ...env },
   });
 }
 
@@ -112,6 +112,23 @@ describe('the support-desk demo', () => {
     }
   });
 
+  const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'];
+  (postgresUrl === undefined ? it.skip : it)(
+    'runs the same conversation on the PostgreSQL stores',
+    async () => {
+      const { events, refunds } = await demoEvents({ store: 'postgres' });
+      expect(refunds).toBe(1);
+      for (const gate of CANONICAL_ORDER) expect(decidedGates(events)).toContain(gate);
+    },
+  );
+
+  it('--store postgres without a server says how to start one, and exits 2', () => {
+    const run = runCli(['--store', 'postgres'], { TOOLGATE_POSTGRES_URL: '' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('TOOLGATE_POSTGRES_URL');
+    expect(run.stderr).toContain('.ci/services/postgres.sh');
+  });
+
   it('runs from the command line without a terminal and prints events as JSON lines', () => {
     const run = runCli(['--json', '--yes']);
     expect(run.status).toBe(0);
@@ -142,7 +159,7 @@ describe('the support-desk demo', () => {
     expect(decideFor(['--yes'], false)).toBe('approve');
     expect(decideFor(['--no'], true)).toBe('decline');
     expect(decideFor(['--yes', '--no'], false)).toMatch(/contradict/);
-    expect(decideFor(['--store', 'mongo'], false)).toMatch(/--store must be one of memory, sqlite/);
+    expect(decideFor(['--store', 'mongo'], false)).toMatch(/--store must be one of memory, sqlite, postgres/);
     expect(decideFor(['--store'], false)).toMatch(/--store must be one of/);
     expect(decideFor(['--approve'], false)).toMatch(/unknown argument '--approve'/);
   });

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline/promises';
 import { checkInApproved, checkInDeclined, type CheckInRequest } from '@toolgate/core';
 import { parseDemoArgs, USAGE } from './cli';
 import { runDemo, type DemoOptions } from './demo';
+import { StoreUnavailable } from './stores';
 
 async function askAtTerminal(request: CheckInRequest) {
   const prompt = createInterface({ input: process.stdin, output: process.stdout });
@@ -54,6 +55,11 @@ runDemo(options).then(
       console.log('(no terminal and no --yes/--no: the refund was declined; pass --yes to approve it)');
   },
   (error: unknown) => {
+    // A store that cannot be opened as asked is the user's setup, not a crash: say what to do.
+    if (error instanceof StoreUnavailable) {
+      console.error(error.message);
+      process.exit(2);
+    }
     console.error(error);
     process.exit(1);
   },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ArtifactStore, CheckInStore } from '@toolgate/core';
 import { inMemoryArtifacts } from '@toolgate/middleware';
+import { postgresArtifacts, postgresCheckIns } from '@toolgate/store-postgres';
 import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
 import { inMemoryCheckIns } from '@toolgate/testing';
 
@@ -19,6 +20,13 @@ export interface DemoStores {
 export interface StoreOptions {
   /** The SQLite file; a fresh file in the temp dir when absent. */
   readonly dbPath?: string;
+  /** The PostgreSQL server for `--store postgres`; default the TOOLGATE_POSTGRES_URL variable. */
+  readonly postgresUrl?: string;
+}
+
+/** Thrown when the chosen store cannot be opened as asked; the demo prints it and exits. */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
 }
 
 const OPENERS = {
@@ -39,6 +47,25 @@ const OPENERS = {
       async close() {
         checkIns.close();
         artifacts.close();
+      },
+    };
+  },
+  postgres: async (options: StoreOptions): Promise<DemoStores> => {
+    const connectionString = options.postgresUrl ?? process.env['TOOLGATE_POSTGRES_URL'];
+    if (connectionString === undefined || connectionString === '') {
+      throw new StoreUnavailable(
+        '--store postgres needs a server: set TOOLGATE_POSTGRES_URL (postgres://user@host:port/db), or start a throwaway one with `bash .ci/services/postgres.sh -- npx -y pnpm@12.4.2 demo --store postgres`',
+      );
+    }
+    // Its own schema, so the demo's rows never mix with an application's.
+    const checkIns = postgresCheckIns({ connectionString, schema: 'toolgate_demo' });
+    const artifacts = postgresArtifacts({ connectionString, schema: 'toolgate_demo' });
+    return {
+      artifacts,
+      checkIns,
+      where: `PostgreSQL (schema toolgate_demo at ${new URL(connectionString).host})`,
+      async close() {
+        await Promise.all([checkIns.close(), artifacts.close()]);
       },
     };
   },
