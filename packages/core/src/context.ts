@@ -12,6 +12,7 @@ import type { Identity } from './identity';
 import type { LedgerRow } from './outcomes';
 import type { FiledPass, Plan } from './plan';
 import type { ArtifactMeta } from './ports';
+import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
 import type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
 import type { Tool, ToolArgs } from './tool';
@@ -257,9 +258,12 @@ export class CallContext implements ToolMiddlewareContext {
         `ctx.setResult: no middleware can answer for the tool; a result can only be replaced after the tool ran and returned.`,
       );
     }
-    const text = resultTextOf(value);
-    this.#result = value;
-    this.#resultText = text;
+    // A middleware's replacement is held to the same redaction as the tool's own result.
+    const secrets = this.#credential?.secrets();
+    const clean = secrets === undefined ? value : redactValue(value, secrets);
+    const text = resultTextOf(clean);
+    this.#result = clean;
+    this.#resultText = secrets === undefined ? text : redact(text, secrets);
     this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
   }
 
