@@ -221,6 +221,28 @@ describe('aiSdkTools', () => {
     expect(ran['transfer']).toEqual([{ amount: 500 }]);
   });
 
+  test("approvals: 'on-pause' keeps static check-ins out of the SDK's approval flow and hands them to onPause", async () => {
+    const { dispatcher, ran } = world();
+    const askers: string[] = [];
+    const tools = aiSdkTools(dispatcher, {
+      approvals: 'on-pause',
+      onPause: (request) => {
+        askers.push(`${request.asker}:${request.toolName}`);
+        return checkInApproved({ by: 'supervisor' });
+      },
+    });
+    expect(tools['refund']!.needsApproval).toBeUndefined();
+    const scripted = scriptedAiModel([
+      () => ({ calls: [{ toolName: 'refund', input: { amount: 9 } }] }),
+      (read) => ({ say: last(read) }),
+    ]);
+    const result = await run(tools, scripted.model);
+    expect(result.content.some((part) => part.type === 'tool-approval-request')).toBe(false);
+    expect(result.text).toBe('refunded 9');
+    expect(askers).toEqual(['check-in:refund']);
+    expect(ran['refund']).toEqual([{ amount: 9 }]);
+  });
+
   test('onPause may answer at once: the call resumes inside the same tool execution', async () => {
     const { dispatcher, ran } = world();
     const scripted = scriptedAiModel([
