@@ -81,10 +81,12 @@ const cpuNowUs = (): number => {
 const emptyDispatcher = createDispatcher({ tools: [echo], chain: createChain([]) });
 const governedDispatcher = createDispatcher({ tools: [echo], chain: canonicalChain() });
 const identity = { tenant: 'acme' };
+const adaptedEmpty = aiSdkTools(emptyDispatcher, { identity });
+const adaptedGoverned = aiSdkTools(governedDispatcher, { identity });
 const tasks: Record<string, () => Promise<void>> = {
   'ai-sdk loop, plain tool': () => loop(plainTools),
-  'ai-sdk loop, aiSdkTools, empty chain': () => loop(aiSdkTools(emptyDispatcher, { identity })),
-  'ai-sdk loop, aiSdkTools, canonical chain': () => loop(aiSdkTools(governedDispatcher, { identity })),
+  'ai-sdk loop, aiSdkTools, empty chain': () => loop(adaptedEmpty),
+  'ai-sdk loop, aiSdkTools, canonical chain': () => loop(adaptedGoverned),
   'dispatcher alone, empty chain': () => direct(emptyDispatcher),
   'bare execute': async () => {
     for (let i = 0; i < CALLS; i++) await echo.execute({ text: `hello ${i}` }, undefined as never);
