@@ -146,7 +146,11 @@ async function runCall<C extends ToolContext>(
     if (decision === undefined) break;
     outcome = await dispatcher.resume(outcome.checkIn, decision, signal !== undefined ? { signal } : {});
   }
-  options.onOutcome?.(outcome);
+  try {
+    options.onOutcome?.(outcome);
+  } catch {
+    // An observer that throws is the observer's bug; the model still reads what the chain decided.
+  }
   return outcome.content;
 }
 
@@ -163,7 +167,13 @@ async function decide<C extends ToolContext>(
     const approvalId = approvedInMessages(execution.messages, execution.toolCallId);
     if (approvalId !== undefined) return checkInApproved({ by: `ai-sdk approval ${approvalId}` });
   }
-  return options.onPause === undefined ? undefined : await options.onPause(outcome.checkIn, outcome);
+  if (options.onPause === undefined) return undefined;
+  try {
+    return await options.onPause(outcome.checkIn, outcome);
+  } catch {
+    // An onPause that throws decided nothing: the call stays paused, never approved.
+    return undefined;
+  }
 }
 
 /** The id of an approved `tool-approval-response` for `toolCallId` in the messages the SDK executed with. */

@@ -243,6 +243,25 @@ describe('aiSdkTools', () => {
     expect(ran['refund']).toEqual([{ amount: 9 }]);
   });
 
+  test('an onPause or onOutcome that throws leaves the call paused and the model reading the check-in text', async () => {
+    const { dispatcher, ran } = world();
+    const scripted = scriptedAiModel([
+      () => ({ calls: [{ toolName: 'transfer', input: { amount: 500 } }] }),
+      (read) => ({ say: last(read) }),
+    ]);
+    const tools = aiSdkTools(dispatcher, {
+      onPause: () => {
+        throw new Error('approval service down');
+      },
+      onOutcome: () => {
+        throw new Error('audit sink down');
+      },
+    });
+    const result = await run(tools, scripted.model);
+    expect(result.text).toBe("[check-in paused: waiting for a human to approve 'transfer'.]");
+    expect(ran['transfer']).toBeUndefined();
+  });
+
   test('onPause may answer at once: the call resumes inside the same tool execution', async () => {
     const { dispatcher, ran } = world();
     const scripted = scriptedAiModel([

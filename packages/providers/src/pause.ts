@@ -43,7 +43,13 @@ export async function dispatchWithPauses(
     outcome.kind === 'paused' && onPause !== undefined && pauses < MAX_PAUSES_PER_CALL;
     pauses++
   ) {
-    const decision = await onPause(outcome.checkIn, outcome);
+    let decision: CheckInDecision | undefined;
+    try {
+      decision = await onPause(outcome.checkIn, outcome);
+    } catch {
+      // An onPause that throws decided nothing: the call stays paused, never approved.
+      break;
+    }
     if (decision === undefined) break;
     outcome = await dispatcher.resume(outcome.checkIn, decision, resumeOptions);
   }
