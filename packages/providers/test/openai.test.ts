@@ -157,6 +157,23 @@ describe('OpenAI formats', () => {
     expect(inline.paused).toEqual([]);
   });
 
+  test('an onPause that throws leaves the call paused, never approved', async () => {
+    const { dispatcher, ran } = world();
+    const batch = await dispatchOpenAIToolCalls(
+      dispatcher,
+      [{ id: 't1', type: 'function', function: { name: 'refund', arguments: '{"amount":3}' } }],
+      {
+        identity: ACME,
+        onPause: () => {
+          throw new Error('approval service down');
+        },
+      },
+    );
+    expect(batch.messages[0]!.content).toBe("[check-in paused: waiting for a human to approve 'refund'.]");
+    expect(batch.paused).toHaveLength(1);
+    expect(ran['refund']).toBeUndefined();
+  });
+
   test('a credential reaches the tool but never the tool message', async () => {
     const { dispatcher, ran } = world();
     const { message } = await dispatchToolUse(
