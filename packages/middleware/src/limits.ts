@@ -133,7 +133,7 @@ function waitText(ms: number): string {
 function describeRule(rule: Rule): string {
   const each = `for each ${rule.per.join(' and ')}`;
   return rule.cost === undefined
-    ? `the rate limit '${rule.name}' (${formatCount(rule.limit)} calls per ${windowText(rule.windowMs)} ${each})`
+    ? `the rate limit '${rule.name}' (${formatCount(rule.limit)} ${rule.limit === 1 ? 'call' : 'calls'} per ${windowText(rule.windowMs)} ${each})`
     : `the budget '${rule.name}' (${formatCount(rule.limit)} per ${windowText(rule.windowMs)} ${each})`;
 }
 

@@ -135,9 +135,7 @@ describe('limitsGate: rates', () => {
     });
     expectResult(await call());
     const refused = expectRefused(await call());
-    expect(refused.content).toContain(
-      "the rate limit 'person-calls' (1 calls per minute for each principal)",
-    );
+    expect(refused.content).toContain("the rate limit 'person-calls' (1 call per minute for each principal)");
     expect(seen.consumes.map((charges) => charges.map((c) => c.rule))).toEqual([
       ['tenant-calls', 'person-calls'],
       ['tenant-calls', 'person-calls'],
@@ -255,7 +253,7 @@ describe('limitsGate: what a call is charged', () => {
 
   it('a resume the limit refuses leaves the approval unspent, so it can be resumed once there is room', async () => {
     const { dispatcher, tool, clock, call } = setup(
-      { limits: [rule(1)] },
+      { limits: [{ name: 'tenant-calls', per: 'tenant', calls: 1, windowMs: 10 * 60_000 }] },
       { checkIn: (args) => args['ask'] === true },
     );
     const paused = expectPaused(await call({ ask: true }));
