@@ -76,7 +76,7 @@ function parseConsume(reply: unknown, count: number): LimitAnswer {
 }
 
 /**
- * A LimitStore on Redis 6.2 or later, shared by every process that uses the same server and prefix.
+ * A LimitStore on Redis 5 or later, shared by every process that uses the same server and prefix.
  * Time is the Redis server's (`TIME` inside the script): the `now` the gate passes is not used.
  *
  * @example
