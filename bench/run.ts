@@ -1,5 +1,7 @@
 // `pnpm bench`: what a governed dispatch costs, as ratios to a bare execute loop (floor A) and raw
-// koa-compose (floor B) measured in the same run. Prints the tables and writes bench/RESULTS.md.
+// koa-compose (floor B) measured in the same run, the peers' workload (a fresh agent per run of 200
+// calls) and a fresh process's first dispatchers. Prints the tables and writes bench/RESULTS.md.
+// TOOLGATE_BENCH_QUICK=1 runs every part briefly, for iterating, and writes nothing.
 
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,15 +27,20 @@ import {
   tenantPolicy,
   type Call,
 } from './fixtures';
+import { coldStart } from './cold-start';
 import { batchSize, cpuNowMs, ratioOf, runRounds, settledHeapBytes, spreadOf, type Task } from './measure';
+import { peerFit } from './peers';
 import { ACTIVE_CHAIN, EMPTY_CHAIN, PASSIVE_CHAIN, renderResults, STRINGIFY, type Report } from './report';
 
-const ROUNDS = 7;
-const MS_PER_TASK = 400;
+const QUICK = process.env['TOOLGATE_BENCH_QUICK'] === '1';
+const ROUNDS = QUICK ? 2 : 7;
+const MS_PER_TASK = QUICK ? 100 : 400;
 const SAMPLE_MS = 2;
-const TENANTS = 10_000;
-const CONCURRENT = 10_000;
-const SEQUENTIAL = 1_000_000;
+const TENANTS = QUICK ? 1_000 : 10_000;
+const CONCURRENT = QUICK ? 1_000 : 10_000;
+const SEQUENTIAL = QUICK ? 40_000 : 1_000_000;
+const PEER_PAIRS = QUICK ? 15 : 60;
+const COLD_PROCESSES = QUICK ? 1 : 5;
 
 const wallStarted = performance.now();
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -133,9 +140,16 @@ async function perCall(report: Report, tenants: Tenants): Promise<void> {
       batch: task.batch,
     });
   }
+  const floorMedians = result.roundMedians.get(FLOOR_B)!;
+  const stringified = result.roundMedians.get(STRINGIFY)!;
   report.ratios = {
     passive: ratioOf(result, PASSIVE, FLOOR_B),
     active: ratioOf(result, ACTIVE, FLOOR_B),
+    // The active chain with its one serialization taken out, per round.
+    activeLessStringify: spreadOf(
+      result.roundMedians.get(ACTIVE)!.map((us, i) => (us - stringified[i]!) / floorMedians[i]!),
+    ),
+    stringify: ratioOf(result, STRINGIFY, FLOOR_B),
     roundRobin: ratioOf(result, ROUND_ROBIN, ONE_TENANT),
   };
   const events = async (
@@ -227,6 +241,10 @@ async function main(): Promise<void> {
   log(`per-tenant chains: deriving ${TENANTS.toLocaleString('en-US')}`);
   // The 10,000 tenant chains are let go before the scale runs, so their heap is not the GC's work there.
   await perCall(report, await perTenant(report));
+  log(`peers' workload: ${PEER_PAIRS} runs of 10 and of 200 calls, a fresh agent each`);
+  report.peers = await peerFit(PEER_PAIRS);
+  log(`cold start: ${COLD_PROCESSES} fresh processes`);
+  report.cold = await coldStart(COLD_PROCESSES);
   log(`scale: ${CONCURRENT.toLocaleString('en-US')} concurrent dispatches`);
   await concurrent(report);
   log(`scale: ${SEQUENTIAL.toLocaleString('en-US')} sequential dispatches`);
@@ -235,6 +253,10 @@ async function main(): Promise<void> {
   const markdown = renderResults(report);
   log('');
   log(markdown);
+  if (QUICK) {
+    log(`quick run in ${report.totalSeconds.toFixed(0)} s; bench/RESULTS.md left as it was`);
+    return;
+  }
   writeFileSync(new URL('./RESULTS.md', import.meta.url), markdown);
   log(`wrote bench/RESULTS.md in ${report.totalSeconds.toFixed(0)} s`);
 }

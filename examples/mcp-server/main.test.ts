@@ -1,6 +1,8 @@
 // The example as a user runs it: started as its own process, reached by the SDK's real client,
 // over stdio and over HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -62,6 +64,52 @@ async function exercise(client: Client): Promise<void> {
   ]);
 }
 
+/** Resolves with what the server said once `pattern` appears on its stderr. */
+function waitFor(
+  stream: NodeJS.ReadableStream,
+  pattern: RegExp,
+  child?: ChildProcess,
+): Promise<RegExpExecArray> {
+  return new Promise((found, failed) => {
+    let said = '';
+    stream.on('data', (chunk: Buffer) => {
+      said += chunk.toString();
+      const match = pattern.exec(said);
+      if (match) found(match);
+    });
+    child?.once('exit', (code) => failed(new Error(`the example exited (${code}) early: ${said}`)));
+  });
+}
+
+/** Collects everything a stream says until it closes. */
+function collect(stream: NodeJS.ReadableStream): Promise<string> {
+  let said = '';
+  stream.on('data', (chunk: Buffer) => (said += chunk.toString()));
+  return once(stream, 'close').then(() => said);
+}
+
+/** Whether a loopback port can be listened on again. */
+async function portIsFree(port: number): Promise<boolean> {
+  const probe = createServer();
+  try {
+    probe.listen(port, '127.0.0.1');
+    await once(probe, 'listening');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    probe.close();
+  }
+}
+
+function startHttp(): ChildProcess {
+  return spawn(process.execPath, ['--import', tsx, main, '--http'], {
+    cwd: repoRoot,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
 describe('the governed MCP server example', () => {
   it('serves over stdio to an MCP client: lookups run, refunds ask the person, policy refuses the rest', async () => {
     const client = approvingClient();
@@ -111,5 +159,50 @@ describe('the governed MCP server example', () => {
     } finally {
       child.kill();
     }
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'stops on %s over HTTP: exits 0 and frees its port',
+    async (signal) => {
+      const child = startHttp();
+      const [, url] = await waitFor(child.stderr!, /governed MCP server on (http:\S+)/, child);
+      const port = Number(new URL(url!).port);
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(await portIsFree(port)).toBe(true);
+    },
+  );
+
+  it('stops when its stdin closes over stdio, as when the MCP client goes away', async () => {
+    const child = spawn(process.execPath, ['--import', tsx, main], {
+      cwd: repoRoot,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    await waitFor(child.stderr!, /governed MCP server on stdio/, child);
+    const said = collect(child.stderr!);
+    const exited = once(child, 'exit');
+    child.stdin!.end();
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(await said).toContain('stopping: stdin closed');
+  });
+
+  it('stops when a process that started it exits, even one killed without passing a signal on', async () => {
+    // As with `npx pnpm mcp:serve`: the outer wrapper is killed outright, while the inner one (pnpm)
+    // lives on as the server's parent, so only watching every starter notices.
+    const server = `"${process.execPath}" --import "${tsx}" "${main}" --http`;
+    const starter = spawn('sh', ['-c', `sh -c '${server} & wait' & wait`], {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const [, url] = await waitFor(starter.stderr!, /governed MCP server on (http:\S+)/);
+    const said = collect(starter.stderr!);
+    starter.kill('SIGKILL');
+    // The stream closes only when its last writers, the inner shell and the server, have exited.
+    expect(await said).toContain('stopping: the process that started it exited');
+    expect(await portIsFree(Number(new URL(url!).port))).toBe(true);
   });
 });

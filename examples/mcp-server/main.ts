@@ -2,15 +2,18 @@
 // (default) or Streamable HTTP (`--http`). Any MCP client can connect; refunds ask the person at
 // the client through elicitation, and refusals come back as tool errors the model can read.
 //
-//   stdio:  npx -y pnpm@12.4.2 -s mcp:serve
-//   HTTP:   npx -y pnpm@12.4.2 -s mcp:serve --http     (PORT, default 3333; TOOLGATE_TOKEN for a bearer token)
+//   stdio:  npx -y pnpm@12.4.2 mcp:serve
+//   HTTP:   npx -y pnpm@12.4.2 mcp:serve --http        (PORT, default 3333; TOOLGATE_TOKEN for a bearer token)
 //
+// It stops cleanly, closing its sessions and freeing its port, on SIGINT or SIGTERM, when stdin
+// closes (over stdio: the client went away), and when the process that started it exits.
 // stdout carries the protocol over stdio, so everything this program says goes to stderr.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
 import { defineTool, type PermissionChecker } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mcpServe, serveHttp, serveStdio } from '@toolgate/mcp';
+import { whenStartersExit } from './lifetime';
 
 const orders: Record<string, { customer: string; total: number; refunded: number }> = {
   'A-17': { customer: 'Ada', total: 120, refunded: 0 },
@@ -89,9 +92,32 @@ served.dispatcher.on('dispatch.end', (event) => {
   console.error(`[order-desk] ${event.toolName}: ${how}${event.ran ? ' (ran)' : ''}`);
 });
 
+let serving: { close(): Promise<void> } | undefined;
+let stopping = false;
+
+/** Closes the transport and exits 0; a close that hangs is cut short with exit 1. */
+function stop(why: string): void {
+  if (stopping) return;
+  stopping = true;
+  console.error(`[order-desk] stopping: ${why}`);
+  setTimeout(() => {
+    console.error('[order-desk] the transport did not close within 5 s; exiting anyway');
+    process.exit(1);
+  }, 5000).unref();
+  Promise.resolve(serving?.close()).then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+}
+
+process.once('SIGINT', () => stop('SIGINT')).once('SIGTERM', () => stop('SIGTERM'));
+// When the shell, pnpm or MCP client that started it is gone, so is the server.
+whenStartersExit(() => stop('the process that started it exited'));
+
 if (process.argv.includes('--http')) {
+  const port = Number(process.env['PORT'] ?? 3333);
   const http = await serveHttp(served, {
-    port: Number(process.env['PORT'] ?? 3333),
+    port,
     ...(token === undefined
       ? {}
       : {
@@ -100,13 +126,18 @@ if (process.argv.includes('--http')) {
               ? { token, clientId: 'order-desk-client', scopes: [] }
               : undefined,
         }),
+  }).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    console.error(`[order-desk] port ${port} is in use: stop the server holding it, or set PORT`);
+    process.exit(1);
   });
+  serving = http;
   console.error(
-    `[order-desk] governed MCP server on ${http.url.href}${token === undefined ? '' : ' (bearer token required)'}`,
+    `[order-desk] governed MCP server on ${http.url.href}${token === undefined ? '' : ' (bearer token required)'} (pid ${process.pid})`,
   );
-  const stop = () => void http.close().then(() => process.exit(0));
-  process.once('SIGINT', stop).once('SIGTERM', stop);
 } else {
-  await serveStdio(served);
+  serving = await serveStdio(served);
+  // Over stdio the client owns stdin: its end is the end of the session.
+  process.stdin.once('end', () => stop('stdin closed')).once('close', () => stop('stdin closed'));
   console.error('[order-desk] governed MCP server on stdio');
 }

@@ -4,9 +4,36 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CANONICAL_ORDER } from '@toolgate/core';
-import { runDemo, type DemoOptions } from './demo';
+import { parseDemoArgs } from './cli';
+import { runDemo, UNANSWERED, type DemoOptions } from './demo';
 
 type Event = { type: string } & Record<string, unknown>;
+
+const root = join(__dirname, '..', '..');
+const tsx = createRequire(join(root, 'package.json')).resolve('tsx');
+
+/** The demo as a user runs it, without a terminal (stdin and stdout are pipes). */
+function runCli(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', tsx, 'examples/support-desk/main.ts', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+  });
+}
+
+async function demoTrace(overrides: Partial<DemoOptions> = {}) {
+  const lines: string[] = [];
+  const result = await runDemo({
+    decide: 'approve',
+    json: false,
+    color: false,
+    store: 'memory',
+    write: (line) => lines.push(line),
+    ...overrides,
+  });
+  return { lines, result };
+}
 
 async function demoEvents(
   overrides: Partial<DemoOptions> = {},
@@ -85,19 +112,105 @@ describe('the support-desk demo', () => {
     }
   });
 
+  const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'];
+  (postgresUrl === undefined ? it.skip : it)(
+    'runs the same conversation on the PostgreSQL stores',
+    async () => {
+      const { events, refunds } = await demoEvents({ store: 'postgres' });
+      expect(refunds).toBe(1);
+      for (const gate of CANONICAL_ORDER) expect(decidedGates(events)).toContain(gate);
+    },
+  );
+
+  it('--store postgres without a server says how to start one, and exits 2', () => {
+    const run = runCli(['--store', 'postgres'], { TOOLGATE_POSTGRES_URL: '' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('TOOLGATE_POSTGRES_URL');
+    expect(run.stderr).toContain('.ci/services/postgres.sh');
+  });
+
   it('runs from the command line without a terminal and prints events as JSON lines', () => {
-    const root = join(__dirname, '..', '..');
-    const tsx = createRequire(join(root, 'package.json')).resolve('tsx');
-    const run = spawnSync(
-      process.execPath,
-      ['--import', tsx, 'examples/support-desk/main.ts', '--json', '--yes'],
-      { cwd: root, encoding: 'utf8', timeout: 60_000 },
-    );
+    const run = runCli(['--json', '--yes']);
     expect(run.status).toBe(0);
     const events = run.stdout
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as Event);
     expect(runsOf(events, 'issue_refund')).toBe(1);
+  });
+
+  it('declines the refund when nobody answered: no terminal and no --yes/--no, and says so', () => {
+    const run = runCli([]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('no terminal and no --yes/--no, so the refund is declined');
+    expect(run.stdout).toContain(`declined by ${UNANSWERED.by}`);
+    expect(run.stdout).toMatch(/model says: I did not refund Ada Park: /);
+    expect(run.stdout).not.toContain('Refunded 250 EUR');
+    expect(run.stdout).toContain('refunds issued: 0');
+  });
+
+  it('reads no terminal and no flag as unanswered, a terminal as ask, and the flags as themselves', () => {
+    const decideFor = (argv: string[], interactive: boolean) => {
+      const parsed = parseDemoArgs(argv, { interactive, color: false });
+      return parsed.ok ? parsed.options.decide : parsed.error;
+    };
+    expect(decideFor([], false)).toBe('unanswered');
+    expect(decideFor([], true)).toBe('ask');
+    expect(decideFor(['--yes'], false)).toBe('approve');
+    expect(decideFor(['--no'], true)).toBe('decline');
+    expect(decideFor(['--yes', '--no'], false)).toMatch(/contradict/);
+    expect(decideFor(['--store', 'mongo'], false)).toMatch(/--store must be one of memory, sqlite, postgres/);
+    expect(decideFor(['--store'], false)).toMatch(/--store must be one of/);
+    expect(decideFor(['--approve'], false)).toMatch(/unknown argument '--approve'/);
+  });
+
+  it('runs no refund when nobody answers, and the ledger names the unattended run', async () => {
+    const { result } = await demoTrace({ decide: 'unanswered' });
+    expect(result.refundsIssued).toBe(0);
+    expect(result.decisions).toEqual([expect.objectContaining({ approved: false, by: UNANSWERED.by })]);
+  });
+
+  it('has the model say what the refund outcome it read says, approved or declined', async () => {
+    const approved = await demoTrace({ decide: 'approve' });
+    expect(approved.result.finalWords['acme']).toBe(
+      'Refunded 250 EUR to Ada Park. I summarised the last 10 tickets.',
+    );
+    const declined = await demoTrace({ decide: 'decline' });
+    expect(declined.result.finalWords['acme']).toMatch(
+      /^I did not refund Ada Park: .*refunds are on hold this week\. No money was sent\./,
+    );
+    expect(declined.lines.join('\n')).not.toContain('Refunded 250');
+  });
+
+  it('runs each tenant under its own chain, and each outcome carries its tenant’s chain id', async () => {
+    const { result, lines } = await demoTrace();
+    const { acme, globex } = result.chainIds;
+    expect(acme).toMatch(/^chain_/);
+    expect(globex).toMatch(/^chain_/);
+    expect(acme).not.toBe(globex);
+    for (const outcome of result.outcomes) expect(outcome.chainId).toBe(result.chainIds[outcome.tenant]);
+    expect(lines).toContain(`── tenant globex, chain ${globex} ──────────────────────────`);
+    expect(lines.some((line) => line.startsWith(`acme's chain ${acme}: permission → `))).toBe(true);
+    // The same 250 EUR refund pauses under acme's chain and is refused by globex's stricter cap.
+    const refunds = result.outcomes.filter((o) => o.toolName === 'issue_refund' && o.kind !== 'refused');
+    expect(refunds.map((o) => o.tenant)).toEqual(['acme']);
+    const globexRefund = result.outcomes.find((o) => o.tenant === 'globex' && o.toolName === 'issue_refund');
+    expect(globexRefund).toMatchObject({ kind: 'refused', gate: 'refund-cap', ran: false });
+  });
+
+  it('labels the ceiling’s after-half, and says the tool ran but its result was withheld', async () => {
+    const { lines } = await demoTrace();
+    const ceilingRows = lines.filter((line) => /^ {4}. result-ceiling/.test(line));
+    expect(
+      ceilingRows.some((line) => /result-ceiling \(after\) +deny .*14,945 > 2,000 characters/.test(line)),
+    ).toBe(true);
+    expect(ceilingRows.filter((line) => / deny /.test(line)).every((line) => line.includes('(after)'))).toBe(
+      true,
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /→ refused by result-ceiling .*the tool ran, but its result was withheld from the model/,
+      ),
+    );
   });
 });

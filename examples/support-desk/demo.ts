@@ -1,80 +1,67 @@
 // The support-desk demo as a function: build the tools, stores and per-tenant chains, let a scripted
 // model talk to them, and report every gate decision. main.ts is the command line around it.
 
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   checkInApproved,
   checkInDeclined,
   createDispatcher,
   EVENT_TYPES,
-  type ArtifactStore,
   type Chain,
   type CheckInDecision,
   type CheckInRequest,
-  type CheckInStore,
   type Dispatcher,
   type DispatchOutcome,
   type Identity,
 } from '@toolgate/core';
-import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
-import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
-import { inMemoryCheckIns, runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
+import { canonicalChain } from '@toolgate/middleware';
+import { runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
 import { connectKnowledgeBase } from './knowledge-base';
-import { refundCap, supportDeskPermissions } from './policy';
+import { describeRules, refundCap, rulesFor, supportDeskPermissions } from './policy';
 import { acmeScript, globexScript } from './script';
+import { openStores, type StoreKind } from './stores';
 import { createTrace, type Trace } from './trace';
 import { exportReport, issueRefund, lookupCustomer, refundsIssued, ticketRows } from './tools';
 
 export interface DemoOptions {
-  /** How a paused refund is decided: ask the person at the terminal, or decide by flag. */
-  readonly decide: 'ask' | 'approve' | 'decline';
+  /**
+   * How a paused refund is decided: the person at the terminal (`ask`), a flag (`approve`,
+   * `decline`), or nobody (`unanswered`: no terminal and no flag), which declines.
+   */
+  readonly decide: 'ask' | 'approve' | 'decline' | 'unanswered';
   readonly ask?: (request: CheckInRequest) => Promise<CheckInDecision>;
   readonly json: boolean;
   readonly color: boolean;
-  readonly store: 'memory' | 'sqlite';
+  readonly store: StoreKind;
   readonly dbPath?: string;
   readonly write: (line: string) => void;
 }
 
 export interface DemoResult {
   readonly outcomes: readonly (DispatchOutcome & { tenant: string })[];
+  /** Every check-in decision, in order. */
+  readonly decisions: readonly CheckInDecision[];
+  /** The chain id each tenant's calls ran under. */
+  readonly chainIds: Readonly<Record<string, string>>;
+  /** What each tenant's model said last. */
+  readonly finalWords: Readonly<Record<string, string>>;
   readonly refundsIssued: number;
 }
 
 // A demo key; a deployment reads its own from a secret store.
 const CHECK_IN_KEY = 'support-desk-demo-check-in-key-0001';
 
-function stores(options: DemoOptions): {
-  artifacts: ArtifactStore;
-  checkIns: CheckInStore;
-  close(): void;
-  where: string;
-} {
-  if (options.store === 'memory')
-    return {
-      artifacts: inMemoryArtifacts(),
-      checkIns: inMemoryCheckIns(),
-      close: () => undefined,
-      where: 'in memory',
-    };
-  const path = options.dbPath ?? join(tmpdir(), `toolgate-demo-${process.pid}.db`);
-  const checkIns = sqliteCheckIns({ path });
-  const artifacts = sqliteArtifacts({ path });
-  return {
-    artifacts,
-    checkIns,
-    where: `SQLite at ${path}`,
-    close() {
-      checkIns.close();
-      artifacts.close();
-    },
-  };
-}
+/** What nobody answering means: the refund is declined, and the model reads why. */
+export const UNANSWERED = {
+  by: 'unattended run (no terminal, no --yes/--no)',
+  reason: 'nobody was there to approve it, and a refund is never approved by default',
+} as const;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const trace: Trace = createTrace(options);
-  const { artifacts, checkIns, close, where } = stores(options);
+  const { artifacts, checkIns, close, where } = await openStores(
+    options.store,
+    options.dbPath !== undefined ? { dbPath: options.dbPath } : {},
+  );
   const kb = await connectKnowledgeBase();
   const refundsBefore = refundsIssued.length;
   try {
@@ -87,6 +74,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     });
     const notes = await artifacts.put(acme, { kind: 'doc/markdown', data: '# Shift notes' });
 
+    // One chain per tenant: each has its own permission rules and refund cap, so its own chain id.
     const chains = new Map<string, Chain>();
     const chainFor = (identity: Identity | undefined): Chain => {
       const tenant = identity?.tenant ?? 'unknown';
@@ -104,7 +92,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             rule: 'refunds over 100 EUR need a person',
           }),
           defaultMaxChars: 8000,
-        }).use(refundCap);
+        }).use(refundCap(rulesFor(tenant).refundCap));
         chains.set(tenant, chain);
       }
       return chain;
@@ -115,23 +103,35 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       clock: () => performance.timeOrigin + performance.now(),
     });
     for (const type of EVENT_TYPES) dispatcher.on(type, trace.onEvent as never);
-    trace.intro(where, dispatcher, chainFor({ tenant: 'acme' }));
+    const globex: Identity = { tenant: 'globex', principal: 'agent-2', conversation: 'conv-9' };
+    trace.intro(
+      where,
+      dispatcher,
+      [acme, globex].map((id) => [id.tenant!, chainFor(id), describeRules(id.tenant!)] as const),
+    );
 
+    const decisions: CheckInDecision[] = [];
     const onPause = async (request: CheckInRequest): Promise<CheckInDecision> => {
       trace.pause(request);
-      const decision =
-        options.decide === 'ask' && options.ask !== undefined
-          ? await options.ask(request)
-          : options.decide === 'decline'
-            ? checkInDeclined({ by: 'supervisor (--no)', reason: 'refunds are on hold this week' })
-            : checkInApproved({ by: 'supervisor (--yes)', note: 'damage confirmed from photos' });
+      let decision: CheckInDecision;
+      if (options.decide === 'ask' && options.ask !== undefined) decision = await options.ask(request);
+      else if (options.decide === 'approve')
+        decision = checkInApproved({ by: 'supervisor (--yes)', note: 'damage confirmed from photos' });
+      else if (options.decide === 'decline')
+        decision = checkInDeclined({ by: 'supervisor (--no)', reason: 'refunds are on hold this week' });
+      else {
+        trace.unanswered();
+        decision = checkInDeclined(UNANSWERED);
+      }
+      decisions.push(decision);
       trace.decided(decision);
       return decision;
     };
 
     const outcomes: (DispatchOutcome & { tenant: string })[] = [];
+    const finalWords: Record<string, string> = {};
     const converse = async (identity: Identity, steps: ScriptStep[], prompt: string) => {
-      trace.conversation(identity, prompt);
+      trace.conversation(identity, chainFor(identity), prompt);
       const run = await runAgentLoop({
         model: trace.watch(scriptedModel(steps)),
         dispatcher: trace.shown(dispatcher),
@@ -140,7 +140,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         prompt,
       });
       outcomes.push(...run.outcomes.map((outcome) => ({ ...outcome, tenant: identity.tenant ?? '' })));
-      if (run.finalText !== undefined) trace.say(run.finalText);
+      if (run.finalText !== undefined) {
+        finalWords[identity.tenant ?? ''] = run.finalText;
+        trace.say(run.finalText);
+      }
     };
     await converse(
       acme,
@@ -148,14 +151,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       'Ada Park says her order arrived damaged. Refund her 250 EUR and send me a ticket summary.',
     );
     await converse(
-      { tenant: 'globex', principal: 'agent-2', conversation: 'conv-9' },
+      globex,
       globexScript(),
-      'What is our refund policy?',
+      'What is our refund policy? Lin Osei wants 250 EUR back for a late delivery.',
     );
+    const issued = refundsIssued.length - refundsBefore;
     trace.summary(outcomes);
-    return { outcomes, refundsIssued: refundsIssued.length - refundsBefore };
+    const chainIds = Object.fromEntries([acme, globex].map((id) => [id.tenant, chainFor(id).id]));
+    return { outcomes, decisions, chainIds, finalWords, refundsIssued: issued };
   } finally {
     await kb.close();
-    close();
+    await close();
   }
 }

@@ -13,16 +13,29 @@ const allow: Decision = { allow: true };
 export interface TenantRules {
   /** Tenants whose data must not leave their network. */
   readonly blocksExternalNet: boolean;
+  /** The largest refund (EUR) an agent of this tenant may issue, whoever approves. */
+  readonly refundCap: number;
 }
 
 export const TENANTS: Record<string, TenantRules> = {
-  acme: { blocksExternalNet: true },
-  globex: { blocksExternalNet: false },
+  acme: { blocksExternalNet: true, refundCap: 1000 },
+  globex: { blocksExternalNet: false, refundCap: 200 },
 };
+
+/** An unknown tenant gets the strictest rules: no outside network, no refunds. */
+export function rulesFor(tenant: string): TenantRules {
+  return TENANTS[tenant] ?? { blocksExternalNet: true, refundCap: 0 };
+}
+
+/** A tenant's rules in words, for the demo's banner. */
+export function describeRules(tenant: string): string {
+  const rules = rulesFor(tenant);
+  return `refunds up to ${formatCount(rules.refundCap)} EUR; ${rules.blocksExternalNet ? 'no outside network (MCP search refused)' : 'outside network allowed'}`;
+}
 
 /** The permission checker: MCP tools are read-only, and some tenants keep data inside their network. */
 export function supportDeskPermissions(tenant: string): PermissionChecker {
-  const rules = TENANTS[tenant] ?? { blocksExternalNet: true };
+  const rules = rulesFor(tenant);
   return {
     governs: ['external_net', 'payments', 'user_data'],
     check({ capability, target, toolSource }) {
@@ -37,25 +50,28 @@ export function supportDeskPermissions(tenant: string): PermissionChecker {
   };
 }
 
-const REFUND_CAP = 1000;
-
-/** A custom policy middleware: no agent refunds more than the cap, whoever approves. */
-export const refundCap: Middleware = {
-  name: 'refund-cap',
-  fingerprint: `cap ${REFUND_CAP}`,
-  async run(ctx, next) {
-    const amount = ctx.args['amount'];
-    if (ctx.toolName === 'issue_refund' && typeof amount === 'number' && amount > REFUND_CAP) {
-      return ctx.deny(
-        refusalReason(
-          `refunds above ${formatCount(REFUND_CAP)} EUR cannot be issued by an agent`,
-          'Retrying will not help',
-          'Offer the customer a refund up to the cap, or hand the case to a supervisor',
-        ),
-        { code: 'REFUND_CAP' },
-      );
-    }
-    ctx.note(ctx.toolName === 'issue_refund' ? `within the ${REFUND_CAP} EUR cap` : 'not a refund');
-    return next();
-  },
-};
+/**
+ * A custom policy middleware: no agent refunds more than the tenant's cap, whoever approves. The cap
+ * is in its fingerprint, so tenants with different caps run under different chain ids.
+ */
+export function refundCap(cap: number): Middleware {
+  return {
+    name: 'refund-cap',
+    fingerprint: `cap ${cap}`,
+    async run(ctx, next) {
+      const amount = ctx.args['amount'];
+      if (ctx.toolName === 'issue_refund' && typeof amount === 'number' && amount > cap) {
+        return ctx.deny(
+          refusalReason(
+            `refunds above ${formatCount(cap)} EUR cannot be issued by an agent`,
+            'Retrying will not help',
+            'Offer the customer a refund up to the cap, or hand the case to a supervisor',
+          ),
+          { code: 'REFUND_CAP' },
+        );
+      }
+      ctx.note(ctx.toolName === 'issue_refund' ? `within the ${cap} EUR cap` : 'not a refund');
+      return next();
+    },
+  };
+}

@@ -12,6 +12,24 @@ function refFromLastRefusal(transcript: readonly TranscriptEntry[]): string {
   return match[0];
 }
 
+/** What a refusal says happened, in the model's words: its first sentence, without the gate's brackets. */
+function gist(refusal: string): string {
+  const inner = refusal.replace(/^\[[a-z0-9-]+ refused: /, '').replace(/\]$/, '');
+  const sentence = /^(.*?)\.(?:\s|$)/.exec(inner);
+  return sentence === null ? inner : sentence[1]!;
+}
+
+/** The model's last word on a refund: it says what the outcome it read says, never what it hoped for. */
+function reportRefund(who: string, amount: number, also: string) {
+  return (transcript: readonly TranscriptEntry[]): string => {
+    const read = lastToolMessage(transcript) ?? '';
+    if (read.startsWith('{') && read.includes('"refundId"'))
+      return `Refunded ${amount} EUR to ${who}. ${also}`;
+    if (read.startsWith('[')) return `I did not refund ${who}: ${gist(read)}. No money was sent. ${also}`;
+    return `I could not tell whether the refund to ${who} went through; please check billing. ${also}`;
+  };
+}
+
 /** acme's agent: every gate gets to decide at least once. */
 export function acmeScript(refs: { notes: string }): ScriptStep[] {
   return [
@@ -38,14 +56,18 @@ export function acmeScript(refs: { notes: string }): ScriptStep[] {
     { toolName: 'issue_refund', args: { customerId: 'c_42', amount: 5000 } },
     // check-in: over 100 EUR a person approves; credentials are fetched only after consent.
     { toolName: 'issue_refund', args: { customerId: 'c_42', amount: 250, reason: 'damaged on arrival' } },
-    { say: 'Refunded 250 EUR to Ada Park and summarised the last 10 tickets.' },
+    reportRefund('Ada Park', 250, 'I summarised the last 10 tickets.'),
   ];
 }
 
-/** globex's agent: the same MCP search acme was refused is allowed under globex's chain. */
+/**
+ * globex's agent, under globex's own chain: the MCP search acme was refused is allowed, and the
+ * refund acme's chain paused for is refused by globex's stricter cap before anyone is asked.
+ */
 export function globexScript(): ScriptStep[] {
   return [
     { toolName: 'search_kb', args: { query: 'refund policy' } },
-    { say: 'Refunds over 100 EUR need a supervisor.' },
+    { toolName: 'issue_refund', args: { customerId: 'c_77', amount: 250, reason: 'late delivery' } },
+    reportRefund('Lin Osei', 250, 'Our policy: refunds over 100 EUR need a supervisor.'),
   ];
 }

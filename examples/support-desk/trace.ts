@@ -2,13 +2,14 @@
 // timings) and a closing table; or, with --json, every event as one JSON line.
 
 import type { AgentModel } from '@toolgate/testing';
-import type {
-  Chain,
-  CheckInDecision,
-  CheckInRequest,
-  Dispatcher,
-  DispatchOutcome,
-  Identity,
+import {
+  formatCount,
+  type Chain,
+  type CheckInDecision,
+  type CheckInRequest,
+  type Dispatcher,
+  type DispatchOutcome,
+  type Identity,
 } from '@toolgate/core';
 
 interface TraceOptions {
@@ -19,11 +20,14 @@ interface TraceOptions {
 
 export interface Trace {
   onEvent(event: { type: string; at: number } & Record<string, unknown>): void;
-  intro(stores: string, dispatcher: Dispatcher, chain: Chain): void;
-  conversation(identity: Identity, prompt: string): void;
+  /** `tenants`: each tenant, its chain, and its rules in words. */
+  intro(stores: string, dispatcher: Dispatcher, tenants: readonly (readonly [string, Chain, string])[]): void;
+  conversation(identity: Identity, chain: Chain, prompt: string): void;
   watch<M extends AgentModel>(model: M): AgentModel;
   shown(dispatcher: Dispatcher): Dispatcher;
   pause(request: CheckInRequest): void;
+  /** Nobody can answer the check-in: say that it is declined, and how to decide instead. */
+  unanswered(): void;
   decided(decision: CheckInDecision): void;
   say(text: string): void;
   summary(outcomes: readonly (DispatchOutcome & { tenant: string })[]): void;
@@ -42,6 +46,10 @@ export function createTrace(options: TraceOptions): Trace {
   const paint = (color: Color, text: string) =>
     options.color ? `\u001b[${CODES[color]}m${text}\u001b[0m` : text;
   const durations = new Map<string, number>();
+  // Calls whose tool has started: a gate decision after that is the gate's after-half.
+  const started = new Set<string>();
+  // What the result-ceiling measured, for its after-half's row.
+  const measured = new Map<string, string>();
   let lastAt = 0;
   const quiet = options.json;
 
@@ -60,21 +68,36 @@ export function createTrace(options: TraceOptions): Trace {
         write(JSON.stringify(event));
         return;
       }
-      if (event.type === 'dispatch.start') lastAt = event.at;
-      if (event.type === 'dispatch.end')
-        durations.set(String(event['toolCallId']), Number(event['durationMs']));
+      const callId = String(event['toolCallId']);
+      if (event.type === 'dispatch.start') {
+        lastAt = event.at;
+        started.delete(callId);
+      }
+      if (event.type === 'tool.start') started.add(callId);
+      if (event.type === 'result.refused')
+        measured.set(
+          callId,
+          `${formatCount(Number(event['chars']))} > ${formatCount(Number(event['maxChars']))} characters`,
+        );
+      if (event.type === 'dispatch.end') durations.set(callId, Number(event['durationMs']));
       if (event.type !== 'gate.decision') return;
       const took = Math.max(0, event.at - lastAt);
       lastAt = event.at;
+      const after = started.has(callId);
+      const gate = `${String(event['gate'])}${after ? ' (after)' : ''}`;
       const why =
-        typeof event['why'] === 'string' && event['outcome'] !== 'deny'
-          ? paint('dim', clip(event['why'], 60))
-          : '';
+        event['outcome'] !== 'deny'
+          ? typeof event['why'] === 'string'
+            ? paint('dim', clip(event['why'], 60))
+            : ''
+          : after && event['gate'] === 'result-ceiling'
+            ? `${measured.get(callId) ?? 'over the ceiling'}; the tool ran, its result is withheld`
+            : '';
       write(
-        `    ${mark(String(event['outcome']))} ${String(event['gate']).padEnd(15)} ${String(event['outcome']).padEnd(9)} ${paint('dim', `${took.toFixed(2)} ms`.padStart(9))}  ${why}`.trimEnd(),
+        `    ${mark(String(event['outcome']))} ${gate.padEnd(22)} ${String(event['outcome']).padEnd(9)} ${paint('dim', `${took.toFixed(2)} ms`.padStart(9))}  ${why}`.trimEnd(),
       );
     },
-    intro(stores, dispatcher, chain) {
+    intro(stores, dispatcher, tenants) {
       if (quiet) return;
       write(paint('bold', 'toolgate support-desk demo'));
       write(
@@ -86,13 +109,17 @@ export function createTrace(options: TraceOptions): Trace {
             .join(', ')}`,
         ),
       );
-      write(paint('dim', `acme's chain: ${chain.names().join(' → ')} → execute   (${chain.id})`));
+      // Each tenant runs under its own chain; the id is what every outcome of that tenant carries.
+      for (const [tenant, chain, rules] of tenants) {
+        write(paint('dim', `${tenant}'s chain ${chain.id}: ${chain.names().join(' → ')} → execute`));
+        write(paint('dim', `  ${rules}`));
+      }
       write(paint('dim', `check-ins and artifacts: ${stores}`));
     },
-    conversation(identity, prompt) {
+    conversation(identity, chain, prompt) {
       if (quiet) return;
       write('');
-      write(paint('bold', `── tenant ${identity.tenant} ─────────────────────────────────────────────`));
+      write(paint('bold', `── tenant ${identity.tenant}, chain ${chain.id} ──────────────────────────`));
       write(`${paint('magenta', 'user')}  ${prompt}`);
     },
     watch(model) {
@@ -120,9 +147,12 @@ export function createTrace(options: TraceOptions): Trace {
         const color: Color =
           outcome.kind === 'result' ? 'green' : outcome.kind === 'paused' ? 'yellow' : 'red';
         const by = outcome.kind === 'refused' ? ` by ${outcome.gate}` : '';
-        write(
-          `  ${paint(color, `→ ${outcome.kind}${by}`)}${source}${took}${outcome.ran ? '' : paint('dim', ' · tool did not run')}`,
-        );
+        const ran = !outcome.ran
+          ? paint('dim', ' · tool did not run')
+          : outcome.kind === 'refused'
+            ? paint('dim', ' · the tool ran, but its result was withheld from the model')
+            : '';
+        write(`  ${paint(color, `→ ${outcome.kind}${by}`)}${source}${took}${ran}`);
         if (outcome.kind !== 'paused')
           write(`  ${paint('dim', 'model reads:')} ${clip(outcome.content, 220)}`);
         return outcome;
@@ -141,10 +171,22 @@ export function createTrace(options: TraceOptions): Trace {
         write(`    ${paint('dim', 'evidence:')}  ${JSON.stringify(request.evidence)}`);
       write(`    ${paint('dim', `request ${request.id}, signed, expires ${request.expiresAt}`)}`);
     },
+    unanswered() {
+      if (quiet) return;
+      write(
+        `  ${paint('red', 'nobody to ask:')} no terminal and no --yes/--no, so the refund is declined (never approved by default).`,
+      );
+      write(
+        `  ${paint('dim', 'run it in a terminal to decide, or pass --yes to approve or --no to decline.')}`,
+      );
+    },
     decided(decision) {
       if (quiet) return;
       const what = decision.approved
-        ? paint('green', `approved by ${decision.by}`)
+        ? paint(
+            'green',
+            `approved by ${decision.by}${decision.note === undefined ? '' : ` (note: ${decision.note})`}`,
+          )
         : paint('red', `declined by ${decision.by}: ${decision.reason}`);
       write(`  ${what} → resuming the call from the top of the chain`);
     },
@@ -164,10 +206,11 @@ export function createTrace(options: TraceOptions): Trace {
         o.toolSource ?? 'own',
         o.kind,
         o.kind === 'refused' ? o.gate : '',
-        o.ran ? 'yes' : 'no',
+        o.chainId,
+        o.ran ? (o.kind === 'refused' ? 'yes, withheld' : 'yes') : 'no',
         `${(durations.get(o.toolCallId) ?? 0).toFixed(2)}`,
       ]);
-      const header = ['#', 'tenant', 'tool', 'source', 'outcome', 'gate', 'ran', 'ms'];
+      const header = ['#', 'tenant', 'tool', 'source', 'outcome', 'gate', 'chain', 'ran', 'ms'];
       const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
       const line = (cells: string[]) => cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
       write(paint('dim', line(header)));

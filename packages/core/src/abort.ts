@@ -2,6 +2,16 @@
 // share their caller's signal (an agent's run-level signal) and every gate waits on it: a listener each
 // trips Node's listener-leak warning past ten and makes every removal scan all the others.
 
+let never: AbortSignal | undefined;
+
+/**
+ * A signal nothing can abort (its controller is unreachable): waiting on it needs no listener. Made
+ * on first use: workerd forbids building an AbortController while a module loads.
+ */
+export function neverAborted(): AbortSignal {
+  return (never ??= new AbortController().signal);
+}
+
 const waiting = new WeakMap<AbortSignal, Set<() => void>>();
 
 /** Calls `onAbort` once when `signal` aborts (at once if it already has); returns what stops the wait. */

@@ -1,12 +1,12 @@
 // The chain: an immutable, ordered list of named middleware, checked for order at every build
 // and composed with koa-compose once per chain, never per call.
 
-import compose from 'koa-compose';
 import type { CheckInStore } from './check-in';
 import { inMemoryCheckIns } from './check-in';
 import { createSigner, shortHash, type Signer } from './canonical';
 import { DEFAULT_DEADLINE_MS } from './deadline';
-import type { ToolMiddlewareContext } from './context';
+import type { ToolMiddlewareContext } from './middleware-context';
+import { buildPlan, type Composed, type PassThrough, type Plan, type Wrap } from './plan';
 import type { Tool } from './tool';
 
 /** `next` as koa-compose hands it to a middleware. */
@@ -28,6 +28,12 @@ export interface Middleware {
   readonly fingerprint?: string;
   /** Build-time: why this middleware cannot serve `tool` in `chain`, or undefined when it can. */
   checkTool?(tool: Tool, chain: Chain): string | undefined;
+  /**
+   * Build-time: when this middleware has nothing to decide for `tool` in `chain`, the pass it would
+   * file on every call of it (its ledger `why` and gate events); undefined when it must run. A per-tool
+   * plan leaves it out of the onion and files that pass in its place. Absent: it always runs.
+   */
+  passThrough?(tool: Tool, chain: Chain): PassThrough | undefined;
 }
 
 /** The canonical order of the built-in gates. User policy goes just before `validate-args`. */
@@ -115,9 +121,6 @@ export interface MiddlewareDescription {
 
 export const DEFAULT_CHECK_IN_TTL_MS = 15 * 60 * 1000;
 
-type Composed = (ctx: ToolMiddlewareContext, next?: Next) => Promise<void>;
-type Wrap = (middleware: Middleware) => Composed;
-
 /** An immutable, ordered list of named middleware. Builder verbs return new chains. */
 export class Chain {
   readonly #middleware: readonly Middleware[];
@@ -125,7 +128,10 @@ export class Chain {
   readonly #policyAnchor: string | undefined;
   readonly #acceptedViolations: ReadonlySet<string>;
   #id: string | undefined;
-  #composed: Composed | undefined;
+  // Plans per tool, and the onions they share by which middleware run: a chain and a frozen tool never
+  // change, so neither is ever invalidated, and a WeakMap lets both go with the tool.
+  readonly #plans = new WeakMap<Tool, Plan>();
+  readonly #onions = new Map<string, Composed>();
 
   /** @internal Use `createChain`. */
   constructor(
@@ -229,12 +235,14 @@ export class Chain {
     return this.#derive(list, unsafe);
   }
 
-  /** @internal The composed onion, built on first use and kept for the chain's lifetime. */
-  composed(wrap: Wrap): Composed {
-    if (this.#composed === undefined) {
-      this.#composed = compose(this.#middleware.map(wrap)) as Composed;
+  /** @internal The plan for `tool`'s calls, built on its first call and kept for the chain's lifetime. */
+  planFor(tool: Tool, wrap: Wrap): Plan {
+    let plan = this.#plans.get(tool);
+    if (plan === undefined) {
+      plan = buildPlan(this, tool, wrap, this.#onions);
+      this.#plans.set(tool, plan);
     }
-    return this.#composed;
+    return plan;
   }
 
   toJSON(): { id: string; middleware: MiddlewareDescription[] } {

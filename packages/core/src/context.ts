@@ -1,86 +1,21 @@
 // The per-call context every middleware reads, and the bookkeeping behind its verbs: which
 // middleware is speaking, the ledger, the first refusal or pause, and what the executor recorded.
 
-import type { Chain, PauseService } from './chain';
-import type {
-  CheckInApproval,
-  CheckInComponent,
-  CheckInDecision,
-  CheckInReceipt,
-  CheckInRequest,
-} from './check-in';
-import { canonicalJson, digestOf } from './canonical';
-import { withDeadline } from './deadline';
+import type { Chain } from './chain';
+import type { CheckInApproval, CheckInDecision, CheckInReceipt, CheckInRequest } from './check-in';
+import { neverAborted } from './abort';
+import { askHuman } from './asking';
+import { digestOf } from './canonical';
 import type { Credential } from './credential';
 import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from './events';
 import type { Identity } from './identity';
-import { newId } from './ids';
 import type { LedgerRow } from './outcomes';
+import type { FiledPass, Plan } from './plan';
 import type { ArtifactMeta } from './ports';
+import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
+import type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
 import type { Tool, ToolArgs } from './tool';
-
-/** Per-call bag for middleware. Augment it to type your own keys: `declare module '@toolgate/core' { interface ToolState { … } }`. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ToolState {}
-
-export interface AskOptions {
-  readonly component?: CheckInComponent;
-}
-
-/** One object per call; the only thing a middleware reads. */
-export interface ToolMiddlewareContext<TArgs = ToolArgs> {
-  readonly toolName: string;
-  /** The MCP server the tool came from; absent for our own tools. */
-  readonly toolSource?: string;
-  readonly toolCallId: string;
-  /** The tool's declarations. */
-  readonly tool: Tool;
-  readonly identity?: Identity;
-  readonly signal: AbortSignal;
-  readonly state: ToolState & Record<string, unknown>;
-  /** True when this run continues an approved check-in. */
-  readonly resumed: boolean;
-  readonly chainId: string;
-
-  /** The current args, read-only. Change them with `setArgs`. */
-  readonly args: Readonly<TArgs>;
-
-  readonly credential?: Credential | undefined;
-  /** Metadata of each resolved artifact, by argument name. */
-  readonly wanted?: Readonly<Record<string, ArtifactMeta>> | undefined;
-  /** The human's decision, once a check-in has been answered. */
-  readonly checkIn?: CheckInDecision | undefined;
-
-  /** Whether the tool's execute has started. */
-  readonly ran: boolean;
-  readonly result?: unknown;
-  readonly error?: { readonly name: string; readonly message: string } | undefined;
-  /** The string the model will read: strings as they are, anything else as JSON. Computed once. */
-  readonly resultText?: string | undefined;
-
-  /**
-   * Refuses the call: nothing after it runs. `reason` is the sentence the model reads; `detail` is
-   * `{ code?, retryable?, detail?, mentionsRun? }`, or a plain string: the operator detail alone.
-   */
-  deny(reason: string, detail?: RefusalDetail | string): never;
-  /** Pauses the call for a human; on an approved resume the same ask returns the approval. */
-  ask(question: string, evidence?: unknown, options?: AskOptions): Promise<CheckInApproval>;
-  /** Replaces the args before the tool runs; `why` goes in the ledger. */
-  setArgs(value: TArgs, why: string): void;
-  /** Replaces the result after the tool ran; `why` goes in the ledger. */
-  setResult(value: unknown, why: string): void;
-  /** Explains a pass-through in the ledger (e.g. "no checker"). */
-  note(why: string): void;
-  /** Hands the resolved credential to the tool. Before execution only. */
-  provideCredential(credential: Credential): void;
-  /** Records a resolved artifact's metadata under its argument name. Before execution only. */
-  provideWanted(arg: string, meta: ArtifactMeta): void;
-  /** The dispatcher's clock, in milliseconds since the epoch: judge expiry with it, not the wall clock. */
-  now(): number;
-  /** Emits a gate event; the core adds the call's identity fields. */
-  emit(event: GateEvent): void;
-}
 
 /** Marks a tool failure travelling out through the onion; it is not any middleware's refusal. */
 export class ToolFailure extends Error {
@@ -94,11 +29,26 @@ export interface ResumeState {
   answered: boolean;
 }
 
+/** One call, as the dispatcher hands it to its run. */
+export interface CallInit {
+  readonly tool: Tool;
+  readonly chain: Chain;
+  readonly args: Readonly<ToolArgs>;
+  readonly toolCallId: string;
+  readonly identity: Identity | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly resume: ResumeState | undefined;
+}
+
+const NO_RECEIPTS: readonly CheckInReceipt[] = Object.freeze([]);
+
 /** What a dispatcher lends every call: its clock and its event emitter. */
 export interface CallEnvironment {
   readonly now: () => number;
   /** Whether anyone listens to `type`; events nobody hears are never built. */
   readonly wants: (type: string) => boolean;
+  /** True when nobody listens to anything: no listener can run while the call proceeds. */
+  readonly quiet: () => boolean;
   readonly emit: (type: string, event: Record<string, unknown>) => void;
 }
 
@@ -110,9 +60,6 @@ export interface CallEnvironment {
 export function frozenCopy(value: ToolArgs): Readonly<ToolArgs> {
   return Object.freeze({ __proto__: Object.prototype, ...value }) as Readonly<ToolArgs>;
 }
-
-// Made on first use: workerd forbids building an AbortController while a module loads.
-let neverAborted: AbortSignal | undefined;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -134,7 +81,6 @@ export class CallContext implements ToolMiddlewareContext {
   readonly toolCallId: string;
   readonly tool: Tool;
   declare readonly identity?: Identity;
-  readonly state: ToolState & Record<string, unknown> = {};
   readonly resumed: boolean;
   readonly chainId: string;
 
@@ -145,8 +91,6 @@ export class CallContext implements ToolMiddlewareContext {
   stopped: Refusal | Pause | undefined;
   /** What `execute` threw, redacted. */
   failure: ToolFailure | undefined;
-  /** Receipts of approvals answered in this run. */
-  readonly receipts: CheckInReceipt[] = [];
   /** Set when the outcome is built: nothing may execute after it. */
   closed = false;
   readonly resume: ResumeState | undefined;
@@ -169,23 +113,17 @@ export class CallContext implements ToolMiddlewareContext {
   readonly #callerSignal: AbortSignal | undefined;
   #ownSignal: AbortSignal | undefined;
   readonly #chain: Chain;
+  readonly #plan: Plan;
   #usedReceipts: Set<CheckInReceipt> | undefined;
+  #receipts: CheckInReceipt[] | undefined;
+  #state: (ToolState & Record<string, unknown>) | undefined;
   // Where the call has reached in the onion: turn i is the middleware at position i, and the turn
   // after the last middleware is the executor's. Turn i + 1 beginning means middleware i continued;
   // it ending means middleware i's downstream settled.
   #turns = 0;
   readonly #ended: boolean[] = [];
 
-  constructor(init: {
-    tool: Tool;
-    toolCallId: string;
-    args: Readonly<ToolArgs>;
-    identity: Identity | undefined;
-    signal: AbortSignal | undefined;
-    resume: ResumeState | undefined;
-    chain: Chain;
-    env: CallEnvironment;
-  }) {
+  constructor(init: CallInit, plan: Plan, env: CallEnvironment) {
     this.tool = init.tool;
     this.toolName = init.tool.schema.name;
     if (init.tool.source !== undefined) this.toolSource = init.tool.source;
@@ -196,9 +134,10 @@ export class CallContext implements ToolMiddlewareContext {
     this.resumed = init.resume !== undefined;
     this.chainId = init.chain.id;
     this.#chain = init.chain;
+    this.#plan = plan;
     this.dispatchedArgs = init.args;
     this.#args = init.args;
-    this.#env = init.env;
+    this.#env = env;
   }
 
   /**
@@ -208,10 +147,14 @@ export class CallContext implements ToolMiddlewareContext {
    */
   get signal(): AbortSignal {
     if (this.#callerSignal !== undefined) return this.#callerSignal;
-    if (!this.#ran) return (neverAborted ??= new AbortController().signal);
+    if (!this.#ran) return neverAborted();
     return (this.#ownSignal ??= new AbortController().signal);
   }
 
+  /** Built when first read: most calls never touch it. */
+  get state(): ToolState & Record<string, unknown> {
+    return (this.#state ??= {});
+  }
   get args(): Readonly<ToolArgs> {
     return this.#args;
   }
@@ -315,9 +258,12 @@ export class CallContext implements ToolMiddlewareContext {
         `ctx.setResult: no middleware can answer for the tool; a result can only be replaced after the tool ran and returned.`,
       );
     }
-    const text = resultTextOf(value);
-    this.#result = value;
-    this.#resultText = text;
+    // A middleware's replacement is held to the same redaction as the tool's own result.
+    const secrets = this.#credential?.secrets();
+    const clean = secrets === undefined ? value : redactValue(value, secrets);
+    const text = resultTextOf(clean);
+    this.#result = clean;
+    this.#resultText = secrets === undefined ? text : redact(text, secrets);
     this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
   }
 
@@ -384,12 +330,7 @@ export class CallContext implements ToolMiddlewareContext {
         },
       );
     }
-    const review = this.reviewArgs();
-    const argsDigest = await digestOf(review);
-    const answer =
-      this.resume === undefined ? undefined : await this.#answerFromResume(asker, argsDigest, service);
-    if (answer !== undefined) return answer;
-    return this.#pause(asker, question, evidence, options, review, argsDigest, service);
+    return askHuman(this, asker, question, evidence, options, service);
   }
 
   /** The args a human reviews: the current args, with each resolved artifact shown by its ref. */
@@ -422,176 +363,36 @@ export class CallContext implements ToolMiddlewareContext {
     });
   }
 
-  async #answerFromResume(
-    asker: string,
-    argsDigest: string,
-    service: PauseService,
-  ): Promise<CheckInApproval | undefined> {
-    const resume = this.resume!;
-    const { request, decision } = resume;
-    if (request.asker === asker && !resume.answered) {
-      resume.answered = true;
-      if (!decision.approved) {
-        await withDeadline(() => service.store.consume(request.id), service.deadlineMs, this.signal).catch(
-          () => false,
-        );
-        this.#resolved(request, false, decision.by);
-        return this.deny(
-          refusalReason(
-            `a person (${decision.by}) declined '${this.toolName}': ${decision.reason}`,
-            'Do not call it again with the same arguments',
-          ),
-          {
-            code: 'CHECKIN_DECLINED',
-          },
-        );
-      }
-      if (argsDigest !== request.argsDigest) {
-        this.#resolved(request, false, undefined, 'args changed since approval');
-        return this.deny(
-          refusalReason(
-            `the arguments of '${this.toolName}' changed after a person approved them, so the approval does not cover this call`,
-            'Ask for a new approval',
-          ),
-          { code: 'CHECKIN_MISMATCH' },
-        );
-      }
-      const receipt = await this.#receipt(request, decision, service);
-      let consumed: boolean;
-      try {
-        const answer: unknown = await withDeadline(
-          () => service.store.consume(request.id, receipt),
-          service.deadlineMs,
-          this.signal,
-        );
-        // Only a boolean is an answer: a truthy oddity must not count as a consumed approval.
-        if (typeof answer !== 'boolean') throw new TypeError('consume did not answer a boolean');
-        consumed = answer;
-      } catch {
-        this.#resolved(request, false, undefined, 'store failed');
-        return this.deny(
-          refusalReason(
-            `the approval for '${this.toolName}' could not be checked because the check-in store is unavailable`,
-            'Retrying later may help',
-          ),
-          {
-            code: 'CHECKIN_STORE_FAILED',
-            retryable: true,
-          },
-        );
-      }
-      if (!consumed) {
-        this.#resolved(request, false, undefined, 'not pending');
-        return this.deny(
-          refusalReason(
-            `this approval for '${this.toolName}' was already used, revoked or has expired`,
-            'An approval is good for one run only',
-            'Ask for a new approval',
-          ),
-          { code: 'CHECKIN_NOT_PENDING' },
-        );
-      }
-      this.receipts.push(receipt);
-      this.#checkIn = decision;
-      this.#approved = { asker, argsDigest: request.argsDigest };
-      this.#pendingWhy = `approved by ${decision.by}`;
-      this.#resolved(request, true, decision.by);
-      return decision;
-    }
-    const earlier = request.receipts?.find(
+  /** Receipts of approvals answered in this run. */
+  get receipts(): readonly CheckInReceipt[] {
+    return this.#receipts ?? NO_RECEIPTS;
+  }
+
+  /** An approval answered `asker` in this run: the human's decision, its receipt, the ledger's why. */
+  recordApproval(decision: CheckInApproval, asker: string, receipt: CheckInReceipt, why: string): void {
+    (this.#receipts ??= []).push(receipt);
+    this.#checkIn = decision;
+    this.#approved = { asker, argsDigest: receipt.argsDigest };
+    this.#pendingWhy = why;
+  }
+
+  /** A receipt the resumed request carries for `asker` and these args, not yet used in this run. */
+  takeEarlierReceipt(asker: string, argsDigest: string): CheckInReceipt | undefined {
+    const earlier = this.resume?.request.receipts?.find(
       (r) => r.asker === asker && r.argsDigest === argsDigest && !this.#usedReceipts?.has(r),
     );
-    if (earlier === undefined) return undefined;
-    (this.#usedReceipts ??= new Set()).add(earlier);
-    this.receipts.push(earlier);
-    const approval: CheckInApproval =
-      earlier.note === undefined
-        ? { approved: true, by: earlier.by }
-        : { approved: true, by: earlier.by, note: earlier.note };
-    this.#checkIn = approval;
-    this.#approved = { asker, argsDigest: earlier.argsDigest };
-    this.#pendingWhy = `approved earlier by ${earlier.by}`;
-    return approval;
+    if (earlier !== undefined) (this.#usedReceipts ??= new Set()).add(earlier);
+    return earlier;
   }
 
-  async #receipt(
-    request: CheckInRequest,
-    decision: CheckInApproval,
-    service: PauseService,
-  ): Promise<CheckInReceipt> {
-    const unsigned = {
-      requestId: request.id,
-      asker: request.asker,
-      by: decision.by,
-      ...(decision.note !== undefined ? { note: decision.note } : {}),
-      approvedAt: new Date(this.#env.now()).toISOString(),
-      argsDigest: request.argsDigest,
-      chainIdRaised: request.chainId,
-      chainIdRun: this.chainId,
-    };
-    return { ...unsigned, signature: await service.signer.sign(unsigned) };
-  }
-
-  #resolved(request: CheckInRequest, approved: boolean, by: string | undefined, failure?: string): void {
-    this.publish('checkin.resolved', () => ({
-      requestId: request.id,
-      asker: request.asker,
-      approved,
-      ...(by !== undefined ? { by } : {}),
-      ...(failure !== undefined ? { failure } : {}),
-    }));
-  }
-
-  async #pause(
-    asker: string,
-    question: string,
-    evidence: unknown,
-    options: AskOptions,
-    review: Readonly<ToolArgs>,
-    argsDigest: string,
-    service: PauseService,
-  ): Promise<never> {
-    const createdAt = this.#env.now();
-    const receipts = this.receipts.length > 0 ? [...this.receipts] : undefined;
-    const unsigned = {
-      id: newId('chk'),
-      asker,
-      toolName: this.toolName,
-      ...(this.toolSource !== undefined ? { toolSource: this.toolSource } : {}),
-      toolCallId: this.toolCallId,
-      args: this.dispatchedArgs,
-      review,
-      argsDigest,
-      chainId: this.chainId,
-      question,
-      ...(evidence !== undefined ? { evidence: JSON.parse(canonicalJson(evidence)) as unknown } : {}),
-      ...(options.component !== undefined ? { component: options.component } : {}),
-      ...(this.identity !== undefined ? { identity: this.identity } : {}),
-      ...(receipts !== undefined ? { receipts } : {}),
-      createdAt: new Date(createdAt).toISOString(),
-      expiresAt: new Date(createdAt + service.ttlMs).toISOString(),
-    };
-    const request: CheckInRequest = { ...unsigned, signature: await service.signer.sign(unsigned) };
-    try {
-      await withDeadline(() => service.store.put(request), service.deadlineMs, this.signal);
-    } catch {
-      return this.deny(
-        refusalReason(
-          `'${this.toolName}' needs a human's approval, but the check-in store is unavailable`,
-          'Retrying later may help',
-        ),
-        {
-          code: 'CHECKIN_STORE_FAILED',
-          retryable: true,
-        },
-      );
-    }
-    if (this.stopped !== undefined) throw this.stopped;
-    const pause = new Pause(request);
+  /** Records the pause `asker` raised (unless the call was already stopped); returns what to throw. */
+  recordPause(pause: Pause, asker: string, question: string): Refusal | Pause {
+    if (this.stopped !== undefined) return this.stopped;
     this.stopped = pause;
     this.#file({ gate: asker, outcome: 'ask', why: question, changed: false });
+    const { request } = pause;
     this.publish('checkin.requested', () => ({ requestId: request.id, asker, expiresAt: request.expiresAt }));
-    throw pause;
+    return pause;
   }
 
   /** Files the running middleware's decision to continue. */
@@ -607,12 +408,42 @@ export class CallContext implements ToolMiddlewareContext {
     );
   }
 
-  /** The next turn begins: files the previous middleware's decision to continue. Returns the turn's position. */
+  /**
+   * The next turn begins: files the previous middleware's decision to continue, then the passes of the
+   * middleware the plan left out before this turn. Returns the turn's position in the plan.
+   */
   beginTurn(): number {
     if (this.#turns > 0) this.#assertOpen();
     const position = this.#turns++;
-    if (position > 0) this.fileContinue(this.#chain.middleware[position - 1]!.name);
+    if (position > 0) this.fileContinue(this.#plan.running[position - 1]!.name);
+    const passes = this.#plan.passes[position];
+    if (passes !== undefined) {
+      if (this.#env.quiet()) this.#filePassesQuietly(passes, position);
+      else for (const pass of passes) this.#filePass(pass);
+    }
     return position;
+  }
+
+  /**
+   * The same passes when nobody listens: no listener can run between them, so nothing can stop the
+   * call there, and the one check that could (before the first turn) stands for all of them.
+   */
+  #filePassesQuietly(passes: readonly FiledPass[], position: number): void {
+    if (position === 0) {
+      this.#speaker = passes[0]!.gate;
+      this.#assertOpen();
+    }
+    for (const pass of passes) this.ledger.push(pass.row);
+    this.enter(passes[passes.length - 1]!.gate, true);
+  }
+
+  /** A left-out middleware, as if it ran: it speaks, emits its events, continues, and its row is filed. */
+  #filePass(pass: FiledPass): void {
+    this.enter(pass.gate, true);
+    for (const event of pass.events) this.emit(event);
+    this.#assertOpen();
+    this.ledger.push(pass.row);
+    if (this.#env.wants('gate.decision')) this.publish('gate.decision', () => pass.row);
   }
 
   /**
@@ -639,7 +470,7 @@ export class CallContext implements ToolMiddlewareContext {
   /** The turn at `position` ended: the middleware before it speaks again. */
   endTurn(position: number): void {
     this.#ended[position] = true;
-    if (position > 0) this.enter(this.#chain.middleware[position - 1]!.name, false);
+    if (position > 0) this.enter(this.#plan.running[position - 1]!.name, false);
   }
 
   /** Whether the middleware at `position` called next(). */

@@ -1,7 +1,7 @@
 // Deadlines for the ports a gate calls (checkers, providers, stores). A port that does not answer
 // in time is a failure, and the gate fails closed.
 
-import { whenAborted } from './abort';
+import { neverAborted, whenAborted } from './abort';
 
 /** How long a checker, provider or store may take before its gate refuses, unless configured. */
 export const DEFAULT_DEADLINE_MS = 5000;
@@ -44,7 +44,7 @@ export async function withDeadline<T>(
       controller.abort(new DeadlineError(ms));
       reject(new DeadlineError(ms));
     }, ms);
-    if (parent) {
+    if (parent !== undefined && parent !== neverAborted()) {
       stopWaiting = whenAborted(parent, () => {
         controller.abort(new AbortedError());
         reject(new AbortedError());

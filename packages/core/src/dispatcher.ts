@@ -1,21 +1,27 @@
-// The dispatcher: finds the tool and the chain, runs the composed onion around the executor, and
-// turns whatever happened into a DispatchOutcome. It never throws for anything a model or gate did.
+// The dispatcher: finds the tool and the chain for a call, runs it (run.ts) and answers with a
+// DispatchOutcome. It never throws for anything a model or gate did. Build-time checks live in
+// tool-registry.ts, outcome assembly in outcome.ts.
 
 import { EventEmitter } from 'eventemitter3';
 import type { Chain } from './chain';
 import { isChain } from './chain';
+import { identityOf, isDecision, parseArgs } from './call-input';
 import { canonicalJson } from './canonical';
 import type { CheckInDecision, CheckInRequest } from './check-in';
-import { CallContext, frozenCopy, type CallEnvironment, type ResumeState } from './context';
-import { absorb, executeTurn, outcomeOf, raceAbort } from './execute';
-import { governed } from './governed';
-import type { ToolgateEventMap, ToolgateEventType, ToolgateListeners } from './events';
+import type { CallEnvironment } from './context';
+import { callEnvironment } from './environment';
+import type { ToolgateListeners } from './events';
 import type { Identity } from './identity';
 import { newId } from './ids';
-import type { DispatchOutcome, LedgerRow, RefusedOutcome } from './outcomes';
+import { refusedBeforeChain, type EarlyCall } from './outcome';
+import type { DispatchOutcome, RefusedOutcome } from './outcomes';
 import { refusalReason } from './refusal';
 import { verifyCheckInRequest } from './resume';
-import { assertTool, TOOL_NAME_PATTERN, type Tool, type ToolArgs, type ToolSchema } from './tool';
+import { runCall, type RunRequest } from './run';
+import { TOOL_NAME_PATTERN, type Tool, type ToolArgs, type ToolSchema } from './tool';
+import { chainProblem, DispatcherConfigError, registerTools, type ToolRegistry } from './tool-registry';
+
+export { DispatcherConfigError } from './tool-registry';
 
 /** The model's request: a tool name and its args (an object, or the JSON string a model produced). */
 export interface ToolCall {
@@ -77,36 +83,13 @@ export interface Dispatcher {
   readonly tools: ReadonlyMap<string, Tool>;
 }
 
-/** Configuration the dispatcher cannot honor. Names the tool and the fix. */
-export class DispatcherConfigError extends Error {
-  override readonly name = 'DispatcherConfigError';
-  readonly code = 'ERR_DISPATCHER_CONFIG';
-}
-
-/** The first reason `chain` cannot serve one of `tools`, or undefined. */
-function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
-  for (const tool of tools) {
-    for (const middleware of chain.middleware) {
-      let problem: string | undefined;
-      try {
-        problem = middleware.checkTool?.(tool, chain);
-      } catch (error) {
-        problem = `its checkTool threw ${error instanceof Error ? error.name : typeof error}`;
-      }
-      if (problem !== undefined)
-        return `tool '${tool.schema.name}' cannot be served by gate '${middleware.name}': ${problem}`;
-    }
-  }
-  return undefined;
-}
-
-const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
-
-/** A decision as checkInApproved / checkInDeclined build it: who decided, and a reason for a decline. */
-function isDecision(decision: unknown): decision is CheckInDecision {
-  if (typeof decision !== 'object' || decision === null) return false;
-  const { approved, by, reason } = decision as Record<string, unknown>;
-  return isText(by) && (approved === true || (approved === false && isText(reason)));
+/** What every call of one dispatcher shares. */
+interface DispatcherCore {
+  readonly registry: ToolRegistry;
+  readonly env: CallEnvironment;
+  readonly callIds: () => string;
+  /** The chain for a caller, or the refusal when none is usable. */
+  readonly chainFor: (identity: Identity | undefined, call: EarlyCall) => Chain | RefusedOutcome;
 }
 
 /**
@@ -118,321 +101,20 @@ function isDecision(decision: unknown): decision is CheckInDecision {
  * const outcome = await dispatcher.dispatch({ toolName: 'search', args: { query: 'refunds' } });
  */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  if (typeof options !== 'object' || options === null)
-    throw new DispatcherConfigError('createDispatcher: expected { tools, chain }.');
-  const { chain: chainSource } = options;
-  if (!Array.isArray(options.tools))
-    throw new DispatcherConfigError('createDispatcher: tools must be an array of Tool.');
-  if (!isChain(chainSource) && typeof chainSource !== 'function') {
-    throw new DispatcherConfigError(
-      'createDispatcher: chain must be a Chain (createChain / canonicalChain) or a function (identity) => Chain.',
-    );
-  }
-  const tools = new Map<string, Tool>();
-  for (const candidate of options.tools as readonly unknown[]) {
-    assertTool(candidate, { allowSource: true });
-    const tool = frozenDeclarations(candidate);
-    const existing = tools.get(tool.schema.name);
-    if (existing !== undefined) {
-      const from = (t: Tool) => (t.source === undefined ? 'our own tools' : `MCP server '${t.source}'`);
-      throw new DispatcherConfigError(
-        `createDispatcher: two tools are named '${tool.schema.name}' (from ${from(existing)} and ${from(tool)}). Rename one, or give the MCP client a prefix.`,
-      );
-    }
-    tools.set(tool.schema.name, tool);
-  }
-  const knownNames = [...tools.keys()];
-  const schemas: ToolSchema[] = [...tools.values()].map((t) => ({
-    name: t.schema.name,
-    description: t.schema.description,
-    inputSchema: t.schema.inputSchema,
-  }));
-
-  const checked = new WeakMap<Chain, string | null>();
-  if (isChain(chainSource)) {
-    const problem = chainProblem(chainSource, tools.values());
-    if (problem !== undefined) throw new DispatcherConfigError(`createDispatcher: ${problem}.`);
-    checked.set(chainSource, null);
-  }
-
+  const chainSource = checkedChainSource(options);
+  const registry = registerTools(options.tools as readonly unknown[]);
   const emitter: ToolgateEmitter = options.events ?? new EventEmitter<ToolgateListeners>();
-  const now = options.clock ?? Date.now;
-  const callIds = options.callIds ?? (() => newId('call'));
-  // eventemitter3 counts the event types that have listeners. When that count is zero, no lookup per
-  // event is needed, and a dispatch asks about a dozen events. An emitter that answers listenerCount
-  // itself is always asked.
-  const countsItself = emitter.listenerCount !== EventEmitter.prototype.listenerCount;
-  const env: CallEnvironment = {
-    now,
-    wants: (type) =>
-      (countsItself || (emitter as { _eventsCount?: unknown })._eventsCount !== 0) &&
-      emitter.listenerCount(type as ToolgateEventType) > 0,
-    emit: (type, event) => {
-      try {
-        (emitter.emit as (type: string, event: unknown) => boolean)(type, event);
-      } catch {
-        // A listener that throws is the listener's bug; it must not decide, or crash, the call.
-      }
-    },
+  const env = callEnvironment(emitter, options.clock ?? Date.now);
+  const core: DispatcherCore = {
+    registry,
+    env,
+    callIds: options.callIds ?? (() => newId('call')),
+    chainFor: chainResolver(chainSource, registry, env),
   };
-
-  function emitBare<K extends ToolgateEventType>(type: K, event: Omit<ToolgateEventMap[K], 'at'>): void {
-    if (env.wants(type)) env.emit(type, { type, ...event, at: now() });
-  }
-
-  function chainFor(
-    identity: Identity | undefined,
-    toolName: string,
-    toolCallId: string,
-    resumed: boolean,
-  ): Chain | RefusedOutcome {
-    let chain: Chain;
-    try {
-      chain = isChain(chainSource) ? chainSource : chainSource(identity);
-      if (!isChain(chain)) throw new TypeError('the chain function did not return a Chain');
-    } catch (error) {
-      const problem = `the chain function failed: ${error instanceof Error ? error.name : typeof error}`;
-      emitBare('chain.rejected', { toolName, toolCallId, chainId: '', problem });
-      return dispatchRefusal(
-        toolName,
-        toolCallId,
-        '',
-        'CHAIN_UNAVAILABLE',
-        refusalReason(
-          `'${toolName}' cannot run because no policy is available for this caller`,
-          'Retrying will not help',
-        ),
-        undefined,
-        undefined,
-        resumed,
-      );
-    }
-    let problem = checked.get(chain);
-    if (problem === undefined) {
-      problem = chainProblem(chain, tools.values()) ?? null;
-      checked.set(chain, problem);
-    }
-    if (problem !== null) {
-      emitBare('chain.rejected', { toolName, toolCallId, chainId: chain.id, problem });
-      return dispatchRefusal(
-        toolName,
-        toolCallId,
-        chain.id,
-        'CHAIN_MISCONFIGURED',
-        refusalReason(
-          `'${toolName}' cannot run because this caller's policy is misconfigured`,
-          'Retrying will not help',
-        ),
-        undefined,
-        undefined,
-        resumed,
-      );
-    }
-    return chain;
-  }
-
-  async function run(
-    tool: Tool,
-    chain: Chain,
-    args: Readonly<ToolArgs>,
-    toolCallId: string,
-    identity: Identity | undefined,
-    signal: AbortSignal | undefined,
-    resume: ResumeState | undefined,
-  ): Promise<DispatchOutcome> {
-    const started = now();
-    const ctx = new CallContext({
-      tool,
-      toolCallId,
-      args,
-      identity,
-      signal,
-      resume,
-      chain,
-      env,
-    });
-    ctx.publish('dispatch.start', () => ({ resumed: resume !== undefined }));
-    const composed = chain.composed(governed as never) as unknown as (
-      c: CallContext,
-      next: (c: CallContext) => Promise<void>,
-    ) => Promise<void>;
-    const running = composed(ctx, executeTurn);
-    try {
-      await (signal === undefined ? running : raceAbort(running, signal));
-    } catch (error) {
-      absorb(ctx, error, signal);
-    }
-    ctx.closed = true;
-    const outcome = outcomeOf(ctx);
-    ctx.publish('dispatch.end', () => ({
-      kind: outcome.kind,
-      ran: outcome.ran,
-      ...(outcome.kind === 'refused' ? { gate: outcome.gate, code: outcome.code } : {}),
-      durationMs: now() - started,
-    }));
-    return outcome;
-  }
-
-  async function dispatch(call: ToolCall, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
-    const safeCall = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
-    const toolCallId =
-      typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== '' ? safeCall.toolCallId : callIds();
-    const requested = typeof safeCall.toolName === 'string' ? safeCall.toolName : '';
-    const identity = identityOf(opts.identity);
-    const chain = chainFor(identity, requested, toolCallId, false);
-    if (!isChain(chain)) return chain;
-    const tool = tools.get(requested);
-    if (tool === undefined) {
-      const named = TOOL_NAME_PATTERN.test(requested)
-        ? `there is no tool named '${requested}'`
-        : 'the requested tool name is not valid';
-      return dispatchRefusal(
-        requested,
-        toolCallId,
-        chain.id,
-        'UNKNOWN_TOOL',
-        refusalReason(named, `Call one of: ${knownNames.join(', ') || '(no tools)'}`),
-      );
-    }
-    const args = parseArgs(safeCall.args);
-    if (typeof args === 'string') {
-      return dispatchRefusal(
-        requested,
-        toolCallId,
-        chain.id,
-        'BAD_ARGS',
-        refusalReason(
-          `the arguments for '${requested}' ${args}`,
-          'Call it again with a JSON object of arguments',
-        ),
-        tool.source,
-      );
-    }
-    return run(tool, chain, args, toolCallId, identity, opts.signal, undefined);
-  }
-
-  async function resume(
-    request: CheckInRequest,
-    decision: CheckInDecision,
-    opts: ResumeOptions = {},
-  ): Promise<DispatchOutcome> {
-    const shape = request as Partial<CheckInRequest> | null;
-    const toolName = typeof shape?.toolName === 'string' ? shape.toolName : '';
-    const toolCallId = typeof shape?.toolCallId === 'string' ? shape.toolCallId : callIds();
-    const identity = identityOf(shape?.identity);
-    const chain = chainFor(identity, toolName, toolCallId, true);
-    if (!isChain(chain)) return chain;
-    const refuse = (code: string, reason: string) => {
-      const outcome = dispatchRefusal(
-        toolName,
-        toolCallId,
-        chain.id,
-        code,
-        reason,
-        undefined,
-        'check-in',
-        true,
-      );
-      emitBare('checkin.resolved', {
-        toolName,
-        toolCallId,
-        chainId: chain.id,
-        requestId: typeof shape?.id === 'string' ? shape.id : '',
-        asker: typeof shape?.asker === 'string' ? shape.asker : '',
-        approved: false,
-        failure: code,
-      });
-      return outcome;
-    };
-    if (!isDecision(decision)) {
-      return refuse(
-        'CHECKIN_BAD_DECISION',
-        refusalReason(
-          'the decision given to resume is not a check-in decision',
-          'Build it with checkInApproved or checkInDeclined',
-        ),
-      );
-    }
-    const service = chain.pauseService();
-    const problem =
-      service === undefined ? 'no-service' : await verifyCheckInRequest(request, service.signer, now());
-    if (problem !== undefined) {
-      const reasons: Record<string, string> = {
-        'no-service': `this approval cannot be checked because the policy has no check-in key`,
-        malformed: `this approval request is malformed`,
-        signature: `this approval request was not issued by this deployment or was altered`,
-        expired: `this approval request has expired`,
-      };
-      return refuse(
-        `CHECKIN_${problem.toUpperCase().replace('-', '_')}`,
-        refusalReason(
-          `'${toolName || 'the tool'}' did not run: ${reasons[problem]}`,
-          'Ask for a new approval',
-        ),
-      );
-    }
-    const tool = tools.get(request.toolName);
-    if (tool === undefined || tool.source !== request.toolSource) {
-      return refuse(
-        'UNKNOWN_TOOL',
-        refusalReason(`the approved tool '${toolName}' is not served here`, 'Ask for a new approval'),
-      );
-    }
-    // The signature covers the canonical JSON of the request, which look-alikes also match (-0 for 0,
-    // NaN for null, a toJSON object for a string): run exactly what was signed, not the object handed in.
-    const signedArgs = JSON.parse(canonicalJson(request.args)) as ToolArgs;
-    return run(tool, chain, Object.freeze(signedArgs), request.toolCallId, identity, opts.signal, {
-      request,
-      decision,
-      answered: false,
-    });
-  }
-
-  function dispatchRefusal(
-    toolName: string,
-    toolCallId: string,
-    chainId: string,
-    code: string,
-    reason: string,
-    toolSource?: string,
-    gate = 'dispatch',
-    resumed = false,
-  ): RefusedOutcome {
-    const row: LedgerRow = { gate, outcome: 'deny', why: reason, changed: false };
-    const base = { toolName, toolCallId, ...(toolSource !== undefined ? { toolSource } : {}), chainId };
-    // Refused before any chain ran, the call still starts and ends like every other in the event stream.
-    if (env.wants('dispatch.start'))
-      env.emit('dispatch.start', { type: 'dispatch.start', ...base, resumed, at: now() });
-    if (env.wants('gate.decision'))
-      env.emit('gate.decision', { type: 'gate.decision', ...base, ...row, code, at: now() });
-    if (env.wants('dispatch.end'))
-      env.emit('dispatch.end', {
-        type: 'dispatch.end',
-        ...base,
-        kind: 'refused',
-        ran: false,
-        gate,
-        code,
-        durationMs: 0,
-        at: now(),
-      });
-    return {
-      kind: 'refused',
-      ...base,
-      ran: false,
-      gate,
-      code,
-      reason,
-      retryable: false,
-      content: `[${gate} refused: ${reason}]`,
-      ledger: [row],
-    };
-  }
-
   const dispatcher: Dispatcher = {
-    dispatch,
-    resume,
-    schemas: () => schemas.map((s) => ({ ...s })),
+    dispatch: (call, opts = {}) => dispatchCall(core, call, opts),
+    resume: (request, decision, opts = {}) => resumeCall(core, request, decision, opts),
+    schemas: () => registry.schemas.map((s) => ({ ...s })),
     on(type, listener) {
       emitter.on(type, listener as never);
       return dispatcher;
@@ -442,59 +124,200 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return dispatcher;
     },
     events: emitter,
-    tools,
+    tools: registry.tools,
   };
   return dispatcher;
 }
 
+function checkedChainSource(options: DispatcherOptions): ChainSource {
+  if (typeof options !== 'object' || options === null)
+    throw new DispatcherConfigError('createDispatcher: expected { tools, chain }.');
+  if (!Array.isArray(options.tools))
+    throw new DispatcherConfigError('createDispatcher: tools must be an array of Tool.');
+  const { chain } = options;
+  if (!isChain(chain) && typeof chain !== 'function') {
+    throw new DispatcherConfigError(
+      'createDispatcher: chain must be a Chain (createChain / canonicalChain) or a function (identity) => Chain.',
+    );
+  }
+  return chain;
+}
+
 /**
- * `ctx.tool` is read-only: the declarations the gates read (checkIn, needs, wants, …) cannot be changed by a
- * middleware or a tool mid-call, which would otherwise outlive the call. Frozen in place, so the tool keeps
- * its identity; its inputSchema stays the caller's object.
+ * Picks the chain per call. A single chain is checked against the tools at build (and throws there);
+ * a chain function's chains are checked the first time each is returned, and a call under one that
+ * fails is refused with an operator event.
  */
-function frozenDeclarations(tool: Tool): Tool {
-  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent } = tool;
-  for (const part of [
-    schema,
-    capabilities,
-    needs,
-    needs?.scopes,
-    resultCeiling,
-    resultCeiling?.narrowBy,
-    wants,
-    checkInComponent,
-    checkInComponent?.props,
-  ]) {
-    if (typeof part === 'object' && part !== null) Object.freeze(part);
+function chainResolver(
+  source: ChainSource,
+  registry: ToolRegistry,
+  env: CallEnvironment,
+): DispatcherCore['chainFor'] {
+  const checked = new WeakMap<Chain, string | null>();
+  if (isChain(source)) {
+    const problem = chainProblem(source, registry.tools.values());
+    if (problem !== undefined) throw new DispatcherConfigError(`createDispatcher: ${problem}.`);
+    return () => source;
   }
-  return Object.freeze(tool);
-}
-
-/** Args as a plain object, or the sentence fragment saying what is wrong with them. */
-function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
-  let value = raw;
-  if (value === undefined) return Object.freeze({});
-  if (typeof value === 'string') {
-    if (value.trim() === '') return Object.freeze({});
-    try {
-      value = JSON.parse(value);
-    } catch {
-      return 'were not valid JSON';
+  const rejected = (call: EarlyCall, chainId: string, problem: string, code: string, what: string) => {
+    if (env.wants('chain.rejected')) {
+      const { toolName, toolCallId } = call;
+      env.emit('chain.rejected', {
+        type: 'chain.rejected',
+        toolName,
+        toolCallId,
+        chainId,
+        problem,
+        at: env.now(),
+      });
     }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return `must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`;
-  }
+    return refusedBeforeChain(
+      env,
+      { ...call, chainId },
+      code,
+      refusalReason(`'${call.toolName}' cannot run because ${what}`, 'Retrying will not help'),
+    );
+  };
+  return (identity, call) => {
+    let chain: Chain;
+    try {
+      chain = source(identity);
+      if (!isChain(chain)) throw new TypeError('the chain function did not return a Chain');
+    } catch (error) {
+      const problem = `the chain function failed: ${error instanceof Error ? error.name : typeof error}`;
+      return rejected(call, '', problem, 'CHAIN_UNAVAILABLE', 'no policy is available for this caller');
+    }
+    let problem = checked.get(chain);
+    if (problem === undefined) {
+      problem = chainProblem(chain, registry.tools.values()) ?? null;
+      checked.set(chain, problem);
+    }
+    if (problem === null) return chain;
+    return rejected(call, chain.id, problem, 'CHAIN_MISCONFIGURED', "this caller's policy is misconfigured");
+  };
+}
+
+/** Not async itself: a call's only async frame is its run. Whatever throws here still rejects. */
+function dispatchCall(core: DispatcherCore, call: ToolCall, opts: DispatchOptions): Promise<DispatchOutcome> {
   try {
-    return frozenCopy(value as ToolArgs);
-  } catch {
-    // A getter or proxy trap threw while the args were copied: they cannot be read, so they cannot run.
-    return 'could not be read';
+    const answer = dispatchSync(core, call, opts);
+    return 'kind' in answer ? Promise.resolve(answer) : runCall(core.env, answer);
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
-/** The call's identity as a frozen copy: no middleware can move a call to another tenant's scope. */
-function identityOf(raw: unknown): Identity | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  return Object.freeze({ ...(raw as Identity) });
+/** The run a call asks for, or the refusal it gets before any chain runs. */
+function dispatchSync(
+  core: DispatcherCore,
+  call: ToolCall,
+  opts: DispatchOptions,
+): RunRequest | RefusedOutcome {
+  const safeCall = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
+  const toolCallId =
+    typeof safeCall.toolCallId === 'string' && safeCall.toolCallId !== ''
+      ? safeCall.toolCallId
+      : core.callIds();
+  const toolName = typeof safeCall.toolName === 'string' ? safeCall.toolName : '';
+  const identity = identityOf(opts.identity);
+  const chain = core.chainFor(identity, { toolName, toolCallId, chainId: '' });
+  if (!isChain(chain)) return chain;
+  const tool = core.registry.tools.get(toolName);
+  if (tool === undefined) {
+    const early = { toolName, toolCallId, chainId: chain.id };
+    const named = TOOL_NAME_PATTERN.test(toolName)
+      ? `there is no tool named '${toolName}'`
+      : 'the requested tool name is not valid';
+    const known = core.registry.knownNames.join(', ') || '(no tools)';
+    return refusedBeforeChain(core.env, early, 'UNKNOWN_TOOL', refusalReason(named, `Call one of: ${known}`));
+  }
+  const args = parseArgs(safeCall.args);
+  if (typeof args === 'string') {
+    const early = { toolName, toolCallId, chainId: chain.id, toolSource: tool.source };
+    const reason = refusalReason(
+      `the arguments for '${toolName}' ${args}`,
+      'Call it again with a JSON object of arguments',
+    );
+    return refusedBeforeChain(core.env, early, 'BAD_ARGS', reason);
+  }
+  return { tool, chain, args, toolCallId, identity, signal: opts.signal, resume: undefined };
+}
+
+const RESUME_PROBLEMS: Record<string, string> = {
+  'no-service': `this approval cannot be checked because the policy has no check-in key`,
+  malformed: `this approval request is malformed`,
+  signature: `this approval request was not issued by this deployment or was altered`,
+  expired: `this approval request has expired`,
+};
+
+async function resumeCall(
+  core: DispatcherCore,
+  request: CheckInRequest,
+  decision: CheckInDecision,
+  opts: ResumeOptions,
+): Promise<DispatchOutcome> {
+  const shape = request as Partial<CheckInRequest> | null;
+  const toolName = typeof shape?.toolName === 'string' ? shape.toolName : '';
+  const toolCallId = typeof shape?.toolCallId === 'string' ? shape.toolCallId : core.callIds();
+  const identity = identityOf(shape?.identity);
+  const chain = core.chainFor(identity, { toolName, toolCallId, chainId: '', resumed: true });
+  if (!isChain(chain)) return chain;
+  const refuse = (code: string, reason: string) =>
+    resumeRefused(core.env, shape, chain, toolCallId, code, reason);
+  if (!isDecision(decision)) {
+    const reason = refusalReason(
+      'the decision given to resume is not a check-in decision',
+      'Build it with checkInApproved or checkInDeclined',
+    );
+    return refuse('CHECKIN_BAD_DECISION', reason);
+  }
+  const service = chain.pauseService();
+  const problem =
+    service === undefined
+      ? 'no-service'
+      : await verifyCheckInRequest(request, service.signer, core.env.now());
+  if (problem !== undefined) {
+    const what = `'${toolName || 'the tool'}' did not run: ${RESUME_PROBLEMS[problem]}`;
+    const code = `CHECKIN_${problem.toUpperCase().replace('-', '_')}`;
+    return refuse(code, refusalReason(what, 'Ask for a new approval'));
+  }
+  const tool = core.registry.tools.get(request.toolName);
+  if (tool === undefined || tool.source !== request.toolSource) {
+    const what = `the approved tool '${toolName}' is not served here`;
+    return refuse('UNKNOWN_TOOL', refusalReason(what, 'Ask for a new approval'));
+  }
+  // The signature covers the canonical JSON of the request, which look-alikes also match (-0 for 0,
+  // NaN for null, a toJSON object for a string): run exactly what was signed, not the object handed in.
+  const args = Object.freeze(JSON.parse(canonicalJson(request.args)) as ToolArgs);
+  const resume = { request, decision, answered: false };
+  const { signal } = opts;
+  return runCall(core.env, { tool, chain, args, toolCallId: request.toolCallId, identity, signal, resume });
+}
+
+/** A resume refused before its chain ran: refused in check-in's name, with a checkin.resolved event. */
+function resumeRefused(
+  env: CallEnvironment,
+  shape: Partial<CheckInRequest> | null,
+  chain: Chain,
+  toolCallId: string,
+  code: string,
+  reason: string,
+): RefusedOutcome {
+  const toolName = typeof shape?.toolName === 'string' ? shape.toolName : '';
+  const call = { toolName, toolCallId, chainId: chain.id, resumed: true };
+  const outcome = refusedBeforeChain(env, call, code, reason, 'check-in');
+  if (env.wants('checkin.resolved')) {
+    env.emit('checkin.resolved', {
+      type: 'checkin.resolved',
+      toolName,
+      toolCallId,
+      chainId: chain.id,
+      requestId: typeof shape?.id === 'string' ? shape.id : '',
+      asker: typeof shape?.asker === 'string' ? shape.asker : '',
+      approved: false,
+      failure: code,
+      at: env.now(),
+    });
+  }
+  return outcome;
 }

@@ -1,10 +1,9 @@
-// The executor at the centre of the onion, and how a finished run becomes a DispatchOutcome.
+// The executor at the centre of the onion, and how whatever ended a run is recorded on its context.
 
 import { whenAborted } from './abort';
 import { CallContext, resultTextOf, ToolFailure } from './context';
 import { redact, redactValue } from './redact';
-import type { DispatchOutcome } from './outcomes';
-import { Pause, Refusal, refusalReason, sentence } from './refusal';
+import { Pause, Refusal, refusalReason } from './refusal';
 
 const MAX_ERROR_CHARS = 1000;
 
@@ -30,14 +29,24 @@ function serializationProblem(error: unknown): string {
   return 'serializing it threw';
 }
 
-/** The executor's turn, after the last middleware's: that middleware's downstream settles when it ends. */
-export async function executeTurn(ctx: CallContext): Promise<void> {
-  const position = ctx.beginTurn();
+/**
+ * The executor's turn, after the last middleware's: that middleware's downstream settles when it ends.
+ * Not async itself, so the executor costs one async frame, not two; a throw still rejects.
+ */
+export function executeTurn(ctx: CallContext): Promise<void> {
+  let position: number;
   try {
-    await execute(ctx);
-  } finally {
-    ctx.endTurn(position);
+    position = ctx.beginTurn();
+  } catch (error) {
+    return Promise.reject(error);
   }
+  return execute(ctx).then(
+    () => ctx.endTurn(position),
+    (error: unknown) => {
+      ctx.endTurn(position);
+      throw error;
+    },
+  );
 }
 
 /** The terminal step: the only place a result is ever set. */
@@ -172,60 +181,4 @@ export function absorb(ctx: CallContext, error: unknown, signal: AbortSignal | u
       ),
     );
   }
-}
-
-export function outcomeOf(ctx: CallContext): DispatchOutcome {
-  const base = {
-    toolName: ctx.toolName,
-    ...(ctx.toolSource !== undefined ? { toolSource: ctx.toolSource } : {}),
-    toolCallId: ctx.toolCallId,
-    chainId: ctx.chainId,
-    ran: ctx.ran,
-    // A copy: a chain abandoned on abort may still file rows, and a returned outcome never changes.
-    ledger: [...ctx.ledger],
-  };
-  const stopped = ctx.stopped;
-  if (stopped instanceof Pause)
-    return { kind: 'paused', ...base, checkIn: stopped.request, content: stopped.message };
-  if (stopped instanceof Refusal) {
-    return {
-      kind: 'refused',
-      ...base,
-      gate: stopped.gate,
-      code: stopped.code,
-      reason: stopped.reason,
-      retryable: stopped.retryable,
-      content: stopped.message,
-    };
-  }
-  if (ctx.failure !== undefined && ctx.error !== undefined) {
-    return {
-      kind: 'failed',
-      ...base,
-      error: ctx.error,
-      content: `['${ctx.toolName}' failed: ${sentence(ctx.error.message || ctx.error.name)}]`,
-    };
-  }
-  if (ctx.ran && ctx.hasResult) {
-    return {
-      kind: 'result',
-      ...base,
-      value: ctx.result,
-      content: ctx.resultText ?? '',
-      ...(ctx.receipts.length > 0 ? { receipts: [...ctx.receipts] } : {}),
-    };
-  }
-  const reason = refusalReason(
-    `'${ctx.toolName}' did not run because the chain ended without reaching it`,
-    'Retrying will not help',
-  );
-  return {
-    kind: 'refused',
-    ...base,
-    gate: 'dispatch',
-    code: 'NOT_RUN',
-    reason,
-    retryable: false,
-    content: `[dispatch refused: ${reason}]`,
-  };
 }

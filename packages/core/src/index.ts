@@ -5,7 +5,7 @@ export type { ArgsOf, JsonSchema, ResultCeiling, Tool, ToolArgs, ToolDefinition,
 export { assertTool, CAPABILITIES, defineTool, TOOL_NAME_PATTERN, ToolDefinitionError } from './tool';
 
 // Context and verbs
-export type { AskOptions, ToolMiddlewareContext, ToolState } from './context';
+export type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
 export type { RefusalDetail } from './refusal';
 export { formatCount, Pause, Refusal, refusalReason, sentence } from './refusal';
 
@@ -19,6 +19,7 @@ export type {
   PauseServiceOptions,
   UnsafeOrder,
 } from './chain';
+export type { PassThrough } from './plan';
 export {
   CANONICAL_ORDER,
   Chain,

@@ -63,8 +63,9 @@ const isPlainObject = (value: object): value is Record<string, unknown> => {
 /**
  * A tool's result with each secret redacted wherever it sits: in strings and keys of plain objects
  * and arrays, and in any other object through the JSON form the model would read. Returns the value
- * itself when nothing in it changed. What cannot be walked (a cycle, a throwing getter) is returned
- * as it is: serializing it fails the call anyway.
+ * itself when nothing in it changed. A value too deep to walk is redacted through its JSON text;
+ * one with no JSON form (a cycle, a throwing getter) is returned as it is: serializing it fails the
+ * call anyway.
  */
 export function redactValue(value: unknown, secrets: readonly string[]): unknown {
   if (secrets.length === 0) return value;
@@ -101,11 +102,30 @@ export function redactValue(value: unknown, secrets: readonly string[]): unknown
       }
       const json = JSON.stringify(node);
       return json !== undefined && holdsSecret(json) ? walk(JSON.parse(json)) : node;
-    } catch {
-      return node;
     } finally {
       seen.delete(node);
     }
   };
-  return walk(value);
+  try {
+    return walk(value);
+  } catch {
+    // Too deep to walk, or a getter that throws: what the model would read, redacted, stands in.
+    return redactedJson(value, forms);
+  }
+}
+
+function redactedJson(value: unknown, forms: readonly string[]): unknown {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return value;
+  }
+  if (json === undefined) return value;
+  const clean = replaceForms(json, forms);
+  try {
+    return JSON.parse(clean) as unknown;
+  } catch {
+    return clean;
+  }
 }

@@ -3,7 +3,7 @@
 
 import type { Static, TSchema } from 'typebox';
 import type { CheckInComponent } from './check-in';
-import type { ToolMiddlewareContext } from './context';
+import type { ToolMiddlewareContext } from './middleware-context';
 import type { CredentialNeed } from './ports';
 
 /** A JSON Schema object as the model sees it. */

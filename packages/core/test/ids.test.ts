@@ -29,4 +29,11 @@ describe('ids', () => {
     expect(newId('chk')).toMatch(/^chk_[0-9A-Za-z]{20}$/);
     expect(newId('call')).not.toBe(newId('call'));
   });
+
+  it('randomBase62 draws exactly the length asked, long ones too, and nothing for none', () => {
+    expect(randomBase62(1000)).toMatch(/^[0-9A-Za-z]{1000}$/);
+    expect(randomBase62(257)).toHaveLength(257);
+    expect(randomBase62(0)).toBe('');
+    expect(randomBase62(-3)).toBe('');
+  });
 });

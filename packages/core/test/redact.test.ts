@@ -108,6 +108,16 @@ describe('redactValue', () => {
     expect(({} as Record<string, unknown>)['token']).toBeUndefined();
   });
 
+  it('a value nested too deep to walk is redacted through its JSON form', () => {
+    let deep: unknown = { token: SECRET };
+    for (let i = 0; i < 3_000; i++) deep = { n: deep };
+
+    const clean = redactValue(deep, [SECRET]);
+
+    expect(JSON.stringify(clean)).not.toMatch(/QUOTE|SECRET/);
+    expect(JSON.stringify(clean)).toContain('[redacted]');
+  });
+
   it('a cycle is returned as it is (serializing it fails the call anyway)', () => {
     const cyclic: Record<string, unknown> = { s: SECRET };
     cyclic['self'] = cyclic;
@@ -163,5 +173,27 @@ describe('a call with a credential', () => {
     expect(outcome.kind).toBe('failed');
     expect(JSON.stringify(outcome)).not.toMatch(/QUOTE|SECRET/);
     expect(outcome.content).toContain('[redacted]');
+  });
+
+  it("a middleware's replacement result is redacted like the tool's own", async () => {
+    const rewrap: Middleware = {
+      name: 'rewrap',
+      async run(ctx, next) {
+        await next();
+        ctx.setResult({ wrapped: ctx.result, key: ctx.credential?.reveal() }, 'wraps the result');
+      },
+    };
+    const plain = defineTool({
+      name: 'plain',
+      description: 'plain',
+      inputSchema: { type: 'object' },
+      execute: () => 'ok',
+    });
+    const dispatcher = createDispatcher({ tools: [plain], chain: createChain([provide, rewrap]) });
+
+    const outcome = await dispatcher.dispatch({ toolName: 'plain', args: {} });
+
+    expect(outcome.kind === 'result' && outcome.value).toEqual({ wrapped: 'ok', key: '[redacted]' });
+    expect(outcome.content).toBe('{"wrapped":"ok","key":"[redacted]"}');
   });
 });

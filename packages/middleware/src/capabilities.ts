@@ -5,6 +5,7 @@ import {
   type Middleware,
   type Next,
   type PermissionChecker,
+  type Tool,
   type ToolMiddlewareContext,
 } from '@toolgate/core';
 import { assertChecker, assertDeadline, boundedReason, consult } from './internal/consult';
@@ -25,6 +26,7 @@ export function capabilitiesGate(
   assertChecker('capabilitiesGate', checker);
   const deadlineMs = assertDeadline('capabilitiesGate', options.deadlineMs);
   const governed = new Set(checker?.governs ?? []);
+  const askedOf = (tool: Tool) => (tool.capabilities ?? []).filter((capability) => governed.has(capability));
   const ask = async (
     checker: PermissionChecker,
     asked: readonly string[],
@@ -68,9 +70,13 @@ export function capabilitiesGate(
     name: 'capabilities',
     after: ['permission'],
     fingerprint: checker === undefined ? 'no checker' : `governs ${[...governed].join(' ') || 'nothing'}`,
+    passThrough: (tool) => {
+      if (checker === undefined) return { why: 'no checker' };
+      return askedOf(tool).length === 0 ? { why: 'no governed capability' } : undefined;
+    },
     // With nothing to ask, nothing is awaited: the call passes without an async frame.
     run: function capabilities(ctx, next) {
-      const asked = (ctx.tool.capabilities ?? []).filter((capability) => governed.has(capability));
+      const asked = askedOf(ctx.tool);
       if (checker === undefined || asked.length === 0) {
         ctx.note(checker === undefined ? 'no checker' : 'no governed capability');
         return next();

@@ -24,6 +24,7 @@ export interface CheckInGateOptions {
   readonly deadlineMs?: number;
 }
 
+const NO_CHECK_IN = Object.freeze({ why: 'no check-in declared' });
 const CANNOT_APPROVE = 'Tell the user the action cannot be approved right now';
 
 function questionFor(ctx: ToolMiddlewareContext): string {
@@ -126,6 +127,7 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
       }
       return undefined;
     },
+    passThrough: (tool) => (tool.checkIn === undefined ? NO_CHECK_IN : undefined),
     // A tool that declares no check-in passes without an async frame.
     run: function checkIn(ctx, next) {
       const rule = ctx.tool.checkIn;

@@ -23,6 +23,8 @@ export interface CredentialsGateOptions {
   readonly now?: () => number;
 }
 
+const NO_CREDENTIAL_NEEDED = Object.freeze({ why: 'no credential needed' });
+
 function isResolved(value: unknown): value is ResolvedCredential {
   if (typeof value !== 'object' || value === null) return false;
   const { kind, value: secret } = value as Partial<ResolvedCredential>;
@@ -104,6 +106,8 @@ export function credentialsGate(
       }
       return undefined;
     },
+    passThrough: (tool) =>
+      tool.needs === undefined || provider === undefined ? NO_CREDENTIAL_NEEDED : undefined,
     // A tool that needs no credential passes without an async frame.
     run: function credentials(ctx, next) {
       const need = ctx.tool.needs;

@@ -63,7 +63,8 @@ export function inMemoryArtifacts(options: InMemoryArtifactsOptions = {}): Artif
       // Same answer for "unknown", "expired" and "another scope": a caller learns nothing about other tenants.
       const visible = entry !== undefined && entry.scopeKey === scopeKey(scope) && live(entry);
       if (!visible) return undefined;
-      const found: StoredArtifact = { meta: structuredClone(entry.meta), data: structuredClone(entry.data) };
+      // One clone of both: meta and data were stored as separate copies, so they share nothing.
+      const found: StoredArtifact = structuredClone({ meta: entry.meta, data: entry.data });
       return found;
     },
     async list(scope, kind, limit = 10) {

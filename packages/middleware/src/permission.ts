@@ -21,6 +21,11 @@ export interface PermissionGateOptions {
  * @example
  * permissionGate({ check: ({ target }) => (target === 'delete_all' ? { allow: false, reason: 'never' } : { allow: true }) })
  */
+const NO_CHECKER = Object.freeze({
+  why: 'no checker',
+  events: Object.freeze([{ type: 'permission.checked', allowed: true, checker: 'none' } as const]),
+});
+
 export function permissionGate(checker?: PermissionChecker, options: PermissionGateOptions = {}): Middleware {
   assertChecker('permissionGate', checker);
   const deadlineMs = assertDeadline('permissionGate', options.deadlineMs);
@@ -59,6 +64,7 @@ export function permissionGate(checker?: PermissionChecker, options: PermissionG
   return {
     name: 'permission',
     fingerprint: checker === undefined ? 'no checker' : `checker, ${deadlineMs} ms`,
+    passThrough: () => (checker === undefined ? NO_CHECKER : undefined),
     // Without a checker nothing is awaited: the call passes without an async frame.
     run: function permission(ctx, next) {
       if (checker === undefined) {

@@ -8,6 +8,8 @@ export interface ResultCeilingGateOptions {
   readonly defaultMaxChars?: number;
 }
 
+const NO_CEILING = Object.freeze({ why: 'no ceiling' });
+
 function narrowing(narrowBy: readonly string[] | undefined): string {
   if (narrowBy === undefined || narrowBy.length === 0) return 'Ask for less, or do without this result';
   const names = narrowBy.map((arg) => `'${arg}'`);
@@ -34,6 +36,9 @@ export function resultCeilingGate(options: ResultCeilingGateOptions = {}): Middl
     name: 'result-ceiling',
     innermost: true,
     fingerprint: fallback === undefined ? 'no default' : `default ${fallback}`,
+    // With no ceiling there is nothing to measure: the gate's after-half would return at once.
+    passThrough: (tool) =>
+      tool.resultCeiling?.maxChars === undefined && fallback === undefined ? NO_CEILING : undefined,
     run: async function resultCeiling(ctx, next) {
       const ceiling = ctx.tool.resultCeiling;
       const maxChars = ceiling?.maxChars ?? fallback;

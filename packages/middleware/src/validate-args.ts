@@ -25,16 +25,19 @@ function describeProblems(problems: readonly ValidationProblem[], max: number): 
 
 /**
  * Validates args against the tool's `inputSchema`. Schemas compile once, at dispatcher build
- * (an invalid schema or unknown keyword fails there), and are cached per schema object.
+ * (an invalid schema or unknown keyword fails there), and are cached per schema object (the default
+ * ajv validator: once per process, for every chain).
  */
 export function validateArgsGate(options: ValidateArgsGateOptions = {}): Middleware {
   const validator = options.validator ?? ajvValidator();
   if (typeof validator?.compile !== 'function')
     throw new TypeError('validateArgsGate: validator must have a compile(schema) method.');
   const maxProblems = options.maxProblems ?? 5;
-  const compiled = new WeakMap<object, CompiledSchema>();
+  // The default validator keeps its own process-wide cache; a custom one is cached here, per gate.
+  const compiled = options.validator === undefined ? undefined : new WeakMap<object, CompiledSchema>();
   const compiledFor = (tool: Tool): CompiledSchema => {
     const schema = tool.schema.inputSchema;
+    if (compiled === undefined) return validator.compile(schema);
     let validate = compiled.get(schema);
     if (validate === undefined) {
       validate = validator.compile(schema);

@@ -119,6 +119,22 @@ function problemOf(error: ErrorObject): ValidationProblem {
   }
 }
 
+/** The ajv options of one configuration, built in this one place. */
+function ajvSettings(useDefaults: boolean) {
+  return {
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    allowUnionTypes: true,
+    useDefaults,
+    // A compiled schema is not registered by its $id: tools sharing one ajv must not collide on an id.
+    addUsedSchema: false,
+    code: { regExp: linearRegExp },
+  } as const;
+}
+
 // Format regexes the linear engine cannot run (they use lookarounds) keep ajv-formats' own, over
 // strings no longer than any real value of the format, so their backtracking stays bounded.
 const FORMAT_MAX_CHARS: Readonly<Record<string, number>> = { duration: 256, url: 8192, hostname: 253 };
@@ -144,40 +160,114 @@ function withLinearFormats<A extends Ajv | Ajv2020>(ajv: A): A {
   return ajv;
 }
 
-/** ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call. */
-export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
-  const useDefaults = options.useDefaults ?? true;
-  const settings = {
-    allErrors: true,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-    allowUnionTypes: true,
-    useDefaults,
-    code: { regExp: linearRegExp },
-  } as const;
-  let draft7: Ajv | undefined;
-  let draft2020: Ajv2020 | undefined;
-  const instanceFor = (schema: JsonSchema): Ajv | Ajv2020 => {
-    if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
-      draft2020 ??= withLinearFormats(addFormats(new Ajv2020(settings)) as Ajv2020);
-      return draft2020;
+type AjvSettings = ReturnType<typeof ajvSettings>;
+
+// How many compiled schemas one configuration keeps by text; the least recently used go first.
+const MAX_COMPILED = 500;
+
+interface Cached {
+  readonly compiled: CompiledSchema;
+  readonly schema: JsonSchema;
+  stamp: number;
+}
+
+/**
+ * One configuration's ajv instances and compiled schemas, shared by every validator of that
+ * configuration in the process: a new chain or dispatcher compiles nothing it has seen.
+ */
+class SharedAjv {
+  readonly #settings: AjvSettings;
+  #draft7: Ajv | undefined;
+  #draft2020: Ajv2020 | undefined;
+  readonly #bySchema = new WeakMap<object, CompiledSchema>();
+  readonly #byText = new Map<string, Cached>();
+  /** Counts insertions into #byText; an entry's `stamp` is the count when it last moved to the back. */
+  #inserted = 0;
+
+  constructor(settings: AjvSettings) {
+    this.#settings = settings;
+  }
+
+  compile(schema: JsonSchema): CompiledSchema {
+    const known = this.#bySchema.get(schema);
+    if (known !== undefined) return known;
+    const text = jsonTextOf(schema);
+    const cached = text === undefined ? undefined : this.#byText.get(text);
+    if (cached !== undefined) {
+      // Back to the end of the eviction order, unless it is still in the newer half: nothing used within
+      // the last MAX_COMPILED / 2 insertions can be evicted, and a hit on a recent schema costs no move.
+      if (this.#inserted - cached.stamp > MAX_COMPILED / 2) {
+        this.#byText.delete(text!);
+        this.#byText.set(text!, cached);
+        cached.stamp = ++this.#inserted;
+      }
+      this.#bySchema.set(schema, cached.compiled);
+      return cached.compiled;
     }
-    draft7 ??= withLinearFormats(addFormats(new Ajv(settings)) as Ajv);
-    return draft7;
+    const compiled = compiledBy(this.#instanceFor(schema).compile(schema), this.#settings, schema);
+    this.#bySchema.set(schema, compiled);
+    if (text !== undefined) {
+      this.#byText.set(text, { compiled, schema, stamp: ++this.#inserted });
+      if (this.#byText.size > MAX_COMPILED) this.#evictOldest();
+    }
+    return compiled;
+  }
+
+  #evictOldest(): void {
+    const [text, entry] = this.#byText.entries().next().value!;
+    this.#byText.delete(text);
+    this.#instanceFor(entry.schema).removeSchema(entry.schema);
+  }
+
+  #instanceFor(schema: JsonSchema): Ajv | Ajv2020 {
+    if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
+      this.#draft2020 ??= withLinearFormats(addFormats(new Ajv2020(this.#settings)) as Ajv2020);
+      return this.#draft2020;
+    }
+    this.#draft7 ??= withLinearFormats(addFormats(new Ajv(this.#settings)) as Ajv);
+    return this.#draft7;
+  }
+}
+
+/**
+ * The schema as JSON text, in its own key order (which decides the order problems are reported in);
+ * undefined when it has no JSON form, so it is cached by identity only.
+ */
+function jsonTextOf(schema: JsonSchema): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    return undefined;
+  }
+}
+
+function compiledBy(validate: ValidateFunction, settings: AjvSettings, schema: JsonSchema): CompiledSchema {
+  const cloneFirst = settings.useDefaults && hasDefaults(schema);
+  return (args) => {
+    // ajv writes defaults into the data it validates, so it gets a copy.
+    const data = cloneFirst ? structuredClone(args) : args;
+    if (validate(data)) return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : VALID;
+    return { valid: false, problems: problemsOf(validate.errors ?? []) };
   };
-  return {
-    compile(schema) {
-      const validate: ValidateFunction = instanceFor(schema).compile(schema);
-      const cloneFirst = useDefaults && hasDefaults(schema);
-      return (args) => {
-        // ajv writes defaults into the data it validates, so it gets a copy.
-        const data = cloneFirst ? structuredClone(args) : args;
-        if (validate(data))
-          return cloneFirst ? { valid: true, value: data as Record<string, unknown> } : { valid: true };
-        return { valid: false, problems: problemsOf(validate.errors ?? []) };
-      };
-    },
-  };
+}
+
+const VALID: ValidationResult = Object.freeze({ valid: true });
+
+const shared = new Map<string, SharedAjv>();
+
+/**
+ * ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call.
+ * Validators of the same configuration share one ajv per draft and one bounded cache of compiled
+ * schemas for the process, keyed by schema object and then by its JSON text.
+ */
+export function ajvValidator(options: AjvValidatorOptions = {}): SchemaValidator {
+  const settings = ajvSettings(options.useDefaults ?? true);
+  const key = JSON.stringify(settings);
+  let instance = shared.get(key);
+  if (instance === undefined) {
+    instance = new SharedAjv(settings);
+    shared.set(key, instance);
+  }
+  const chosen = instance;
+  return { compile: (schema) => chosen.compile(schema) };
 }

@@ -19,22 +19,40 @@ const searchSchema = {
   additionalProperties: false,
 };
 
-function searchTool(result: () => unknown = () => ({ hits: ['a', 'b'] })) {
+let unseen = 0;
+
+/** A schema no earlier test compiled: compiled schemas are shared by the whole process. */
+function unseenSchema(): JsonSchema {
+  unseen++;
+  return {
+    type: 'object',
+    properties: { query: { type: 'string', description: `unseen ${unseen}` }, url: { type: 'string' } },
+  };
+}
+
+function searchTool({
+  result = () => ({ hits: ['a', 'b'] }),
+  schema = searchSchema,
+}: { result?: () => unknown; schema?: JsonSchema } = {}) {
   return defineTool({
     name: 'search',
     description: 'Searches the knowledge base.',
-    inputSchema: searchSchema,
+    inputSchema: schema,
     resultCeiling: { maxChars: 10_000, narrowBy: ['limit'] },
     execute: async () => result(),
   });
 }
 
-const fetchTool = defineTool({
-  name: 'fetch_page',
-  description: 'Fetches one page.',
-  inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
-  execute: async ({ url }) => `page at ${String(url)}`,
-});
+function fetchTool(
+  schema: JsonSchema = { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+) {
+  return defineTool({
+    name: 'fetch_page',
+    description: 'Fetches one page.',
+    inputSchema: schema,
+    execute: async ({ url }) => `page at ${String(url)}`,
+  });
+}
 
 async function dispatchMany(
   dispatcher: Dispatcher,
@@ -71,9 +89,38 @@ beforeEach(() => {
 });
 
 describe('the hot path', () => {
-  it('composes a chain once, however many calls it serves', async () => {
-    const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool], chain: canonicalChain() });
+  it('composes one onion per tool plan of a chain, however many calls it serves', async () => {
+    const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool()], chain: canonicalChain() });
     await dispatchMany(dispatcher, DISPATCHES);
+    // Two plans: 'search' declares a ceiling, so result-ceiling runs for it; 'fetch_page' declares none.
+    expect(composeCalls).toHaveBeenCalledTimes(2);
+  });
+
+  it('asks each middleware about a tool once per chain, when the plan is built, never per call', async () => {
+    const asked: string[] = [];
+    const chain = canonicalChain().use({
+      name: 'audit',
+      passThrough: (tool) => {
+        asked.push(tool.schema.name);
+        return { why: 'nothing to audit' };
+      },
+      run: async (_ctx, next) => next(),
+    });
+    const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool()], chain });
+    await dispatchMany(dispatcher, DISPATCHES);
+    await dispatchMany(createDispatcher({ tools: [...dispatcher.tools.values()], chain }), 10);
+    expect(asked.sort()).toEqual(['fetch_page', 'search']);
+  });
+
+  it('shares one composed onion between tools whose gates all decide alike', async () => {
+    const lookup = defineTool({
+      name: 'search',
+      description: 'Looks up.',
+      inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
+      execute: async () => 'found',
+    });
+    const dispatcher = createDispatcher({ tools: [lookup, fetchTool()], chain: canonicalChain() });
+    await dispatchMany(dispatcher, 100);
     expect(composeCalls).toHaveBeenCalledTimes(1);
   });
 
@@ -94,25 +141,28 @@ describe('the hot path', () => {
       ]),
     );
     const dispatcher = createDispatcher({
-      tools: [searchTool(), fetchTool],
+      tools: [searchTool(), fetchTool()],
       chain: (identity) => chains.get(identity?.tenant ?? '') ?? base,
     });
     await dispatchMany(dispatcher, DISPATCHES, (i) => ({
       identity: { tenant: tenants[i % tenants.length]! },
     }));
-    expect(composeCalls).toHaveBeenCalledTimes(tenants.length);
+    // Per tenant chain, one onion for each of the two tool plans.
+    expect(composeCalls).toHaveBeenCalledTimes(tenants.length * 2);
   });
 
   it('compiles each tool schema once, at dispatcher build, and never while dispatching', async () => {
     const { validator, compiled } = countingValidator();
     const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
     try {
+      const search = searchTool({ schema: unseenSchema() });
+      const fetchPage = fetchTool(unseenSchema());
       const dispatcher = createDispatcher({
-        tools: [searchTool(), fetchTool],
+        tools: [search, fetchPage],
         chain: canonicalChain({ validator }),
       });
       const atBuild = ajvCompiles.mock.calls.length;
-      expect(compiled).toEqual([searchSchema, fetchTool.schema.inputSchema]);
+      expect(compiled).toEqual([search.schema.inputSchema, fetchPage.schema.inputSchema]);
       expect(atBuild).toBe(2);
       await dispatchMany(dispatcher, DISPATCHES);
       expect(compiled).toHaveLength(2);
@@ -122,12 +172,69 @@ describe('the hot path', () => {
     }
   });
 
-  it('compiles the schema of the default ajv validator once per tool as well', async () => {
+  it('compiles a schema once per process, however many chains and dispatchers are built over it', async () => {
+    const schemas = [unseenSchema(), unseenSchema()];
     const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
     try {
-      const dispatcher = createDispatcher({ tools: [searchTool(), fetchTool], chain: canonicalChain() });
-      await dispatchMany(dispatcher, DISPATCHES);
+      for (let i = 0; i < 5; i++) {
+        // Fresh tool and schema objects each time: only the schema text repeats.
+        const [search, fetchPage] = schemas.map((schema) => structuredClone(schema));
+        const dispatcher = createDispatcher({
+          tools: [searchTool({ schema: search! }), fetchTool(fetchPage!)],
+          chain: canonicalChain(),
+        });
+        await dispatchMany(dispatcher, 10);
+      }
       expect(ajvCompiles).toHaveBeenCalledTimes(2);
+    } finally {
+      ajvCompiles.mockRestore();
+    }
+  });
+
+  it('creates no ajv instance for a new chain or dispatcher of a configuration already in use', async () => {
+    createDispatcher({ tools: [searchTool(), fetchTool()], chain: canonicalChain() });
+    // ajv's constructor adds its keywords, and ajv-formats adds its formats, on every new instance.
+    const keywords = jest.spyOn(Ajv.prototype, 'addKeyword');
+    const formats = jest.spyOn(Ajv.prototype, 'addFormat');
+    try {
+      const dispatcher = createDispatcher({
+        tools: [searchTool(), fetchTool()],
+        chain: canonicalChain({ validator: ajvValidator() }),
+      });
+      await dispatchMany(dispatcher, 10);
+      expect(keywords).not.toHaveBeenCalled();
+      expect(formats).not.toHaveBeenCalled();
+    } finally {
+      keywords.mockRestore();
+      formats.mockRestore();
+    }
+  });
+
+  it('forgets the least recently used compiled schema past its bound, so endless distinct schemas cannot pile up', () => {
+    const validator = ajvValidator();
+    const first = unseenSchema();
+    validator.compile(first);
+    for (let i = 0; i < 600; i++) validator.compile(unseenSchema());
+    const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
+    try {
+      validator.compile(structuredClone(first));
+      expect(ajvCompiles).toHaveBeenCalledTimes(1);
+    } finally {
+      ajvCompiles.mockRestore();
+    }
+  });
+
+  it('keeps a schema in use compiled while endless others come and go', () => {
+    const validator = ajvValidator();
+    const inUse = unseenSchema();
+    validator.compile(inUse);
+    const ajvCompiles = jest.spyOn(Ajv.prototype, 'compile');
+    try {
+      for (let i = 1; i <= 700; i++) {
+        validator.compile(unseenSchema());
+        if (i % 100 === 0) validator.compile(structuredClone(inUse));
+      }
+      expect(ajvCompiles).toHaveBeenCalledTimes(700);
     } finally {
       ajvCompiles.mockRestore();
     }
@@ -136,7 +243,7 @@ describe('the hot path', () => {
   it('serializes a result once per dispatch, with the result ceiling measuring it and every event heard', async () => {
     const toJSON = jest.fn(() => ({ hits: ['refunds', 'returns'] }));
     const dispatcher = createDispatcher({
-      tools: [searchTool(() => ({ toJSON })), fetchTool],
+      tools: [searchTool({ result: () => ({ toJSON }) }), fetchTool()],
       chain: canonicalChain({ defaultMaxChars: 10_000, artifacts: inMemoryArtifacts() }),
     });
     const heard: string[] = [];

@@ -172,4 +172,29 @@ describe('ajvValidator', () => {
       { path: 'limit', expected: 'must be integer' },
     ]);
   });
+
+  it('compiles two different schemas that share an $id, each judging by its own rules', () => {
+    const byName = ajvValidator().compile({
+      $id: 'https://example.com/args.json',
+      type: 'object',
+      properties: { name: { type: 'string' } },
+      required: ['name'],
+    });
+    const byCount = ajvValidator().compile({
+      $id: 'https://example.com/args.json',
+      type: 'object',
+      properties: { count: { type: 'integer' } },
+      required: ['count'],
+    });
+
+    expect(byName({ name: 'a' })).toEqual({ valid: true });
+    expect(problems(byCount({ name: 'a' }))).toEqual([{ path: 'count', expected: 'is required' }]);
+  });
+
+  it('hands the same compiled schema to every validator of one configuration for equal schema text', () => {
+    const schema = { type: 'object', properties: { shared_text_probe: { type: 'string' } } };
+
+    expect(ajvValidator().compile(schema)).toBe(ajvValidator().compile(structuredClone(schema)));
+    expect(ajvValidator({ useDefaults: false }).compile(schema)).not.toBe(ajvValidator().compile(schema));
+  });
 });

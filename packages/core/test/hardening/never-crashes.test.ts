@@ -34,6 +34,8 @@ function nested(levels: number, wrap: (inner: unknown) => unknown): unknown {
 }
 
 const DEEP_OBJECT = nested(10_000, (inner) => ({ a: inner }));
+// Deep enough that a recursive walk can overflow where JSON.stringify still succeeds.
+const DEEPISH_OBJECT = nested(4_000, (inner) => ({ a: inner }));
 const DEEP_ARRAY = nested(10_000, (inner) => [inner]);
 const DEEP_JSON = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
 const DEEP_ARRAY_JSON = `{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
@@ -225,6 +227,8 @@ const WEIRD_RESULTS: ReadonlyArray<readonly [string, () => unknown]> = [
   ['NaN', () => NaN],
   ['a 1 MB string', () => MB],
   ['10,000 levels of nesting', () => DEEP_OBJECT],
+  ['4,000 levels of nesting', () => DEEPISH_OBJECT],
+  ['the credential as a key and a value', () => ({ 'credential-value': ['credential-value'] })],
   ['a lone surrogate', () => '\uD800'],
   ['a rejection with undefined', () => Promise.reject(undefined)],
   ['a rejection with a string', () => Promise.reject('a string')],
@@ -344,6 +348,13 @@ describe('never crashes', () => {
       execute: () => 'ok',
     }),
     defineTool({
+      name: 'weird-keyed',
+      description: 'returns anything, holding a credential whose value is redacted from it',
+      inputSchema: { type: 'object' },
+      needs: { kind: 'api_key', service: 'svc' },
+      execute: () => nextResult(),
+    }),
+    defineTool({
       name: 'secretive',
       description: 'needs a key',
       inputSchema: { type: 'object' },
@@ -391,7 +402,7 @@ describe('never crashes', () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(
-          fc.constantFrom('echo', 'strict', 'weird', 'guarded', 'secretive', 'wanting'),
+          fc.constantFrom('echo', 'strict', 'weird', 'weird-keyed', 'guarded', 'secretive', 'wanting'),
           args,
           weirdResults,
           async (toolName, value, result) => {
@@ -410,12 +421,16 @@ describe('never crashes', () => {
   );
 
   it.each(WEIRD_RESULTS)(
-    'a tool that returns or throws %s gives a failed or result outcome with string content',
+    'a tool that returns or throws %s gives a failed or result outcome with string content, with or without a credential to redact',
     async (_label, make) => {
       nextResult = make;
       const outcome = await expectAnOutcome({ toolName: 'weird', args: {} });
       expect(['result', 'failed']).toContain(outcome.kind);
       expect(outcome.ran).toBe(true);
+      // Redaction changes what a result says, never what kind of outcome it is.
+      const keyed = await expectAnOutcome({ toolName: 'weird-keyed', args: {} });
+      expect(keyed.kind).toBe(outcome.kind);
+      expect(keyed.content).not.toContain('credential-value');
     },
   );
 

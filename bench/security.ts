@@ -1,0 +1,105 @@
+// `node --expose-gc --import tsx bench/security.ts` (after `pnpm build`): the figures behind two
+// security bounds, printed, not asserted. 1) A pathological schema pattern, '^(a+)+$', checked by
+// validate-args (RE2) against inputs a backtracking engine cannot finish, next to native RegExp on
+// short inputs. 2) serveHttp's heap across 2,000 initializes on loopback and the idle expiry after.
+// `pnpm bench:security` runs it.
+
+import { request } from 'node:http';
+import { defineTool } from '@toolgate/core';
+import { ajvValidator, canonicalChain } from '@toolgate/middleware';
+import { mcpServe, serveHttp } from '@toolgate/mcp';
+
+const PATTERN = '^(a+)+$';
+
+function ms(run: () => unknown): number {
+  const started = process.hrtime.bigint();
+  run();
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+function patterns(): void {
+  const validate = ajvValidator().compile({
+    type: 'object',
+    properties: { s: { type: 'string', pattern: PATTERN } },
+  });
+  const native = new RegExp(PATTERN, 'u');
+  console.log(`pattern ${PATTERN}`);
+  for (const n of [20, 22, 24]) {
+    const input = `${'a'.repeat(n)}!`;
+    console.log(`  native RegExp, ${n + 1} chars: ${ms(() => native.test(input)).toFixed(1)} ms`);
+  }
+  for (const n of [29, 1 << 20]) {
+    const input = `${'a'.repeat(n)}!`;
+    validate({ s: input });
+    console.log(`  validate-args (RE2), ${n + 1} chars: ${ms(() => validate({ s: input })).toFixed(1)} ms`);
+  }
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+});
+
+function initialize(url: URL): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
+    req.on('error', reject);
+    req.end(INITIALIZE);
+  });
+}
+
+const heapMb = (): number => {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+};
+
+async function sessions(): Promise<void> {
+  const tool = defineTool({
+    name: 'echo',
+    description: 'Echoes.',
+    inputSchema: { type: 'object' },
+    execute: () => 'ok',
+  });
+  const served = mcpServe([tool], { name: 'bench', version: '1.0.0', chain: canonicalChain() });
+  const idleMs = 3_000;
+  const http = await serveHttp(served, { maxSessions: 2_001, sessionIdleMs: idleMs });
+  await initialize(http.url);
+  await until(() => http.sessionCount === 0, idleMs * 3);
+  const baseline = heapMb();
+  let ok = 0;
+  for (let batch = 0; batch < 100; batch++) {
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => initialize(http.url)));
+    ok += statuses.filter((status) => status === 200).length;
+  }
+  const open = http.sessionCount;
+  const loaded = heapMb();
+  await until(() => http.sessionCount === 0, idleMs * 10);
+  const after = heapMb();
+  console.log(`sessions: ${ok} initializes answered 200, ${open} open at the peak`);
+  console.log(
+    `  heap baseline ${baseline.toFixed(1)} MB, with the sessions open ${loaded.toFixed(1)} MB, after idle expiry ${after.toFixed(1)} MB`,
+  );
+  await http.close();
+  await served.close();
+}
+
+/** Waits, polling, until `condition` holds or `limitMs` passes. */
+async function until(condition: () => boolean, limitMs: number): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!condition() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+patterns();
+await sessions();

@@ -1,0 +1,4 @@
+// Every export here is public API of @toolgate/ai-sdk: a toolgate dispatcher's tools as a Vercel AI SDK ToolSet.
+
+export type { AiSdkTool, AiSdkToolsOptions, IdentitySource, ToolContext, ToolgateToolContext } from './tools';
+export { aiSdkTools, toolgateContext } from './tools';

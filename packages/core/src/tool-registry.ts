@@ -1,0 +1,92 @@
+// What a dispatcher checks and keeps at build: its tools, each checked and frozen, and which chains
+// have been checked against them. Config that lies fails here, naming the tool.
+
+import type { Chain } from './chain';
+import { assertTool, type Tool, type ToolSchema } from './tool';
+
+/** Configuration the dispatcher cannot honor. Names the tool and the fix. */
+export class DispatcherConfigError extends Error {
+  override readonly name = 'DispatcherConfigError';
+  readonly code = 'ERR_DISPATCHER_CONFIG';
+}
+
+export interface ToolRegistry {
+  readonly tools: ReadonlyMap<string, Tool>;
+  readonly knownNames: readonly string[];
+  readonly schemas: readonly ToolSchema[];
+}
+
+// Tools some dispatcher already checked and froze: their declarations cannot have changed since, so a
+// dispatcher built per request over the same tools does not check them again.
+const checkedTools = new WeakSet<object>();
+
+/** Checks every tool (assertTool, unique names) and freezes its declarations. */
+export function registerTools(list: readonly unknown[]): ToolRegistry {
+  const tools = new Map<string, Tool>();
+  for (const candidate of list) {
+    const tool = checkedTool(candidate);
+    const existing = tools.get(tool.schema.name);
+    if (existing !== undefined) {
+      const from = (t: Tool) => (t.source === undefined ? 'our own tools' : `MCP server '${t.source}'`);
+      throw new DispatcherConfigError(
+        `createDispatcher: two tools are named '${tool.schema.name}' (from ${from(existing)} and ${from(tool)}). Rename one, or give the MCP client a prefix.`,
+      );
+    }
+    tools.set(tool.schema.name, tool);
+  }
+  const schemas: ToolSchema[] = [...tools.values()].map((t) => ({
+    name: t.schema.name,
+    description: t.schema.description,
+    inputSchema: t.schema.inputSchema,
+  }));
+  return { tools, knownNames: [...tools.keys()], schemas };
+}
+
+/** The first reason `chain` cannot serve one of `tools`, or undefined. */
+export function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
+  for (const tool of tools) {
+    for (const middleware of chain.middleware) {
+      let problem: string | undefined;
+      try {
+        problem = middleware.checkTool?.(tool, chain);
+      } catch (error) {
+        problem = `its checkTool threw ${error instanceof Error ? error.name : typeof error}`;
+      }
+      if (problem !== undefined)
+        return `tool '${tool.schema.name}' cannot be served by gate '${middleware.name}': ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+function checkedTool(candidate: unknown): Tool {
+  if (typeof candidate === 'object' && candidate !== null && checkedTools.has(candidate))
+    return candidate as Tool;
+  assertTool(candidate, { allowSource: true });
+  const tool = frozenDeclarations(candidate);
+  checkedTools.add(tool);
+  return tool;
+}
+
+/**
+ * `ctx.tool` is read-only: the declarations the gates read (checkIn, needs, wants, …) cannot be changed by a
+ * middleware or a tool mid-call, which would otherwise outlive the call. Frozen in place, so the tool keeps
+ * its identity (and its plans); its inputSchema stays the caller's object.
+ */
+function frozenDeclarations(tool: Tool): Tool {
+  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent } = tool;
+  for (const part of [
+    schema,
+    capabilities,
+    needs,
+    needs?.scopes,
+    resultCeiling,
+    resultCeiling?.narrowBy,
+    wants,
+    checkInComponent,
+    checkInComponent?.props,
+  ]) {
+    if (typeof part === 'object' && part !== null) Object.freeze(part);
+  }
+  return Object.freeze(tool);
+}

@@ -1,0 +1,6 @@
+// Every export here is public API of @toolgate/langchain.
+
+export type { CheckInInterrupt, GovernedOptions, PausedCall } from './governed-call';
+export { checkInInterrupt } from './governed-call';
+export { governedTools } from './governed-tools';
+export { toolgateMiddleware } from './middleware';
