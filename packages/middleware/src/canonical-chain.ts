@@ -13,6 +13,7 @@ import {
 import { capabilitiesGate } from './capabilities';
 import { checkInGate } from './check-in';
 import { credentialsGate } from './credentials';
+import { limitsGate, type LimitsGateOptions } from './limits';
 import { permissionGate } from './permission';
 import { resultCeilingGate } from './result-ceiling';
 import { validateArgsGate } from './validate-args';
@@ -39,11 +40,16 @@ export interface CanonicalChainOptions {
   readonly deadlineMs?: number;
   /** Default ajv; pass an eval-free validator on edge workers. */
   readonly validator?: SchemaValidator;
+  /**
+   * Rates and budgets: adds the limits gate between wants and check-in. Its store calls share
+   * `deadlineMs` unless the options set their own.
+   */
+  readonly limits?: LimitsGateOptions;
 }
 
 /**
  * Builds the chain in canonical order: permission → capabilities → (your policy, via `use`) → validate-args →
- * wants → check-in → credentials → result-ceiling → execute.
+ * wants → (limits, when `limits` is given) → check-in → credentials → result-ceiling → execute.
  *
  * @example
  * const chain = canonicalChain({ permissions, artifacts: inMemoryArtifacts(), checkInKey: process.env.CHECKIN_KEY });
@@ -60,6 +66,8 @@ export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
     capabilitiesGate(options.permissions, deadline),
     validateArgsGate(options.validator === undefined ? {} : { validator: options.validator }),
     wantsGate({ ...(options.artifacts !== undefined ? { store: options.artifacts } : {}), ...deadline }),
+    // Optional, so a chain without limits keeps CANONICAL_ORDER exactly.
+    ...(options.limits !== undefined ? [limitsGate({ ...deadline, ...options.limits })] : []),
     checkInGate({
       ...(options.evidence !== undefined ? { evidence: options.evidence } : {}),
       ...(options.artifacts !== undefined ? { artifacts: options.artifacts } : {}),

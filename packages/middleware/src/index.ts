@@ -9,6 +9,15 @@ export type { ValidateArgsGateOptions } from './validate-args';
 export { validateArgsGate } from './validate-args';
 export type { WantsGateOptions } from './wants';
 export { wantsGate } from './wants';
+export type {
+  BudgetLimit,
+  LimitCall,
+  LimitDimension,
+  LimitRule,
+  LimitsGateOptions,
+  RateLimit,
+} from './limits';
+export { limitsGate } from './limits';
 export type { CheckInGateOptions } from './check-in';
 export { checkInGate } from './check-in';
 export type { CredentialsGateOptions } from './credentials';
@@ -36,3 +45,6 @@ export { evalFreeValidator } from './eval-free-validator';
 export type { InMemoryArtifactsOptions } from './in-memory-artifacts';
 export { inMemoryArtifacts } from './in-memory-artifacts';
 export { inMemoryCheckIns } from '@toolgate/core';
+export type { LimitAnswer, LimitCharge, LimitStore } from './limit-store';
+export type { InMemoryLimits } from './in-memory-limits';
+export { inMemoryLimits } from './in-memory-limits';

@@ -31,5 +31,13 @@ export type {
 } from './conformance/middleware-laws';
 export { SENTINEL } from './conformance/middleware-laws';
 export { describeMiddlewareConformance } from './conformance/middleware';
-export type { StoreConformanceOptions, StoreFactoryContext } from './conformance/stores';
-export { describeArtifactStoreConformance, describeCheckInStoreConformance } from './conformance/stores';
+export type {
+  LimitStoreConformanceOptions,
+  StoreConformanceOptions,
+  StoreFactoryContext,
+} from './conformance/stores';
+export {
+  describeArtifactStoreConformance,
+  describeCheckInStoreConformance,
+  describeLimitStoreConformance,
+} from './conformance/stores';

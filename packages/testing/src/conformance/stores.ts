@@ -3,9 +3,11 @@
 
 import { describe, it } from '@jest/globals';
 import type { ArtifactStore, CheckInStore } from '@toolgate/core';
+import type { LimitStore } from '@toolgate/middleware';
 import { fixedClock } from '../clock';
 import { ARTIFACT_STORE_LAWS } from './artifact-store-laws';
 import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
+import { LIMIT_STORE_LAWS } from './limit-store-laws';
 
 /** What the suite hands a store factory: the clock the store must read time from. */
 export interface StoreFactoryContext {
@@ -87,4 +89,37 @@ export function describeArtifactStoreConformance<S extends ArtifactStore>(
     options,
     (store, clock) => ({ store, clock }),
   );
+}
+
+export interface LimitStoreConformanceOptions<S> extends StoreConformanceOptions<S> {
+  /**
+   * The store keeps time by its own clock (Redis keeps the server's), not the `now` it is passed:
+   * the refill law then waits real time (about a second) instead of moving the suite's clock.
+   */
+  readonly ownClock?: boolean;
+}
+
+/**
+ * Registers one test per LimitStore law: up to the limit and no more (also under 200 parallel
+ * consumes), budgets by amount, all of a call's charges or none, the charge that frees up last,
+ * refunds capped at a full bucket, separate buckets per rule and key, refill over the window, and
+ * serving a real limits gate. `factory` is called for every test and must return an empty store.
+ *
+ * @example
+ * describeLimitStoreConformance('in-memory limits', () => inMemoryLimits());
+ */
+export function describeLimitStoreConformance<S extends LimitStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: LimitStoreConformanceOptions<S> = {},
+): void {
+  describeStore(`${name}: LimitStore conformance`, LIMIT_STORE_LAWS, factory, options, (store, clock) => ({
+    store,
+    clock,
+    wait: async (ms: number) => {
+      clock.advance(ms);
+      // A few milliseconds over, since a timer may fire a little early.
+      if (options.ownClock === true) await new Promise((resolve) => setTimeout(resolve, ms + 5));
+    },
+  }));
 }

@@ -1,0 +1,4 @@
+// Every export here is public API of @toolgate/store-redis.
+
+export type { RedisLimitsOptions, RedisLimitStore } from './limits';
+export { RedisLimitsError, redisLimits } from './limits';

@@ -1,0 +1,146 @@
+// redisLimits: a LimitStore on Redis, so many processes draw on one rate or budget. Each operation
+// is one Lua script (EVALSHA, re-sent when the server answers NOSCRIPT), atomic on the server and
+// timed by the server's clock, never the caller's.
+
+import { createHash } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { LimitAnswer, LimitCharge, LimitStore } from '@toolgate/middleware';
+import { CONSUME, REFUND } from './scripts';
+
+/** Where the store keeps its buckets: a URL, or a client you made yourself. */
+export type RedisLimitsOptions = {
+  /**
+   * Prepended to every key; default `toolgate:limits:`. Give each deployment (or test) its own.
+   * Keys read `<prefix><limit name>:<hash>`: identity values are hashed, never stored as they are.
+   */
+  readonly prefix?: string;
+} & (
+  | {
+      /** e.g. `redis://127.0.0.1:6379/0`; never repeated in an error. */
+      readonly url: string;
+      /** Extra ioredis options for the store's own client. */
+      readonly clientOptions?: RedisOptions;
+      readonly redis?: never;
+    }
+  | {
+      /** Shared with the caller: the store never closes it. */
+      readonly redis: Redis;
+      readonly url?: never;
+      readonly clientOptions?: never;
+    }
+);
+
+export interface RedisLimitStore extends LimitStore {
+  /** Closes the store's own client; a client you passed in stays open. */
+  close(): Promise<void>;
+}
+
+/** A Redis operation failed. The message names the operation only, never the server's reply or URL. */
+export class RedisLimitsError extends Error {
+  override readonly name = 'RedisLimitsError';
+  /** Waiting may help: the server was unreachable or busy rather than the reply malformed. */
+  readonly retryable: boolean;
+  constructor(operation: string, retryable: boolean) {
+    super(`redisLimits: ${operation} failed${retryable ? '; the server may be unreachable' : ''}`);
+    this.retryable = retryable;
+  }
+}
+
+const DEFAULT_PREFIX = 'toolgate:limits:';
+const CONSUME_COMMAND = 'toolgateLimitsConsume';
+const REFUND_COMMAND = 'toolgateLimitsRefund';
+
+type ScriptCommand = (keyCount: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
+
+/** `<prefix><rule>:<first 22 base64url characters of SHA-256 of the bucket key>`. */
+function redisKey(prefix: string, charge: LimitCharge): string {
+  return `${prefix}${charge.rule}:${createHash('sha256').update(charge.key).digest('base64url').slice(0, 22)}`;
+}
+
+function parseConsume(reply: unknown, count: number): LimitAnswer {
+  if (Array.isArray(reply) && reply[0] === 1) return { allowed: true };
+  if (Array.isArray(reply) && reply[0] === 0) {
+    const [, index, retryAfterMs] = reply as unknown[];
+    if (
+      typeof index === 'number' &&
+      Number.isInteger(index) &&
+      index >= 0 &&
+      index < count &&
+      typeof retryAfterMs === 'number' &&
+      retryAfterMs >= 0
+    ) {
+      return { allowed: false, index, retryAfterMs };
+    }
+  }
+  throw new RedisLimitsError('consume (malformed reply)', false);
+}
+
+/**
+ * A LimitStore on Redis 5 or later, shared by every process that uses the same server and prefix.
+ * Time is the Redis server's (`TIME` inside the script): the `now` the gate passes is not used.
+ *
+ * @example
+ * const store = redisLimits({ url: process.env.REDIS_URL!, prefix: 'acme-prod:limits:' });
+ * const chain = canonicalChain({ limits: { store, limits: [{ name: 'tenant-calls', per: 'tenant', calls: 1_000, windowMs: 60_000 }] } });
+ */
+export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('redisLimits: pass { url } or { redis }.');
+  }
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  if (typeof prefix !== 'string') throw new TypeError('redisLimits: prefix must be a string.');
+  let redis: Redis;
+  let owned = false;
+  if (options.redis !== undefined) {
+    if (typeof options.redis?.defineCommand !== 'function')
+      throw new TypeError('redisLimits: redis must be an ioredis client.');
+    redis = options.redis;
+  } else {
+    if (typeof options.url !== 'string' || options.url === '')
+      throw new TypeError('redisLimits: pass { url } or { redis }.');
+    // One retry per command: a server that is down fails the call fast instead of queueing it.
+    redis = new Redis(options.url, { maxRetriesPerRequest: 1, ...options.clientOptions });
+    // Without a listener ioredis reports every failed reconnect as unhandled; the operations that
+    // fail say so instead.
+    redis.on('error', () => undefined);
+    owned = true;
+  }
+  redis.defineCommand(CONSUME_COMMAND, { lua: CONSUME });
+  redis.defineCommand(REFUND_COMMAND, { lua: REFUND });
+  const command = (name: string) => (redis as unknown as Record<string, ScriptCommand>)[name]!.bind(redis);
+  const consumeScript = command(CONSUME_COMMAND);
+  const refundScript = command(REFUND_COMMAND);
+  const argv = (charges: readonly LimitCharge[]): (string | number)[] => [
+    ...charges.map((c) => redisKey(prefix, c)),
+    ...charges.flatMap((c) => [c.amount, c.limit, c.windowMs]),
+  ];
+
+  return {
+    async consume(charges) {
+      if (charges.length === 0) return { allowed: true };
+      let reply: unknown;
+      try {
+        reply = await consumeScript(charges.length, ...argv(charges));
+      } catch {
+        throw new RedisLimitsError('consume', true);
+      }
+      return parseConsume(reply, charges.length);
+    },
+    async refund(charges) {
+      if (charges.length === 0) return;
+      try {
+        await refundScript(charges.length, ...argv(charges));
+      } catch {
+        throw new RedisLimitsError('refund', true);
+      }
+    },
+    async close() {
+      if (!owned) return;
+      try {
+        await redis.quit();
+      } catch {
+        redis.disconnect();
+      }
+    },
+  };
+}
