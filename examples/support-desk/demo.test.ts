@@ -69,6 +69,7 @@ describe('the support-desk demo', () => {
     );
     expect([...denied].sort()).toEqual([
       'capabilities',
+      'limits',
       'permission',
       'refund-cap',
       'result-ceiling',
@@ -197,6 +198,34 @@ describe('the support-desk demo', () => {
     const globexRefund = result.outcomes.find((o) => o.tenant === 'globex' && o.toolName === 'issue_refund');
     expect(globexRefund).toMatchObject({ kind: 'refused', gate: 'refund-cap', ran: false });
   });
+
+  it("refuses globex's second knowledge-base search in a minute once, by its limit, and says when it resets", async () => {
+    const { result } = await demoTrace();
+    const searches = result.outcomes.filter((o) => o.tenant === 'globex' && o.toolName === 'search_kb');
+
+    expect(searches.map((o) => o.kind)).toEqual(['result', 'refused']);
+    expect(searches[1]).toMatchObject({
+      gate: 'limits',
+      code: 'BUDGET_EXCEEDED',
+      retryable: true,
+      ran: false,
+    });
+    expect(searches[1]!.content).toMatch(
+      /'kb-searches' \(1 per minute for each tenant\).*room again in 60 s/,
+    );
+    expect(result.outcomes.filter((o) => o.kind === 'refused' && o.gate === 'limits')).toHaveLength(1);
+  });
+
+  const redisUrl = process.env['TOOLGATE_REDIS_URL'];
+  (postgresUrl === undefined || redisUrl === undefined ? it.skip : it)(
+    'with both servers there, check-ins live in PostgreSQL, limits in Redis, and the limit still refuses once',
+    async () => {
+      const { result, lines } = await demoTrace({ store: 'postgres' });
+
+      expect(lines.join('\n')).toMatch(/PostgreSQL \(schema toolgate_demo .*\), limits in Redis/);
+      expect(result.outcomes.filter((o) => o.kind === 'refused' && o.gate === 'limits')).toHaveLength(1);
+    },
+  );
 
   it('labels the ceiling’s after-half, and says the tool ran but its result was withheld', async () => {
     const { lines } = await demoTrace();

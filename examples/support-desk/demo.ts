@@ -16,7 +16,7 @@ import {
 import { canonicalChain } from '@toolgate/middleware';
 import { runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
 import { connectKnowledgeBase } from './knowledge-base';
-import { describeRules, refundCap, rulesFor, supportDeskPermissions } from './policy';
+import { describeRules, limitsFor, refundCap, rulesFor, supportDeskPermissions } from './policy';
 import { acmeScript, globexScript } from './script';
 import { openStores, type StoreKind } from './stores';
 import { createTrace, type Trace } from './trace';
@@ -58,7 +58,7 @@ export const UNANSWERED = {
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const trace: Trace = createTrace(options);
-  const { artifacts, checkIns, close, where } = await openStores(
+  const { artifacts, checkIns, limits, close, where } = await openStores(
     options.store,
     options.dbPath !== undefined ? { dbPath: options.dbPath } : {},
   );
@@ -92,6 +92,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             rule: 'refunds over 100 EUR need a person',
           }),
           defaultMaxChars: 8000,
+          ...(limitsFor(tenant).length > 0 ? { limits: { store: limits, limits: limitsFor(tenant) } } : {}),
         }).use(refundCap(rulesFor(tenant).refundCap));
         chains.set(tenant, chain);
       }

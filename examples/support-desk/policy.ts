@@ -1,5 +1,6 @@
 // The support desk's policy: who may call what, per tenant, plus one custom middleware.
 
+import type { LimitRule } from '@toolgate/middleware';
 import {
   formatCount,
   refusalReason,
@@ -15,11 +16,13 @@ export interface TenantRules {
   readonly blocksExternalNet: boolean;
   /** The largest refund (EUR) an agent of this tenant may issue, whoever approves. */
   readonly refundCap: number;
+  /** Knowledge-base searches a tenant may run a minute; absent, unlimited. */
+  readonly searchesPerMinute?: number;
 }
 
 export const TENANTS: Record<string, TenantRules> = {
   acme: { blocksExternalNet: true, refundCap: 1000 },
-  globex: { blocksExternalNet: false, refundCap: 200 },
+  globex: { blocksExternalNet: false, refundCap: 200, searchesPerMinute: 1 },
 };
 
 /** An unknown tenant gets the strictest rules: no outside network, no refunds. */
@@ -30,7 +33,26 @@ export function rulesFor(tenant: string): TenantRules {
 /** A tenant's rules in words, for the demo's banner. */
 export function describeRules(tenant: string): string {
   const rules = rulesFor(tenant);
-  return `refunds up to ${formatCount(rules.refundCap)} EUR; ${rules.blocksExternalNet ? 'no outside network (MCP search refused)' : 'outside network allowed'}`;
+  const searches =
+    rules.searchesPerMinute === undefined
+      ? ''
+      : `; ${formatCount(rules.searchesPerMinute)} knowledge-base search a minute`;
+  return `refunds up to ${formatCount(rules.refundCap)} EUR; ${rules.blocksExternalNet ? 'no outside network (MCP search refused)' : 'outside network allowed'}${searches}`;
+}
+
+/** The tenant's limits for the limits gate: a budget of searches, where only a search costs anything. */
+export function limitsFor(tenant: string): LimitRule[] {
+  const perMinute = rulesFor(tenant).searchesPerMinute;
+  if (perMinute === undefined) return [];
+  return [
+    {
+      name: 'kb-searches',
+      per: 'tenant',
+      budget: perMinute,
+      windowMs: 60_000,
+      cost: ({ toolName }) => (toolName === 'search_kb' ? 1 : 0),
+    },
+  ];
 }
 
 /** The permission checker: MCP tools are read-only, and some tenants keep data inside their network. */

@@ -61,12 +61,15 @@ export function acmeScript(refs: { notes: string }): ScriptStep[] {
 }
 
 /**
- * globex's agent, under globex's own chain: the MCP search acme was refused is allowed, and the
- * refund acme's chain paused for is refused by globex's stricter cap before anyone is asked.
+ * globex's agent, under globex's own chain: the MCP search acme was refused is allowed once (a second
+ * search in the same minute is over globex's limit), and the refund acme's chain paused for is
+ * refused by globex's stricter cap before anyone is asked.
  */
 export function globexScript(): ScriptStep[] {
   return [
     { toolName: 'search_kb', args: { query: 'refund policy' } },
+    // globex may search the knowledge base once a minute: the limits gate refuses the second search.
+    { toolName: 'search_kb', args: { query: 'late delivery refunds' } },
     { toolName: 'issue_refund', args: { customerId: 'c_77', amount: 250, reason: 'late delivery' } },
     reportRefund('Lin Osei', 250, 'Our policy: refunds over 100 EUR need a supervisor.'),
   ];

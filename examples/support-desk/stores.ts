@@ -4,14 +4,17 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ArtifactStore, CheckInStore } from '@toolgate/core';
-import { inMemoryArtifacts } from '@toolgate/middleware';
+import { inMemoryArtifacts, inMemoryLimits, type LimitStore } from '@toolgate/middleware';
 import { postgresArtifacts, postgresCheckIns } from '@toolgate/store-postgres';
+import { redisLimits } from '@toolgate/store-redis';
 import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
 import { inMemoryCheckIns } from '@toolgate/testing';
 
 export interface DemoStores {
   readonly artifacts: ArtifactStore;
   readonly checkIns: CheckInStore;
+  /** Where the limits gate counts calls. */
+  readonly limits: LimitStore;
   /** Where the stores keep their data, in words, for the banner. */
   readonly where: string;
   close(): Promise<void>;
@@ -22,6 +25,8 @@ export interface StoreOptions {
   readonly dbPath?: string;
   /** The PostgreSQL server for `--store postgres`; default the TOOLGATE_POSTGRES_URL variable. */
   readonly postgresUrl?: string;
+  /** With `--store postgres`, the Redis server the limits are counted in; default TOOLGATE_REDIS_URL, else in memory. */
+  readonly redisUrl?: string;
 }
 
 /** Thrown when the chosen store cannot be opened as asked; the demo prints it and exits. */
@@ -33,6 +38,7 @@ const OPENERS = {
   memory: async (): Promise<DemoStores> => ({
     artifacts: inMemoryArtifacts(),
     checkIns: inMemoryCheckIns(),
+    limits: inMemoryLimits(),
     where: 'in memory',
     close: async () => undefined,
   }),
@@ -43,6 +49,7 @@ const OPENERS = {
     return {
       artifacts,
       checkIns,
+      limits: inMemoryLimits(),
       where: `SQLite at ${path}`,
       async close() {
         checkIns.close();
@@ -60,12 +67,19 @@ const OPENERS = {
     // Its own schema, so the demo's rows never mix with an application's.
     const checkIns = postgresCheckIns({ connectionString, schema: 'toolgate_demo' });
     const artifacts = postgresArtifacts({ connectionString, schema: 'toolgate_demo' });
+    const redisUrl = options.redisUrl ?? process.env['TOOLGATE_REDIS_URL'];
+    // Shared limits live in Redis when there is one; a prefix per run keeps one run's count from the next.
+    const redis =
+      redisUrl === undefined || redisUrl === ''
+        ? undefined
+        : redisLimits({ url: redisUrl, prefix: `toolgate-demo:${process.pid}-${Date.now()}:` });
     return {
       artifacts,
       checkIns,
-      where: `PostgreSQL (schema toolgate_demo at ${new URL(connectionString).host})`,
+      limits: redis ?? inMemoryLimits(),
+      where: `PostgreSQL (schema toolgate_demo at ${new URL(connectionString).host}), limits ${redis === undefined ? 'in memory' : `in Redis at ${new URL(redisUrl!).host}`}`,
       async close() {
-        await Promise.all([checkIns.close(), artifacts.close()]);
+        await Promise.all([checkIns.close(), artifacts.close(), redis?.close()]);
       },
     };
   },
