@@ -11,27 +11,9 @@
 # TOOLGATE_POSTGRES_USER (the unprivileged user the server runs as; postgres refuses to run as root).
 # The server is for tests only: fsync is off.
 
-# Outside .ci/run, stand-ins for its helpers.
-if ! declare -F step >/dev/null; then
-  step() {
-    local name=$1
-    shift
-    printf '\n==> %s\n' "$name"
-    "$@" || {
-      echo "$name: failed" >&2
-      return 1
-    }
-  }
-fi
-if ! declare -F on_exit >/dev/null; then
-  toolgate_cleanups=()
-  on_exit() { toolgate_cleanups+=("$1"); }
-  toolgate_run_cleanups() {
-    local c
-    for c in "${toolgate_cleanups[@]}"; do eval "$c" || true; done
-  }
-  trap toolgate_run_cleanups EXIT
-fi
+# step, on_exit and toolgate_free_port.
+# shellcheck source=/dev/null
+source "$(dirname "${BASH_SOURCE[0]}")/../standalone.sh"
 
 # The folder with initdb, pg_ctl and postgres: pg_config's, then the newest Debian versioned folder,
 # then PATH. Prints nothing and fails when none has them.
@@ -49,13 +31,6 @@ toolgate_postgres_bin() {
     fi
   done
   return 1
-}
-
-toolgate_postgres_free_port() {
-  node -e '
-    const server = require("net").createServer();
-    server.listen(0, "127.0.0.1", () => { console.log(server.address().port); server.close(); });
-  '
 }
 
 # Stops the server in $1 (if it runs) and deletes the folder.
@@ -116,7 +91,7 @@ toolgate_postgres_init() {
   }
   # A port picked free can be taken before the server binds it: try a few.
   for attempt in 1 2 3; do
-    port=$(toolgate_postgres_free_port) || return 1
+    port=$(toolgate_free_port) || return 1
     if "${as[@]}" "$bin/pg_ctl" start -D "$dir/data" -l "$dir/data/server.log" -w -t 30 \
       -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c max_connections=200" \
       >/dev/null; then

@@ -7,34 +7,9 @@
 # or `source .ci/services/redis.sh` in an interactive bash; the server stops when that shell exits.
 # Also exported: TOOLGATE_REDIS_SERVER (the redis-server binary), for tests that start their own.
 
-# Outside .ci/run, stand-ins for its helpers.
-if ! declare -F step >/dev/null; then
-  step() {
-    local name=$1
-    shift
-    printf '\n==> %s\n' "$name"
-    "$@" || {
-      echo "$name: failed" >&2
-      return 1
-    }
-  }
-fi
-if ! declare -F on_exit >/dev/null; then
-  toolgate_redis_cleanups=()
-  on_exit() { toolgate_redis_cleanups+=("$1"); }
-  toolgate_redis_run_cleanups() {
-    local c
-    for c in "${toolgate_redis_cleanups[@]}"; do eval "$c" || true; done
-  }
-  trap toolgate_redis_run_cleanups EXIT
-fi
-
-toolgate_redis_free_port() {
-  node -e '
-    const server = require("net").createServer();
-    server.listen(0, "127.0.0.1", () => { console.log(server.address().port); server.close(); });
-  '
-}
+# step, on_exit and toolgate_free_port.
+# shellcheck source=/dev/null
+source "$(dirname "${BASH_SOURCE[0]}")/../standalone.sh"
 
 # Stops the server whose pidfile is in $1, then deletes the folder.
 toolgate_redis_stop() {
@@ -81,7 +56,7 @@ toolgate_redis_start() {
   on_exit "toolgate_redis_stop $(printf '%q' "$dir")"
   # A port picked free can be taken before the server binds it: try a few.
   for attempt in 1 2 3; do
-    port=$(toolgate_redis_free_port) || return 1
+    port=$(toolgate_free_port) || return 1
     if redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
       --dir "$dir" --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" >/dev/null &&
       toolgate_redis_wait "$port"; then
