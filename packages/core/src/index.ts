@@ -96,5 +96,6 @@ export { redact, redactValue } from './redact';
 // Helpers for gate and store authors
 export type { Signer } from './canonical';
 export { canonicalJson, createSigner, digestOf, shortHash } from './canonical';
+export { artifactJson, artifactKind, scopeFields } from './artifact-input';
 export { AbortedError, DEFAULT_DEADLINE_MS, DeadlineError, withDeadline } from './deadline';
 export { isArtifactRef, newArtifactRef, newId, randomBase62 } from './ids';

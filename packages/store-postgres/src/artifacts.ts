@@ -3,6 +3,9 @@
 // content type when it is a Uint8Array.
 
 import {
+  artifactJson,
+  artifactKind,
+  scopeFields,
   newArtifactRef,
   type ArtifactInput,
   type ArtifactMeta,
@@ -52,38 +55,8 @@ const LIVE = '(expires_ms IS NULL OR expires_ms > $4)';
 const META_COLUMNS = 'ref, kind, created_ms, expires_ms, meta, content_type';
 
 function scopeValues(scope: ArtifactScope): [string, string, string] {
-  if (typeof scope !== 'object' || scope === null) {
-    throw new TypeError(`${STORE}: a scope must be an object { tenant?, principal?, conversation? }.`);
-  }
-  const field = (name: 'tenant' | 'principal' | 'conversation'): string => {
-    const value: unknown = scope[name];
-    if (value === undefined) return '';
-    if (typeof value !== 'string') {
-      throw new TypeError(`${STORE}: the scope's '${name}' must be a string when present.`);
-    }
-    return value;
-  };
-  return [field('tenant'), field('principal'), field('conversation')];
-}
-
-function requireKind(kind: unknown): string {
-  if (typeof kind !== 'string' || kind.trim() === '') {
-    throw new TypeError(`${STORE}: an artifact kind must be a non-empty string.`);
-  }
-  return kind;
-}
-
-function toJson(what: string, value: unknown): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    text = undefined;
-  }
-  if (text === undefined) {
-    throw new TypeError(`${STORE}: the artifact's ${what} must be JSON-serializable or a Uint8Array.`);
-  }
-  return text;
+  const { tenant, principal, conversation } = scopeFields(STORE, scope);
+  return [tenant, principal, conversation];
 }
 
 function metaOf(row: Row): ArtifactMeta {
@@ -132,11 +105,11 @@ export function postgresArtifacts(options: PostgresArtifactsOptions): PostgresAr
       ...scopeValues(scope),
       now,
       ref,
-      requireKind(kind),
+      artifactKind(STORE, kind),
       ttlMs === undefined ? null : Math.ceil(now + ttlMs),
-      meta === undefined ? null : toJson('meta', meta),
+      meta === undefined ? null : artifactJson(STORE, 'meta', meta),
       // Text, not objects: pg would turn a JS array into a PostgreSQL array literal.
-      binary ? null : toJson('data', data),
+      binary ? null : artifactJson(STORE, 'data', data),
       binary ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : null,
       contentType,
     ];

@@ -3,6 +3,9 @@
 // content type when it is a Uint8Array.
 
 import {
+  artifactJson,
+  artifactKind,
+  scopeFields,
   newArtifactRef,
   type ArtifactInput,
   type ArtifactMeta,
@@ -70,41 +73,6 @@ function prepare(db: SqliteDatabase) {
   };
 }
 
-function scopeParams(scope: ArtifactScope) {
-  if (typeof scope !== 'object' || scope === null) {
-    throw new TypeError(`${STORE}: a scope must be an object { tenant?, principal?, conversation? }.`);
-  }
-  const field = (name: 'tenant' | 'principal' | 'conversation'): string => {
-    const value: unknown = scope[name];
-    if (value === undefined) return '';
-    if (typeof value !== 'string') {
-      throw new TypeError(`${STORE}: the scope's '${name}' must be a string when present.`);
-    }
-    return value;
-  };
-  return { tenant: field('tenant'), principal: field('principal'), conversation: field('conversation') };
-}
-
-function requireKind(kind: unknown): string {
-  if (typeof kind !== 'string' || kind.trim() === '') {
-    throw new TypeError(`${STORE}: an artifact kind must be a non-empty string.`);
-  }
-  return kind;
-}
-
-function toJson(what: string, value: unknown): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    text = undefined;
-  }
-  if (text === undefined) {
-    throw new TypeError(`${STORE}: the artifact's ${what} must be JSON-serializable or a Uint8Array.`);
-  }
-  return text;
-}
-
 function metaOf(row: Row): ArtifactMeta {
   const stored = row.meta === null ? undefined : (JSON.parse(row.meta) as Record<string, unknown>);
   const meta = row.content_type === null ? stored : { ...stored, contentType: row.content_type };
@@ -147,12 +115,12 @@ export function sqliteArtifacts(options: SqliteArtifactsOptions): SqliteArtifact
     if (binary) contentType = typeof meta?.['contentType'] === 'string' ? meta['contentType'] : OCTET_STREAM;
     return {
       ref,
-      ...scopeParams(scope),
-      kind: requireKind(kind),
+      ...scopeFields(STORE, scope),
+      kind: artifactKind(STORE, kind),
       createdMs: now,
       expiresMs: ttlMs === undefined ? null : Math.ceil(now + ttlMs),
-      meta: meta === undefined ? null : toJson('meta', meta),
-      dataJson: binary ? null : toJson('data', data),
+      meta: meta === undefined ? null : artifactJson(STORE, 'meta', meta),
+      dataJson: binary ? null : artifactJson(STORE, 'data', data),
       dataBlob: binary ? data : null,
       contentType,
     };
@@ -167,7 +135,7 @@ export function sqliteArtifacts(options: SqliteArtifactsOptions): SqliteArtifact
     },
     async get(scope, ref): Promise<StoredArtifact | undefined> {
       if (typeof ref !== 'string') return undefined;
-      const params = { ...scopeParams(scope), ref, now: connection.now() };
+      const params = { ...scopeFields(STORE, scope), ref, now: connection.now() };
       const row = connection.use('read an artifact', (s) => s.get.get(params) as DataRow | undefined);
       if (row === undefined) return undefined;
       const data =
@@ -178,7 +146,7 @@ export function sqliteArtifacts(options: SqliteArtifactsOptions): SqliteArtifact
       if (typeof kind !== 'string') throw new TypeError(`${STORE}: list's 'kind' must be a string.`);
       // Bounded whatever is asked: a limit below zero or not a number lists nothing.
       const bound = Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.trunc(limit), maxList));
-      const params = { ...scopeParams(scope), kind, now: connection.now(), limit: bound };
+      const params = { ...scopeFields(STORE, scope), kind, now: connection.now(), limit: bound };
       const rows = connection.use(`list '${kind}' artifacts`, (s) => s.list.all(params) as Row[]);
       return rows.map(metaOf);
     },
