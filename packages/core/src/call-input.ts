@@ -34,7 +34,11 @@ export function parseArgs(raw: unknown): Readonly<ToolArgs> | string {
 /** The call's identity as a frozen copy: no middleware can move a call to another tenant's scope. */
 export function identityOf(raw: unknown): Identity | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
-  return Object.freeze({ ...(raw as Identity) });
+  const copy: { -readonly [K in keyof Identity]: Identity[K] } = { ...(raw as Identity) };
+  // Roles are copied too: a caller mutating its array after dispatch must not change what policy saw.
+  if (Array.isArray(copy.roles)) copy.roles = Object.freeze(copy.roles.filter((r) => typeof r === 'string'));
+  else delete copy.roles;
+  return Object.freeze(copy);
 }
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';

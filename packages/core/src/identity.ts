@@ -3,6 +3,8 @@ export interface Identity {
   readonly tenant?: string;
   readonly principal?: string;
   readonly conversation?: string;
+  /** What the caller may do, as its authenticator says (`['approver']`); policy reads `identity.roles`. */
+  readonly roles?: readonly string[];
 }
 
 /** The scope an artifact lives in: the call's identity, narrowed to the three scoping fields. */

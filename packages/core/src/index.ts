@@ -1,7 +1,16 @@
 // Every export here is public API of @toolgate/core.
 
 // The Tool contract
-export type { ArgsOf, JsonSchema, ResultCeiling, Tool, ToolArgs, ToolDefinition, ToolSchema } from './tool';
+export type {
+  ArgsOf,
+  JsonSchema,
+  ResultCeiling,
+  Tool,
+  ToolAnnotations,
+  ToolArgs,
+  ToolDefinition,
+  ToolSchema,
+} from './tool';
 export { assertTool, CAPABILITIES, defineTool, TOOL_NAME_PATTERN, ToolDefinitionError } from './tool';
 
 // Context and verbs

@@ -74,9 +74,10 @@ function checkedTool(candidate: unknown): Tool {
  * its identity (and its plans); its inputSchema stays the caller's object.
  */
 function frozenDeclarations(tool: Tool): Tool {
-  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent } = tool;
+  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent, annotations } = tool;
   for (const part of [
     schema,
+    annotations,
     capabilities,
     needs,
     needs?.scopes,

@@ -16,6 +16,19 @@ export interface ToolSchema {
   readonly inputSchema: JsonSchema;
 }
 
+/**
+ * What a tool says about its own behaviour, as MCP's `ToolAnnotations` do: hints, never guarantees.
+ * Policy reads them as `tool.annotations`; an MCP client copies them from the server.
+ */
+export interface ToolAnnotations {
+  readonly title?: string;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
+  readonly [hint: string]: unknown;
+}
+
 export interface ResultCeiling {
   readonly maxChars: number;
   /** Argument names the model can use to ask for less. */
@@ -39,6 +52,8 @@ export interface Tool<TArgs = ToolArgs, TResult = unknown> {
   readonly checkInComponent?: CheckInComponent;
   readonly needs?: CredentialNeed;
   readonly resultCeiling?: ResultCeiling;
+  /** Behaviour hints (`readOnlyHint`, `destructiveHint`, …), declared by the author or copied from MCP. */
+  readonly annotations?: ToolAnnotations;
   /** The MCP server the tool came from; absent for our own tools. Set only by MCP clients. */
   readonly source?: string;
   /** `{ argName: artifactKind }`: the model passes an `art_…` ref, the wants gate swaps in the data. */
@@ -58,6 +73,7 @@ export interface ToolDefinition<S, TResult> {
   readonly checkInComponent?: CheckInComponent;
   readonly needs?: CredentialNeed;
   readonly resultCeiling?: ResultCeiling;
+  readonly annotations?: ToolAnnotations;
   readonly wants?: Readonly<Record<string, string>>;
   /** Refused: only MCP clients stamp a source. */
   readonly source?: never;
@@ -126,6 +142,7 @@ export function assertTool(tool: unknown, options: { allowSource?: boolean } = {
   checkCheckIn(tool['checkIn'], tool['checkInComponent'], fail);
   checkNeeds(tool['needs'], fail);
   checkCeiling(tool['resultCeiling'], fail);
+  checkAnnotations(tool['annotations'], fail);
   checkWants(tool['wants'], inputSchema as Record<string, unknown>, fail);
   if ('source' in tool && tool['source'] !== undefined) {
     if (!options.allowSource) {
@@ -215,6 +232,23 @@ function checkCeiling(ceiling: unknown, fail: (problem: string) => never): void 
     if (typeof arg !== 'string' || arg.trim() === '')
       fail(`'resultCeiling.narrowBy' has a blank entry; name the arguments that narrow the result.`);
   }
+}
+
+const BOOLEAN_HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+function checkAnnotations(annotations: unknown, fail: (problem: string) => never): void {
+  if (annotations === undefined) return;
+  if (!isRecord(annotations))
+    fail(
+      `'annotations' must be an object of hints like { readOnlyHint: true }; got ${describeShape(annotations)}.`,
+    );
+  const fields = annotations as Record<string, unknown>;
+  for (const hint of BOOLEAN_HINTS) {
+    if (fields[hint] !== undefined && typeof fields[hint] !== 'boolean')
+      fail(`'annotations.${hint}' must be true or false; got ${describeShape(fields[hint])}.`);
+  }
+  if (fields['title'] !== undefined && typeof fields['title'] !== 'string')
+    fail(`'annotations.title' must be a string; got ${describeShape(fields['title'])}.`);
 }
 
 function checkWants(

@@ -228,3 +228,24 @@ describe('assertTool', () => {
     expect(dispatcher.tools.get('remote_search')?.source).toBe('github');
   });
 });
+
+describe('annotations', () => {
+  it('keeps behaviour hints on the tool and freezes them at dispatcher build', () => {
+    const tool = define({ annotations: { readOnlyHint: true, title: 'Look up' } });
+    expect(tool.annotations).toEqual({ readOnlyHint: true, title: 'Look up' });
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([]) });
+    expect(Object.isFrozen(dispatcher.tools.get('lookup')!.annotations)).toBe(true);
+  });
+
+  it.each([
+    ['not an object', 'yes', /'annotations' must be an object of hints/],
+    [
+      'a hint that is not a boolean',
+      { destructiveHint: 'true' },
+      /'annotations.destructiveHint' must be true or false/,
+    ],
+    ['a title that is not a string', { title: 7 }, /'annotations.title' must be a string/],
+  ])('refuses annotations %s', (_what, annotations, message) => {
+    expect(refusalOf(() => define({ annotations })).message).toMatch(message);
+  });
+});
