@@ -10,7 +10,14 @@ import {
   type CallToolResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { assertTool, TOOL_NAME_PATTERN, type JsonSchema, type Tool, type ToolArgs } from '@toolgate/core';
+import {
+  assertTool,
+  TOOL_NAME_PATTERN,
+  type JsonSchema,
+  type Tool,
+  type ToolAnnotations,
+  type ToolArgs,
+} from '@toolgate/core';
 import { ajvValidator, type SchemaValidator } from '@toolgate/middleware';
 
 export interface McpClientOptions {
@@ -153,6 +160,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     const tool: Tool = {
       schema: { name: local, description: remote.description ?? remote.title ?? '', inputSchema },
       source: name,
+      ...(remote.annotations !== undefined ? { annotations: remote.annotations as ToolAnnotations } : {}),
       execute: (args, ctx) => call(remote.name, args, ctx.signal),
     };
     try {

@@ -8,6 +8,11 @@ export { mcpClient } from './client';
 export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';
 export { mcpServe, McpServeConfigError } from './serve';
 
+// For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
+// check-ins over elicitation
+export { callToolResult, refusalResult } from './results';
+export { askPerson, canElicitForm } from './elicit';
+
 // Running a served set over stdio or Streamable HTTP
 export type { HttpServing, ServeHttpOptions, Serving } from './transports';
 export { serveHttp, serveStdio } from './transports';
