@@ -91,8 +91,13 @@ export async function createGateway(
 
   let live: Runtime = await buildRuntime(loaded, { log, env });
   let draining = false;
+  // Calls in the MCP handlers, and POST responses not yet sent: shutdown waits for both.
   let inFlight = 0;
+  let responding = 0;
   let drained: (() => void) | undefined;
+  const settle = () => {
+    if (inFlight === 0 && responding === 0) drained?.();
+  };
   const servers = new Set<Server>();
 
   const host: ServerHost = {
@@ -104,7 +109,7 @@ export async function createGateway(
     },
     end: () => {
       inFlight -= 1;
-      if (inFlight === 0) drained?.();
+      settle();
     },
     log,
     servers,
@@ -130,6 +135,13 @@ export async function createGateway(
           ? DEFAULT_MAX_BODY
           : sizeBytes(live.config.listen.maxBody, 'listen.maxBody'),
       draining: () => draining,
+      track: (watch) => {
+        responding += 1;
+        watch(() => {
+          responding -= 1;
+          settle();
+        });
+      },
       readiness: () => readiness(live),
       mounts: () => [],
     });
@@ -238,7 +250,7 @@ export async function createGateway(
         live.config.listen?.drain === undefined
           ? DEFAULT_DRAIN_MS
           : durationMs(live.config.listen.drain, 'listen.drain');
-      if (inFlight > 0) {
+      if (inFlight > 0 || responding > 0) {
         log({ msg: 'shutdown.draining', inFlight });
         await new Promise<void>((done) => {
           const timer = setTimeout(done, drainMs);

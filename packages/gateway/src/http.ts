@@ -19,6 +19,8 @@ export interface HttpHost {
   /** Largest request body, in bytes. */
   maxBody(): number;
   readonly draining: () => boolean;
+  /** A POST to /mcp is being answered; `done` runs once its response has been sent or dropped. */
+  track(done: (finished: () => void) => void): void;
   /** /readyz's body. */
   readiness(): Promise<Readiness>;
   /** Other apps mounted under a path prefix (the inbox). */
@@ -149,6 +151,7 @@ export function httpRoutes(host: HttpHost): {
         },
       );
     }
+    if (req.method === 'POST') host.track((finished) => res.once('close', finished));
     verified.set(req, {
       // The SDK wants a string here; the token itself stays out of every object a handler sees.
       token: '[verified]',
