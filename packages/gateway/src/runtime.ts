@@ -11,6 +11,7 @@ import type { GatewayConfig } from './config/types';
 import { durationMs } from './config/units';
 import type { GatewayLog } from './log';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
+import { openTelemetry, type Telemetry } from './telemetry';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
 import { connectUpstream, UpstreamError, type Upstream } from './upstream';
 
@@ -20,6 +21,7 @@ export interface Runtime {
   readonly auth: Authenticator;
   readonly state: StateStore;
   readonly limits: LimitsStore;
+  readonly telemetry: Telemetry;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
   /** How long a paused call waits for an approver, and how often it looks. */
@@ -73,6 +75,12 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         ? previous.limits
         : track(opened, openLimitsStore(config.stores?.limits));
 
+    const telemetryKey = JSON.stringify(config.telemetry ?? null);
+    const telemetry =
+      previous !== undefined && previous.telemetry.key === telemetryKey
+        ? previous.telemetry
+        : track(opened, openTelemetry(config.telemetry));
+
     const upstreams = new Map<string, Upstream>();
     await Promise.all(
       Object.entries(config.upstreams).map(async ([name, upstreamConfig]) => {
@@ -112,6 +120,8 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       }),
     );
     if (issues.length > 0) throw new ConfigError(issues);
+    // Connected in parallel; kept in the order the file lists them.
+    const ordered = new Map(Object.keys(config.upstreams).map((name) => [name, upstreams.get(name)!]));
 
     const tenants = new Map<string, TenantRuntime>();
     for (const name of Object.keys(config.tenants)) {
@@ -120,9 +130,10 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           name,
           buildTenant(name, {
             config,
-            upstreams,
+            upstreams: ordered,
             state,
             limits,
+            instrument: telemetry.instrument,
             issue: loaded.issue,
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),
@@ -142,7 +153,8 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       auth: auth!,
       state,
       limits,
-      upstreams,
+      telemetry,
+      upstreams: ordered,
       tenants,
       holdMs:
         config.checkIns?.hold === undefined
@@ -175,6 +187,7 @@ export async function closeRuntime(runtime: Runtime, next?: Runtime): Promise<vo
     if (next?.upstreams.get(name) !== upstream) parts.push(upstream);
   if (next?.state !== runtime.state) parts.push(runtime.state);
   if (next?.limits !== runtime.limits) parts.push(runtime.limits);
+  if (next?.telemetry !== runtime.telemetry) parts.push(runtime.telemetry);
   await Promise.all(parts.map((part) => part.close().catch(() => undefined)));
 }
 

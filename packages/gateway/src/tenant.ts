@@ -42,6 +42,8 @@ export interface TenantContext {
   readonly state: StateStore;
   readonly limits: LimitsStore;
   readonly events?: ToolgateEmitter;
+  /** Wraps the tenant's dispatcher (telemetry). */
+  readonly instrument?: (dispatcher: Dispatcher) => Dispatcher;
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
 }
 
@@ -119,11 +121,12 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
 
   let dispatcher: Dispatcher;
   try {
-    dispatcher = createDispatcher({
+    const created = createDispatcher({
       tools,
       chain,
       ...(context.events !== undefined ? { events: context.events } : {}),
     });
+    dispatcher = context.instrument === undefined ? created : context.instrument(created);
   } catch (error) {
     throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
   }
