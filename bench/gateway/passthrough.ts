@@ -25,7 +25,9 @@ const http = createServer((req, res) => {
     server.setRequestHandler(CallToolRequestSchema, (request) => upstream.callTool(request.params));
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => sessions.set(sessionId, transport),
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, transport);
+      },
     });
     transport.onclose = () => transport.sessionId !== undefined && sessions.delete(transport.sessionId);
     await server.connect(transport);
