@@ -6,18 +6,25 @@
 // upstream process per session, so theirs is that process). Ratios in one run; nothing asserted.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-const root = resolve(__dirname, '..');
-const require = createRequire(join(__dirname, 'package.json'));
-const upstream = join(__dirname, 'gateway', 'upstream.mjs');
+// The SDK client's transport adds an abort listener per request to one signal; 32 in flight for
+// thousands of calls trips Node's leak warning without being one.
+setMaxListeners(100_000);
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const require = createRequire(join(here, 'package.json'));
+const upstream = join(here, 'gateway', 'upstream.mjs');
 const TOKEN = 'bench-token-0123456789abcdef0123';
 const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
 const CALLS_C32 = CALLS_C1 * 2;
@@ -222,7 +229,7 @@ async function main(): Promise<void> {
         await startChild(process.execPath, [
           '--import',
           'tsx',
-          join(__dirname, 'gateway', 'passthrough.ts'),
+          join(here, 'gateway', 'passthrough.ts'),
           process.execPath,
           upstream,
         ]),

@@ -51,6 +51,14 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
   const opened: { close(): Promise<void> }[] = [];
   const issues: ConfigIssue[] = [];
   try {
+    issues.push(...unsupported(loaded));
+    if (issues.length > 0) throw new ConfigError(issues);
+    const bytesCeilings =
+      config.defaults?.resultCeiling?.maxBytes !== undefined ||
+      Object.values(config.upstreams).some((u) => Object.values(u.tools ?? {}).some((t) => t.resultCeiling?.maxBytes !== undefined));
+    // Stricter, not looser: until the MCP client counts binary blocks by bytes, they count as text against maxChars.
+    if (bytesCeilings)
+      options.log?.({ msg: 'config.max-bytes-pending', level: 'warn', why: 'maxBytes takes effect once @toolgate/mcp counts binary blocks by bytes; until then they count as characters against maxChars' });
     const auth = (() => {
       try {
         return createAuthenticator(config.auth, { tenants: Object.keys(config.tenants), baseDir });
@@ -194,4 +202,21 @@ export async function closeRuntime(runtime: Runtime, next?: Runtime): Promise<vo
 function track<T extends { close(): Promise<void> }>(opened: { close(): Promise<void> }[], part: T): T {
   opened.push(part);
   return part;
+}
+
+/**
+ * Parts of the configuration this build cannot honor yet. Each is refused by name rather than
+ * ignored: a gateway must never serve without a rule or a record its operator configured.
+ */
+function unsupported(loaded: LoadedConfig): ConfigIssue[] {
+  const { config } = loaded;
+  const issues: ConfigIssue[] = [];
+  const missing = (path: (string | number)[], what: string, needs: string) =>
+    issues.push(loaded.issue(path, `${what} is not supported by this build yet (it needs ${needs})`, `remove '${String(path[path.length - 1])}' for now`, true));
+  if (config.policy !== undefined) missing(['policy'], 'policy', '@toolgate/policy');
+  for (const [name, tenant] of Object.entries(config.tenants))
+    if (tenant.policy !== undefined) missing(['tenants', name, 'policy'], 'policy', '@toolgate/policy');
+  if (config.audit !== undefined) missing(['audit'], 'the audit log', '@toolgate/audit');
+  if (config.inbox?.webhook !== undefined) missing(['inbox', 'webhook'], 'inbox webhooks', '@toolgate/inbox');
+  return issues;
 }
