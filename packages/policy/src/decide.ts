@@ -41,6 +41,19 @@ function declared(type: ArgsType): string {
   return names.length === 0 ? 'it declares no arguments' : `it declares ${names.join(', ')}`;
 }
 
+/** The args field a type error is about: one inside its range, else the nearest one before it (`args.a.zip`). */
+function fieldAt(
+  fields: ReadonlyMap<string, { readonly start: number; readonly end: number }>,
+  range: { readonly start: number; readonly end: number },
+): string | undefined {
+  let before: [string, number] | undefined;
+  for (const [field, r] of fields) {
+    if (r.start >= range.start && r.end <= range.end) return field;
+    if (r.start <= range.start && (before === undefined || r.start > before[1])) before = [field, r.start];
+  }
+  return before?.[0];
+}
+
 /** Compiles `rule` for `tool`; undefined when an unscoped rule does not apply to it. */
 function entryFor(
   rule: Rule,
@@ -58,22 +71,20 @@ function entryFor(
     if (rule.tools === undefined) return undefined;
     throw new PolicyBuildError(
       `policy rule '${rule.name}' reads args.${missing[0]}, which tool '${toolName}' does not declare (${declared(type)}). ` +
-        `Fix the field name, or leave '${toolName}' out of the rule's tools.`,
+        `Fix the field name, or leave '${toolName}' out of the rule's tools`,
     );
   }
   const parsed = env().parse(when.text);
   const checked = parsed.check();
   if (!checked.valid) {
     const range = (checked.error as { range?: { start: number; end: number } } | undefined)?.range;
-    const field = [...when.reads.argsFields].find(
-      ([, r]) => range !== undefined && r.start >= range.start && r.end <= range.end,
-    )?.[0];
+    const field = range === undefined ? undefined : fieldAt(when.reads.argsFields, range);
     const position = errorPosition(checked.error, when.text);
     const where = position === undefined ? '' : ` (column ${position.column})`;
     throw new PolicyBuildError(
       field === undefined
-        ? `policy rule '${rule.name}' does not type-check for tool '${toolName}'${where}: ${summaryOf(checked.error)}.`
-        : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}.`,
+        ? `policy rule '${rule.name}' does not type-check for tool '${toolName}'${where}: ${summaryOf(checked.error)}`
+        : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}`,
     );
   }
   return { rule, evaluate: parsed };

@@ -5,3 +5,13 @@ export { policyGate } from './policy-gate';
 export type { PolicyEffect, PolicyMode, PolicyRule } from './rules';
 export { PolicyConfigError } from './rules';
 export { PolicyBuildError } from './decide';
+export type { LoadPolicyOptions } from './load';
+export { loadPolicy, PolicyLoadError } from './load';
+export type {
+  PolicyTestCase,
+  PolicyTestReport,
+  PolicyTestResult,
+  PolicyTestTool,
+  RunPolicyTestsOptions,
+} from './test-runner';
+export { runPolicyTests } from './test-runner';
