@@ -114,8 +114,9 @@ export function loadPolicy(
 }
 
 async function readPolicyFile(file: string | URL): Promise<PolicyRule[]> {
-  // Loaded only when a file is asked for, so the package stays free of node: imports elsewhere.
-  const { readFile } = await import('node:fs/promises');
+  // Loaded only when a file is asked for, and named by a variable so bundlers for workers leave it out.
+  const fsModule = 'node:fs/promises';
+  const { readFile } = (await import(fsModule)) as typeof import('node:fs/promises');
   const text = await readFile(file, 'utf8');
   return parsePolicy(text, typeof file === 'string' ? file : file.pathname);
 }
