@@ -113,10 +113,22 @@ export function loadPolicy(
   return readPolicyFile(source.file);
 }
 
+type ReadFile = (file: string | URL, encoding: 'utf8') => Promise<string>;
+
+/** Node's (and Bun's, Deno's) fs, found without an import: a worker bundle must not name a node: module. */
+function fileReader(): ReadFile | undefined {
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const fs = process?.getBuiltinModule?.('node:fs/promises') as { readFile?: ReadFile } | undefined;
+  return typeof fs?.readFile === 'function' ? fs.readFile : undefined;
+}
+
 async function readPolicyFile(file: string | URL): Promise<PolicyRule[]> {
-  // Loaded only when a file is asked for, and named by a variable so bundlers for workers leave it out.
-  const fsModule = 'node:fs/promises';
-  const { readFile } = (await import(fsModule)) as typeof import('node:fs/promises');
+  const readFile = fileReader();
+  if (readFile === undefined) {
+    throw new Error(
+      'loadPolicy({ file }) is not supported on this runtime (no process.getBuiltinModule); read the file yourself and pass its text.',
+    );
+  }
   const text = await readFile(file, 'utf8');
   return parsePolicy(text, typeof file === 'string' ? file : file.pathname);
 }
