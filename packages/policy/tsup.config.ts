@@ -1,10 +1,14 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
+const shared = {
   entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
-  clean: true,
   target: 'node20',
-});
+} as const;
+
+export default defineConfig([
+  { ...shared, format: ['esm'] },
+  // cel-js ships ESM only: the CommonJS build carries it, so require() works on every Node 20.
+  { ...shared, format: ['cjs'], noExternal: ['@marcbachmann/cel-js'] },
+]);
