@@ -87,7 +87,7 @@ function entryFor(
         : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}`,
     );
   }
-  return { rule, evaluate: parsed };
+  return { rule, evaluate: when.evaluate };
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */

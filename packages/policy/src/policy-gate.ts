@@ -5,6 +5,7 @@
 import {
   refusalReason,
   shortHash,
+  type GateEvent,
   type Identity,
   type Middleware,
   type Tool,
@@ -16,6 +17,7 @@ import {
   PolicyBuildError,
   variablesFor,
   visibleFor,
+  type ShadowMatch,
   type ToolPolicy,
   type Verdict,
 } from './decide';
@@ -46,18 +48,46 @@ export interface PolicyGate extends Middleware {
 
 const NOTHING_APPLIES = Object.freeze({ why: 'no policy rule applies to this tool' });
 
-function ruleNote(verdict: Verdict): string {
-  const { rule, effect, failed } = verdict;
-  const verb = effect === 'allow' ? 'allows' : effect === 'ask' ? 'asks for a person' : 'denies';
-  const base =
-    rule === undefined
-      ? `no rule matched; the default ${verb === 'allows' ? 'allows' : verb}`
-      : `rule '${rule.name}' ${verb}${failed ? ' (its condition failed to evaluate: fail closed)' : ''}`;
-  if (verdict.shadows.length === 0) return base;
-  const shadows = verdict.shadows.map(
+const VERBS = { allow: 'allows', ask: 'asks for a person', deny: 'denies' } as const;
+
+/** What a decision files and emits, built once per rule (and for the default), not per call. */
+interface Said {
+  readonly note: string;
+  readonly event: GateEvent;
+}
+
+function saidFor(rule: Rule | undefined, effect: PolicyEffect, failed: boolean): Said {
+  if (rule === undefined) {
+    return {
+      note: `no rule matched; the default ${VERBS[effect]}`,
+      event: Object.freeze({ type: 'policy.decided', effect, default: true }),
+    };
+  }
+  return {
+    note: `rule '${rule.name}' ${VERBS[effect]}${failed ? ' (its condition failed to evaluate: fail closed)' : ''}`,
+    event: Object.freeze({
+      type: 'policy.decided',
+      effect,
+      rule: rule.name,
+      ...(failed ? { evaluationFailed: true } : {}),
+    }),
+  };
+}
+
+function shadowEvent(shadow: ShadowMatch): GateEvent {
+  return {
+    type: 'policy.shadow',
+    rule: shadow.rule.name,
+    effect: shadow.rule.effect,
+    ...(shadow.failed ? { evaluationFailed: true } : {}),
+  };
+}
+
+function withShadows(note: string, shadows: readonly ShadowMatch[]): string {
+  const said = shadows.map(
     (s) => `shadow rule '${s.rule.name}' would ${s.rule.effect}${s.failed ? ' (condition failed)' : ''}`,
   );
-  return `${base}; ${shadows.join('; ')}`;
+  return `${note}; ${said.join('; ')}`;
 }
 
 function refusal(ctx: ToolMiddlewareContext, verdict: Verdict): string {
@@ -131,31 +161,27 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
     return policy;
   };
 
+  // Per rule: what it files when it decides, and when it decides because its condition failed.
+  const said = new Map(
+    compiled.map((r) => [r, [saidFor(r, r.effect, false), saidFor(r, r.effect, true)] as const]),
+  );
+  const saidByDefault = saidFor(undefined, fallback, false);
+
   const decideCall = (ctx: ToolMiddlewareContext, policy: ToolPolicy): void => {
     const verdict = decide(
       policy,
       variablesFor(policy, { args: ctx.args, identity: ctx.identity, now: ctx.now() }),
     );
-    for (const shadow of verdict.shadows) {
-      ctx.emit({
-        type: 'policy.shadow',
-        rule: shadow.rule.name,
-        effect: shadow.rule.effect,
-        ...(shadow.failed ? { evaluationFailed: true } : {}),
-      });
-    }
-    ctx.emit({
-      type: 'policy.decided',
-      effect: verdict.effect,
-      ...(verdict.rule !== undefined ? { rule: verdict.rule.name } : { default: true }),
-      ...(verdict.failed ? { evaluationFailed: true } : {}),
-    });
-    const note = ruleNote(verdict);
+    const { rule, shadows } = verdict;
+    const { note: plain, event } =
+      rule === undefined ? saidByDefault : said.get(rule)![verdict.failed ? 1 : 0];
+    for (const shadow of shadows) ctx.emit(shadowEvent(shadow));
+    ctx.emit(event);
+    const note = shadows.length === 0 ? plain : withShadows(plain, shadows);
     if (verdict.effect === 'deny') {
       ctx.deny(refusal(ctx, verdict), { code: 'POLICY_DENIED', detail: note });
     }
     if (verdict.effect === 'ask') {
-      const { rule } = verdict;
       ctx.requireCheckIn(
         rule === undefined
           ? 'no policy rule allows this call without a person'

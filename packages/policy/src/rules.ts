@@ -3,7 +3,7 @@
 // depend on a tool).
 
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { readsOf, untypedEnvironment, type Reads } from './cel';
+import { evaluationEnvironment, readsOf, untypedEnvironment, type Reads } from './cel';
 
 export type PolicyEffect = 'allow' | 'deny' | 'ask';
 export type PolicyMode = 'enforce' | 'shadow';
@@ -48,7 +48,15 @@ export interface Rule {
   readonly reason: string | undefined;
   /** Undefined: unscoped. */
   readonly tools: RegExp | undefined;
-  readonly when: { readonly text: string; readonly ast: ASTNode; readonly reads: Reads } | undefined;
+  readonly when:
+    | {
+        readonly text: string;
+        readonly ast: ASTNode;
+        readonly reads: Reads;
+        /** Compiled once for evaluation over plain values; typed per tool at build. */
+        readonly evaluate: (vars: Record<string, unknown>) => unknown;
+      }
+    | undefined;
 }
 
 const RULE_KEYS = ['name', 'tools', 'when', 'effect', 'reason', 'mode'];
@@ -129,7 +137,7 @@ function compileWhen(text: string, index: number, name: string): NonNullable<Rul
       'when',
     );
   }
-  return { text, ast: parsed.ast, reads: readsOf(parsed.ast) };
+  return { text, ast: parsed.ast, reads: readsOf(parsed.ast), evaluate: evaluationEnvironment().parse(text) };
 }
 
 /** Checks one rule as written and compiles its tool-independent parts. */
