@@ -117,8 +117,8 @@ type ReadFile = (file: string | URL, encoding: 'utf8') => Promise<string>;
 
 /** Node's (and Bun's, Deno's) fs, found without an import: a worker bundle must not name a node: module. */
 function fileReader(): ReadFile | undefined {
-  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const fs = process?.getBuiltinModule?.('node:fs/promises') as { readFile?: ReadFile } | undefined;
+  const host: { getBuiltinModule?: (id: string) => unknown } | undefined = Reflect.get(globalThis, 'process');
+  const fs = host?.getBuiltinModule?.('node:fs/promises') as { readFile?: ReadFile } | undefined;
   return typeof fs?.readFile === 'function' ? fs.readFile : undefined;
 }
 
