@@ -370,6 +370,21 @@ describe('policyGate: the default', () => {
     expect(tool.runs).toBe(1);
   });
 
+  test('default ask pauses a call no rule matches, even on a tool no rule applies to', async () => {
+    const tool = lookup();
+    const { dispatcher } = setup([tool], [], { default: 'ask' });
+    const first = paused(await dispatcher.dispatch({ toolName: 'lookup_order', args: { order: 'o' } }));
+    expect(first.checkIn.question).toContain('policy: no policy rule allows this call without a person');
+    result(await dispatcher.resume(first.checkIn, checkInApproved({ by: 'sam' })));
+    expect(tool.runs).toBe(1);
+    expect(() =>
+      createDispatcher({
+        tools: [lookup()],
+        chain: canonicalChain({ policy: policyGate([], { default: 'ask' }) }),
+      }),
+    ).toThrow(/the policy default asks for a person's approval, but the chain has no check-in key/);
+  });
+
   test('a bad default fails when the gate is built', () => {
     expect(() => policyGate([], { default: 'maybe' as never })).toThrow(
       /options.default must be allow, deny or ask/,
