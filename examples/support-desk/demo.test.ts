@@ -56,10 +56,27 @@ const runsOf = (events: Event[], tool: string) =>
   events.filter((e) => e.type === 'tool.start' && e['toolName'] === tool).length;
 
 describe('the support-desk demo', () => {
-  it('lets every canonical gate and the custom policy decide at least once', async () => {
+  it('lets every canonical gate and the policy decide at least once', async () => {
     const { events } = await demoEvents();
     const gates = decidedGates(events);
-    for (const gate of [...CANONICAL_ORDER, 'refund-cap']) expect(gates).toContain(gate);
+    for (const gate of [...CANONICAL_ORDER, 'policy']) expect(gates).toContain(gate);
+  });
+
+  it('refuses the same refunds whether the cap is one CEL rule or a TypeScript middleware', async () => {
+    const cel = await demoTrace();
+    const ts = await demoTrace({ refundCap: 'typescript' });
+    const capped = (outcomes: typeof cel.result.outcomes, gate: string) =>
+      outcomes.filter((o) => o.kind === 'refused' && o.gate === gate).map((o) => [o.tenant, o.toolName]);
+    expect(capped(cel.result.outcomes, 'policy')).toEqual([
+      ['acme', 'issue_refund'],
+      ['globex', 'issue_refund'],
+    ]);
+    expect(capped(ts.result.outcomes, 'refund-cap')).toEqual(capped(cel.result.outcomes, 'policy'));
+    const celRefusal = cel.result.outcomes.find((o) => o.kind === 'refused' && o.gate === 'policy');
+    expect(celRefusal).toMatchObject({ code: 'POLICY_DENIED', ran: false });
+    expect(celRefusal?.content).toContain('Refunds above 1,000 EUR cannot be issued by an agent');
+    expect(celRefusal?.ledger.find((r) => r.gate === 'policy')?.why).toContain("rule 'refund-cap'");
+    expect(cel.result.refundsIssued).toBe(ts.result.refundsIssued);
   });
 
   it('denies at least once at every gate the script aims at', async () => {
@@ -71,7 +88,7 @@ describe('the support-desk demo', () => {
       'capabilities',
       'limits',
       'permission',
-      'refund-cap',
+      'policy',
       'result-ceiling',
       'validate-args',
       'wants',
@@ -196,7 +213,12 @@ describe('the support-desk demo', () => {
     const refunds = result.outcomes.filter((o) => o.toolName === 'issue_refund' && o.kind !== 'refused');
     expect(refunds.map((o) => o.tenant)).toEqual(['acme']);
     const globexRefund = result.outcomes.find((o) => o.tenant === 'globex' && o.toolName === 'issue_refund');
-    expect(globexRefund).toMatchObject({ kind: 'refused', gate: 'refund-cap', ran: false });
+    expect(globexRefund).toMatchObject({
+      kind: 'refused',
+      gate: 'policy',
+      code: 'POLICY_DENIED',
+      ran: false,
+    });
   });
 
   it("refuses globex's second knowledge-base search in a minute once, by its limit, and says when it resets", async () => {

@@ -14,9 +14,17 @@ import {
   type Identity,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
+import { policyGate } from '@toolgate/policy';
 import { runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
 import { connectKnowledgeBase } from './knowledge-base';
-import { describeRules, limitsFor, refundCap, rulesFor, supportDeskPermissions } from './policy';
+import {
+  describeRules,
+  limitsFor,
+  refundCap,
+  refundCapRule,
+  rulesFor,
+  supportDeskPermissions,
+} from './policy';
 import { acmeScript, globexScript } from './script';
 import { openStores, type StoreKind } from './stores';
 import { createTrace, type Trace } from './trace';
@@ -34,6 +42,8 @@ export interface DemoOptions {
   readonly store: StoreKind;
   readonly dbPath?: string;
   readonly write: (line: string) => void;
+  /** How the refund cap is written: one CEL rule in the policy gate (default), or a TypeScript middleware. */
+  readonly refundCap?: 'cel' | 'typescript';
 }
 
 export interface DemoResult {
@@ -93,7 +103,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           }),
           defaultMaxChars: 8000,
           ...(limitsFor(tenant).length > 0 ? { limits: { store: limits, limits: limitsFor(tenant) } } : {}),
-        }).use(refundCap(rulesFor(tenant).refundCap));
+          ...(options.refundCap !== 'typescript'
+            ? { policy: policyGate([refundCapRule(rulesFor(tenant).refundCap)]) }
+            : {}),
+        });
+        if (options.refundCap === 'typescript') chain = chain.use(refundCap(rulesFor(tenant).refundCap));
         chains.set(tenant, chain);
       }
       return chain;
