@@ -32,6 +32,7 @@ const config: Config = {
   // A package with no tests yet has no test folder in a fresh clone, and jest rejects a missing root.
   projects: packages.filter((name) => existsSync(join(__dirname, testFolder(name)))).map(project),
   testTimeout: 30_000,
+  globalSetup: '<rootDir>/test-support/global-setup.ts',
 };
 
 export default config;
