@@ -381,6 +381,7 @@ describe('per-tenant chains', () => {
     const dispatcher = createDispatcher({
       tools: [countingTool()],
       chain: () => [passThrough('a')] as never,
+      warn: () => undefined,
     });
     const events = recordEvents(dispatcher);
     expect(refused(await dispatcher.dispatch({ toolName: 'echo' })).code).toBe('CHAIN_UNAVAILABLE');
