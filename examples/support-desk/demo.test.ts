@@ -207,7 +207,7 @@ describe('the support-desk demo', () => {
     expect(globex).toMatch(/^chain_/);
     expect(acme).not.toBe(globex);
     for (const outcome of result.outcomes) expect(outcome.chainId).toBe(result.chainIds[outcome.tenant]);
-    expect(lines).toContain(`── tenant globex, chain ${globex} ──────────────────────────`);
+    expect(lines.some((line) => line.startsWith(`── tenant globex, chain ${globex} ───`))).toBe(true);
     expect(lines.some((line) => line.startsWith(`acme's chain ${acme}: permission → `))).toBe(true);
     // The same 250 EUR refund pauses under acme's chain and is refused by globex's stricter cap.
     const refunds = result.outcomes.filter((o) => o.toolName === 'issue_refund' && o.kind !== 'refused');
@@ -228,12 +228,12 @@ describe('the support-desk demo', () => {
     expect(searches.map((o) => o.kind)).toEqual(['result', 'refused']);
     expect(searches[1]).toMatchObject({
       gate: 'limits',
-      code: 'BUDGET_EXCEEDED',
+      code: 'RATE_LIMITED',
       retryable: true,
       ran: false,
     });
     expect(searches[1]!.content).toMatch(
-      /'kb-searches' \(1 per minute for each tenant\).*room again in 60 s/,
+      /the rate limit 'kb-searches' \(1 call per minute for each tenant\) is used up.*room again in 60 s/,
     );
     expect(result.outcomes.filter((o) => o.kind === 'refused' && o.gate === 'limits')).toHaveLength(1);
   });
@@ -249,6 +249,45 @@ describe('the support-desk demo', () => {
     },
   );
 
+  it.each([80, 60, 132])('fits every line of the trace in %i columns', async (width) => {
+    const { lines } = await demoTrace({ width, decide: 'unanswered' });
+    const { lines: approved } = await demoTrace({ width });
+    // Counted in characters as a terminal shows them (✓, →, ─ are one column each).
+    const tooWide = [...lines, ...approved].filter((line) => [...line].length > width);
+    expect(tooWide).toEqual([]);
+    expect(approved.length).toBeGreaterThan(100);
+  });
+
+  it('cuts what the model reads at a word, and shows all of it with --verbose', async () => {
+    const refusal = /^ {2}model reads: \[capabilities refused: 'search_kb'/;
+    const readsOf = (lines: string[]) => {
+      const at = lines.findIndex((line) => refusal.test(line));
+      const block = [lines[at]!];
+      for (const line of lines.slice(at + 1)) {
+        if (!line.startsWith('    ')) break;
+        block.push(line);
+      }
+      return block;
+    };
+    const short = readsOf((await demoTrace()).lines);
+    expect(short).toHaveLength(3);
+    expect(short[2]).toMatch(/ \S+ …$/);
+    const full = readsOf((await demoTrace({ verbose: true })).lines).join(' ');
+    expect(full.replace(/\s+/g, ' ')).toContain('Continue without it, or tell the user what you cannot do.]');
+  });
+
+  it('accepts the `--` that `pnpm demo -- --yes` passes through', () => {
+    const parsed = parseDemoArgs(['--', '--yes', '--verbose'], { interactive: false, color: false });
+    expect(parsed).toMatchObject({ ok: true, options: { decide: 'approve', verbose: true } });
+  });
+
+  it('says in the closing notes which call paused and who approved it', async () => {
+    const { lines } = await demoTrace();
+    expect(lines.join('\n')).toMatch(
+      /#9 issue_refund paused for a check-in; approved by supervisor \(--yes\), note:\s+damage\s+confirmed\s+from\s+photos, then ran/,
+    );
+  });
+
   it('labels the ceiling’s after-half, and says the tool ran but its result was withheld', async () => {
     const { lines } = await demoTrace();
     const ceilingRows = lines.filter((line) => /^ {4}. result-ceiling/.test(line));
@@ -258,10 +297,8 @@ describe('the support-desk demo', () => {
     expect(ceilingRows.filter((line) => / deny /.test(line)).every((line) => line.includes('(after)'))).toBe(
       true,
     );
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        /→ refused by result-ceiling .*the tool ran, but its result was withheld from the model/,
-      ),
+    expect(lines.join('\n')).toMatch(
+      /→ refused by result-ceiling .*\s+·? ?the tool ran, but its result was withheld from the model/,
     );
   });
 });

@@ -39,6 +39,10 @@ export interface DemoOptions {
   readonly ask?: (request: CheckInRequest) => Promise<CheckInDecision>;
   readonly json: boolean;
   readonly color: boolean;
+  /** Show what the model reads in full. */
+  readonly verbose?: boolean;
+  /** Columns to fit the trace to (the terminal's); 80 when absent. */
+  readonly width?: number;
   readonly store: StoreKind;
   readonly dbPath?: string;
   readonly write: (line: string) => void;
@@ -62,8 +66,9 @@ const CHECK_IN_KEY = 'support-desk-demo-check-in-key-0001';
 
 /** What nobody answering means: the refund is declined, and the model reads why. */
 export const UNANSWERED = {
-  by: 'unattended run (no terminal, no --yes/--no)',
-  reason: 'nobody was there to approve it, and a refund is never approved by default',
+  by: 'the unattended demo',
+  reason:
+    'nobody was at a terminal to approve it and no --yes was given, and a refund is never approved by default',
 } as const;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {

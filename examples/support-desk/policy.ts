@@ -50,9 +50,9 @@ export function limitsFor(tenant: string): LimitRule[] {
     {
       name: 'kb-searches',
       per: 'tenant',
-      budget: perMinute,
+      calls: perMinute,
       windowMs: 60_000,
-      cost: ({ toolName }) => (toolName === 'search_kb' ? 1 : 0),
+      tools: ['search_kb'],
     },
   ];
 }

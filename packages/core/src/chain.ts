@@ -295,6 +295,17 @@ export class Chain {
   }
 }
 
+/** 'tenantPolicy' → 'tenant-policy', 'Tenant_Policy' → 'tenant-policy'. */
+function kebabCase(name: string): string {
+  const kebab = name
+    .slice(0, 64)
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .toLowerCase();
+  return KEBAB_CASE.test(kebab) ? kebab : 'tenant-policy';
+}
+
 function assertMiddleware(middleware: unknown, index: number): asserts middleware is Middleware {
   const m = middleware as Partial<Middleware> | null;
   if (typeof m !== 'object' || m === null) {
@@ -303,8 +314,14 @@ function assertMiddleware(middleware: unknown, index: number): asserts middlewar
     );
   }
   if (typeof m.name !== 'string' || !KEBAB_CASE.test(m.name)) {
+    // Name it by what was given, so a 'tenantPolicy' is found by its name, not its position.
+    const given =
+      typeof m.name === 'string' && m.name !== ''
+        ? `'${m.name.slice(0, 64)}' (#${index})`
+        : `#${index} (it has no name)`;
+    const suggestion = typeof m.name === 'string' && m.name !== '' ? kebabCase(m.name) : 'tenant-policy';
     throw new ChainConfigError(
-      `createChain: middleware #${index} needs a kebab-case 'name' (e.g. 'tenant-policy').`,
+      `createChain: middleware ${given} needs a kebab-case 'name', e.g. '${suggestion}'.`,
     );
   }
   if (typeof m.run !== 'function') {
