@@ -69,9 +69,11 @@ function setup(threshold = 100) {
   };
   const decide = async (
     id: string,
-    decision: Omit<RecordedDecision, 'decidedAt'>,
+    decision: Record<string, unknown>,
   ): Promise<CheckInRecord> => {
-    expect(await checkIns.decide(id, { ...decision, decidedAt: clock.iso() } as RecordedDecision)).toBe(true);
+    expect(
+      await checkIns.decide(id, { ...decision, decidedAt: clock.iso() } as unknown as RecordedDecision),
+    ).toBe(true);
     return (await checkIns.get(id))!;
   };
   return { clock, checkIns, tool, dispatcher, pause, decide };
