@@ -9,12 +9,14 @@ import type { Html } from './html';
 const HIDDEN =
   /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFF9-\uFFFB]/g;
 
+// `test` with a global regex moves its lastIndex, which matchAll would then start from: test with a copy.
+const HIDDEN_ANY = new RegExp(HIDDEN.source);
+
 const codePoint = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** `text` with each hidden character as a marker; the text itself is escaped by the template. */
 export function visible(text: string): Html | string {
-  HIDDEN.lastIndex = 0;
-  if (!HIDDEN.test(text)) return text;
+  if (!HIDDEN_ANY.test(text)) return text;
   const parts: (Html | string)[] = [];
   let last = 0;
   for (const match of text.matchAll(HIDDEN)) {
@@ -40,10 +42,7 @@ export function jsonForEditing(value: unknown): string {
 }
 
 /** Whether `text` holds characters `visible` marks. */
-export const hasHidden = (text: string): boolean => {
-  HIDDEN.lastIndex = 0;
-  return HIDDEN.test(text);
-};
+export const hasHidden = (text: string): boolean => HIDDEN_ANY.test(text);
 
 const FOLD_CHARS = 400;
 const FOLD_LINES = 12;
