@@ -69,7 +69,7 @@ h2 { font-size: 1.1rem; margin: 1.6rem 0 .6rem; }
 table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
 th, td { text-align: left; padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
-tr.expired, tr.expired a { color: #9aa0aa; }
+tr.expired td, tr.expired td * { color: #9aa0aa; }
 tr.expired td { background: #f1f2f4; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
@@ -93,6 +93,7 @@ section.screen, section.pin-diff, section.actions > form { background: #fff; bor
 pre.diff .added { background: #e6f6ec; display: block; } pre.diff .removed { background: #fdecea; display: block; } pre.diff .same { display: block; }
 section.actions { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 1rem; }
 section.actions h3 { margin: 0 0 .5rem; font-size: 1rem; }
+label { display: block; }
 textarea, input[type=password], input[type=text] { width: 100%; font: inherit; padding: .45rem .55rem; border: 1px solid var(--line); border-radius: 5px; }
 textarea.args { font: 13px/1.4 ui-monospace, monospace; min-height: 9rem; }
 button { font: inherit; padding: .45rem 1rem; border-radius: 5px; border: 1px solid transparent; cursor: pointer; margin-top: .5rem; }

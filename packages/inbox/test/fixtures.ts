@@ -55,9 +55,9 @@ export interface Deployment {
 }
 
 export function deployment(
-  options: Partial<InboxOptions> & { carry?: boolean; now?: () => number } = {},
+  options: Partial<InboxOptions> & { carry?: boolean; now?: () => number; checkInTtlMs?: number } = {},
 ): Deployment {
-  const { carry = true, now, ...rest } = options;
+  const { carry = true, now, checkInTtlMs, ...rest } = options;
   const checkIns = options.checkIns ?? inMemoryCheckIns(now === undefined ? {} : { now });
   const artifacts = options.artifacts ?? inMemoryArtifacts();
   const ran: Array<Record<string, unknown>> = [];
@@ -90,6 +90,7 @@ export function deployment(
     checkInKey: KEY,
     checkIns,
     artifacts,
+    ...(checkInTtlMs !== undefined ? { checkInTtlMs } : {}),
     evidence: (ctx) => ({ order: ctx.args['orderId'], rule: 'every refund needs a person' }),
   }).use(refundCap);
   const dispatcher = createDispatcher({

@@ -62,7 +62,7 @@ function decisionText(record: CheckInRecord): Html {
     record.state === 'consumed'
       ? 'carried out'
       : record.state === 'revoked'
-        ? 'withdrawn'
+        ? 'did not run'
         : 'waiting for its caller';
   return html`<span class="badge ${decision.approved ? 'approved' : 'declined'}">${what}</span> by
     ${visible(decision.by)} · ${state}`;
