@@ -28,6 +28,8 @@ export interface Trace {
   pause(request: CheckInRequest): void;
   /** Nobody can answer the check-in: say that it is declined, and how to decide instead. */
   unanswered(): void;
+  inbox(url: string, token: string): void;
+  waitingInInbox(url: string, requestId: string): void;
   decided(decision: CheckInDecision): void;
   say(text: string): void;
   summary(outcomes: readonly (DispatchOutcome & { tenant: string })[]): void;
@@ -171,6 +173,18 @@ export function createTrace(options: TraceOptions): Trace {
         write(`    ${paint('dim', 'evidence:')}  ${JSON.stringify(request.evidence)}`);
       write(`    ${paint('dim', `request ${request.id}, signed, expires ${request.expiresAt}`)}`);
     },
+    inbox(url, token) {
+      if (quiet) return;
+      write(`${paint('yellow', 'approval inbox:')} ${url}  ${paint('dim', `(sign in with token ${token})`)}`);
+      write('');
+    },
+    waitingInInbox(url, requestId) {
+      if (quiet) return;
+      write(`  ${paint('yellow', 'waiting in the inbox:')} ${url}check-ins/${requestId}`);
+      write(
+        `    ${paint('dim', 'approve, approve with changes, or decline there; the demo carries your decision out.')}`,
+      );
+    },
     unanswered() {
       if (quiet) return;
       write(
@@ -185,7 +199,7 @@ export function createTrace(options: TraceOptions): Trace {
       const what = decision.approved
         ? paint(
             'green',
-            `approved by ${decision.by}${decision.note === undefined ? '' : ` (note: ${decision.note})`}`,
+            `approved${decision.args === undefined ? '' : ' with changes'} by ${decision.by}${decision.note === undefined ? '' : ` (note: ${decision.note})`}`,
           )
         : paint('red', `declined by ${decision.by}: ${decision.reason}`);
       write(`  ${what} → resuming the call from the top of the chain`);
