@@ -90,9 +90,7 @@ async function answerRequest(
 }
 
 const approvalWhy = (decision: CheckInApproval): string =>
-  decision.args === undefined
-    ? `approved by ${decision.by}`
-    : `approved with changes by ${decision.by}`;
+  decision.args === undefined ? `approved by ${decision.by}` : `approved with changes by ${decision.by}`;
 
 /**
  * A resumed approval with changes whose asker did not ask again: the changed call no longer needs

@@ -385,7 +385,12 @@ export class CallContext implements ToolMiddlewareContext {
    * An approval with changes spent by the executor because its asker no longer asked: recorded like
    * `recordApproval`, with the asker's ledger row filed at once (no middleware continues after it).
    */
-  recordUnaskedApproval(decision: CheckInApproval, asker: string, receipt: CheckInReceipt, why: string): void {
+  recordUnaskedApproval(
+    decision: CheckInApproval,
+    asker: string,
+    receipt: CheckInReceipt,
+    why: string,
+  ): void {
     (this.#receipts ??= []).push(receipt);
     this.#checkIn = decision;
     this.#approved = { asker, argsDigest: receipt.argsDigest };

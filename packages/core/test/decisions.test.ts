@@ -67,10 +67,7 @@ function setup(threshold = 100) {
       throw new Error(`expected a pause, got ${outcome.kind}: ${outcome.content}`);
     return outcome;
   };
-  const decide = async (
-    id: string,
-    decision: Record<string, unknown>,
-  ): Promise<CheckInRecord> => {
+  const decide = async (id: string, decision: Record<string, unknown>): Promise<CheckInRecord> => {
     expect(
       await checkIns.decide(id, { ...decision, decidedAt: clock.iso() } as unknown as RecordedDecision),
     ).toBe(true);

@@ -16,6 +16,7 @@ const STARTUP_GRACE_MS = 60_000;
 /** Slack's mrkdwn escaping, and no control characters. */
 const mrkdwn = (text: string): string =>
   text
+    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2066-\u2069\uFEFF]/g, ' ')
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')

@@ -16,7 +16,6 @@ const CHROMIUM = process.env['TOOLGATE_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, 'artifacts');
 const available = existsSync(CHROMIUM);
 if (!available) {
-  // eslint-disable-next-line no-console
   console.warn(
     `browser tests skipped: no Chromium at ${CHROMIUM} (install Debian's 'chromium', or set TOOLGATE_CHROMIUM)`,
   );

@@ -6,11 +6,14 @@ import { html } from 'hono/html';
 import type { Html } from './html';
 
 /** Characters that render as nothing or reorder text: C0/C1 controls (but tab and newline), bidi controls, zero-width. */
+// Matching control and combining characters one by one is the point here.
+/* eslint-disable no-control-regex, no-misleading-character-class */
 const HIDDEN =
   /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFF9-\uFFFB]/g;
 
 // `test` with a global regex moves its lastIndex, which matchAll would then start from: test with a copy.
 const HIDDEN_ANY = new RegExp(HIDDEN.source);
+/* eslint-enable no-control-regex, no-misleading-character-class */
 
 const codePoint = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
