@@ -114,6 +114,24 @@ function notOpen(inbox: InboxContext, record: CheckInRecord): DecideAnswer | und
   return undefined;
 }
 
+/** Why changed args cannot be approved, as one sentence, or undefined when they fit. */
+async function argsProblem(
+  inbox: InboxContext,
+  record: CheckInRecord,
+  args: Readonly<Record<string, unknown>>,
+): Promise<string | undefined> {
+  let problems: readonly string[];
+  try {
+    problems = await inbox.checkArgs!(record.request, args);
+    if (!Array.isArray(problems)) throw new TypeError('checkArgs did not answer a list');
+  } catch {
+    return 'The changed arguments could not be checked; nothing was recorded. Try again.';
+  }
+  if (problems.length === 0) return undefined;
+  const listed = problems.slice(0, 10).map(String).join('; ');
+  return `The changed arguments do not fit the tool: ${listed}. Nothing was recorded; fix them and approve again.`;
+}
+
 export function summarize(outcome: DispatchOutcome): OutcomeSummary {
   switch (outcome.kind) {
     case 'result':
@@ -144,6 +162,10 @@ export async function decide(
   if (isAnswer(decision)) return decision;
   const closed = notOpen(inbox, record);
   if (closed !== undefined) return closed;
+  if (decision.approved && decision.args !== undefined && inbox.checkArgs !== undefined) {
+    const problem = await argsProblem(inbox, record, decision.args);
+    if (problem !== undefined) return bad(problem);
+  }
   const id = record.request.id;
   const kept = await inbox.checkIns.decide(id, decision);
   const after = (await inbox.checkIns.get(id)) ?? record;

@@ -59,6 +59,16 @@ export interface InboxOptions {
    * happened. Without it a decision waits in the store for its holder (`awaitDecision`).
    */
   readonly carryOut?: (record: CheckInRecord) => Promise<DispatchOutcome>;
+  /**
+   * Checks changed args before an approval with changes is recorded: the problems (empty when they
+   * fit), e.g. the tool's schema through the chain's validator. A problem refuses the approval with
+   * a 400 and records nothing, so the person can fix it. The chain judges the changed call again
+   * either way; this only answers sooner.
+   */
+  readonly checkArgs?: (
+    request: CheckInRequest,
+    args: Readonly<Record<string, unknown>>,
+  ) => readonly string[] | Promise<readonly string[]>;
   readonly webhook?: InboxWebhook;
   /** How often an open page's live list reads the store; default 1000 ms. */
   readonly pollMs?: number;
@@ -80,6 +90,7 @@ export interface InboxContext {
   readonly artifacts: ArtifactStore | undefined;
   readonly pinDiffs: InboxOptions['pinDiffs'];
   readonly carryOut: InboxOptions['carryOut'];
+  readonly checkArgs: InboxOptions['checkArgs'];
   readonly webhook: InboxWebhook | undefined;
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
@@ -150,6 +161,8 @@ export function inboxContext(options: InboxOptions): InboxContext {
   }
   if (options.carryOut !== undefined && typeof options.carryOut !== 'function')
     throw new TypeError(`inboxApp: 'carryOut' must be a function (record) => Promise<DispatchOutcome>.`);
+  if (options.checkArgs !== undefined && typeof options.checkArgs !== 'function')
+    throw new TypeError(`inboxApp: 'checkArgs' must be a function (request, args) => problems.`);
   if (options.pinDiffs !== undefined && typeof options.pinDiffs !== 'function')
     throw new TypeError(`inboxApp: 'pinDiffs' must be a function (request) => PinDiff | undefined.`);
   return {
@@ -161,6 +174,7 @@ export function inboxContext(options: InboxOptions): InboxContext {
     artifacts: options.artifacts,
     pinDiffs: options.pinDiffs,
     carryOut: options.carryOut,
+    checkArgs: options.checkArgs,
     webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
     pollMs: positive('pollMs', options.pollMs, 1000),
     secureCookies: options.secureCookies,

@@ -1,6 +1,7 @@
 import { awaitDecision, digestOf, type CheckInRequest } from '@toolgate/core';
 import { fixedClock } from '@toolgate/testing';
-import { ACME, deployment, GLOBEX, KEY, TOKENS } from './fixtures';
+import { ajvValidator } from '@toolgate/middleware';
+import { ACME, deployment, GLOBEX, KEY, TOKENS, type Deployment } from './fixtures';
 
 const REFUND = { orderId: 'o-1', amount: 500 };
 
@@ -176,6 +177,29 @@ describe('JSON API: POST /api/check-ins/:id/approve', () => {
     expect(body['outcome'].reason).toContain('amount');
     expect(body['outcome'].reason).not.toContain('a lot');
     expect(d.ran).toEqual([]);
+  });
+
+  it("with checkArgs, refuses changed args that do not fit the tool's schema before recording anything", async () => {
+    const validator = ajvValidator();
+    const d: Deployment = deployment({
+      checkArgs: (request, args) => {
+        const tool = d.dispatcher.tools.get(request.toolName)!;
+        const result = validator.compile(tool.schema.inputSchema)(args);
+        return result.valid ? [] : result.problems.map((p) => `'${p.path}' ${p.expected}`);
+      },
+    });
+    const paused = await d.pause(ACME, REFUND);
+    const path = `/check-ins/${paused.checkIn.id}/approve`;
+    const refused = await d.api(path, {
+      token: TOKENS.ana,
+      body: { args: { orderId: 'o-1', amount: 'lots' } },
+    });
+    expect(refused.status).toBe(400);
+    expect((await json(refused))['message']).toMatch(/'amount' must be number.*Nothing was recorded/);
+    expect((await d.checkIns.get(paused.checkIn.id))?.decision).toBeUndefined();
+    const fixed = await d.api(path, { token: TOKENS.ana, body: { args: { orderId: 'o-1', amount: 60 } } });
+    expect((await json(fixed))['outcome']).toEqual({ kind: 'result', ran: true });
+    expect(d.ran).toEqual([{ orderId: 'o-1', amount: 60 }]);
   });
 
   it('refuses a malformed body before anything is recorded', async () => {
