@@ -307,6 +307,21 @@ describe('JSON API: POST /api/check-ins/:id/decline', () => {
     expect(d.ran).toEqual([]);
   });
 
+  it('takes a JSON body whatever its content type, as a script sends it', async () => {
+    const d = deployment();
+    const paused = await d.pause(ACME, REFUND);
+    const response = await d.inbox.request(
+      `http://inbox.test/inbox/api/check-ins/${paused.checkIn.id}/decline`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKENS.ana}` },
+        body: JSON.stringify({ reason: 'sent as text/plain' }),
+      },
+    );
+    expect(response.status).toBe(200);
+    expect((await json(response))['checkIn']['decision']).toMatchObject({ reason: 'sent as text/plain' });
+  });
+
   it('declines without a reason with a default the model can read', async () => {
     const d = deployment({ carry: false });
     const paused = await d.pause(ACME, REFUND);
