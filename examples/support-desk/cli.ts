@@ -4,11 +4,15 @@
 import type { DemoOptions } from './demo';
 import { isStoreKind, STORE_KINDS } from './stores';
 
-export const USAGE = `usage: pnpm demo [--yes | --no] [--json] [--verbose] [--store ${STORE_KINDS.join('|')}]
-                 [--db <file>] [--no-color]
+export const USAGE = `usage: pnpm demo [--yes | --no | --inbox [--inbox-port <n>]] [--json] [--verbose]
+                 [--store ${STORE_KINDS.join('|')}] [--db <file>] [--no-color]
   --yes / --no     approve or decline the refund check-in by flag
                    (in a terminal you are asked; without one and
                    without a flag, the refund is declined)
+  --inbox          the refund waits in the approval inbox, at a local URL
+                   printed at the start, until you approve, approve with
+                   changes or decline it there
+  --inbox-port <n> the inbox's port (default: a free one)
   --json           print every event as one JSON line instead of the trace
   --verbose        show what the model reads in full
   --store <kind>   where check-ins and artifacts live (${STORE_KINDS.join(', ')}; default memory)
@@ -22,6 +26,8 @@ export type ParsedArgs =
 const KNOWN = new Set([
   '--yes',
   '--no',
+  '--inbox',
+  '--inbox-port',
   '--json',
   '--verbose',
   '--store',
@@ -48,11 +54,20 @@ export function parseDemoArgs(
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!KNOWN.has(arg)) return { ok: false, error: `unknown argument '${arg}'` };
-    if (arg === '--store' || arg === '--db') i++;
+    if (arg === '--store' || arg === '--db' || arg === '--inbox-port') i++;
   }
   const yes = argv.includes('--yes');
   const no = argv.includes('--no');
-  if (yes && no) return { ok: false, error: '--yes and --no contradict each other; pass one of them' };
+  const inbox = argv.includes('--inbox');
+  if ([yes, no, inbox].filter(Boolean).length > 1)
+    return { ok: false, error: '--yes, --no and --inbox contradict each other; pass one of them' };
+  const portText = valueOf('--inbox-port');
+  const inboxPort = portText === undefined ? undefined : Number(portText);
+  if (
+    argv.includes('--inbox-port') &&
+    !(inbox && Number.isInteger(inboxPort) && inboxPort! >= 0 && inboxPort! < 65536)
+  )
+    return { ok: false, error: '--inbox-port needs --inbox and a port number (0 to 65535)' };
   const store = argv.includes('--store') ? (valueOf('--store') ?? '') : 'memory';
   if (!isStoreKind(store))
     return { ok: false, error: `--store must be one of ${STORE_KINDS.join(', ')}; got '${store}'` };
@@ -62,7 +77,8 @@ export function parseDemoArgs(
   return {
     ok: true,
     options: {
-      decide: yes ? 'approve' : no ? 'decline' : env.interactive ? 'ask' : 'unanswered',
+      decide: yes ? 'approve' : no ? 'decline' : inbox ? 'inbox' : env.interactive ? 'ask' : 'unanswered',
+      ...(inboxPort !== undefined ? { inboxPort } : {}),
       json: argv.includes('--json'),
       verbose: argv.includes('--verbose'),
       color: env.color && !argv.includes('--no-color'),

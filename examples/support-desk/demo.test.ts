@@ -302,3 +302,89 @@ describe('the support-desk demo', () => {
     );
   });
 });
+
+describe('the support-desk demo with --inbox', () => {
+  /** A person at the inbox, through its JSON API: waits for the refund, then decides it. */
+  function personAtTheInbox(decide: (id: string) => { path: 'approve' | 'decline'; body: object }) {
+    let done: Promise<unknown> = Promise.resolve();
+    const onInbox = ({ url, token }: { url: string; token: string }) => {
+      const api = `${url}api/check-ins`;
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      done = (async () => {
+        for (;;) {
+          const listed = (await (await fetch(api, { headers })).json()) as {
+            checkIns: Array<{ id: string }>;
+          };
+          const waiting = listed.checkIns[0];
+          if (waiting !== undefined) {
+            const { path, body } = decide(waiting.id);
+            const response = await fetch(`${api}/${waiting.id}/${path}`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify(body),
+            });
+            return response.json();
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+    };
+    return { onInbox, decided: () => done };
+  }
+
+  it('parses --inbox and --inbox-port, and refuses them beside --yes or --no', () => {
+    const parse = (argv: string[]) => parseDemoArgs(argv, { interactive: false, color: false });
+    expect(parse(['--inbox'])).toMatchObject({ ok: true, options: { decide: 'inbox' } });
+    expect(parse(['--inbox', '--inbox-port', '8788'])).toMatchObject({
+      ok: true,
+      options: { decide: 'inbox', inboxPort: 8788 },
+    });
+    expect(parse(['--inbox', '--yes'])).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/contradict/),
+    });
+    expect(parse(['--inbox-port', '8788'])).toMatchObject({ ok: false });
+    expect(parse(['--inbox', '--inbox-port', 'http'])).toMatchObject({ ok: false });
+  });
+
+  it('the refund waits in the inbox at a printed local URL until a person approves it there', async () => {
+    const person = personAtTheInbox(() => ({ path: 'approve', body: { note: 'photos look right' } }));
+    const { lines, result } = await demoTrace({ decide: 'inbox', onInbox: person.onInbox });
+    expect(lines.some((line) => /approval inbox: http:\/\/127\.0\.0\.1:\d+\/inbox\//.test(line))).toBe(true);
+    expect(lines.some((line) => line.includes('waiting in the inbox:'))).toBe(true);
+    expect(await person.decided()).toMatchObject({
+      checkIn: { decision: { approved: true, by: 'supervisor' } },
+    });
+    expect(result.refundsIssued).toBe(1);
+    expect(result.decisions[0]).toMatchObject({
+      approved: true,
+      by: 'supervisor',
+      note: 'photos look right',
+    });
+    expect(result.finalWords['acme']).toMatch(/^Refunded 250 EUR to Ada Park/);
+  });
+
+  it('a person who narrows the refund in the inbox refunds the narrower amount', async () => {
+    const person = personAtTheInbox(() => ({
+      path: 'approve',
+      body: { args: { customerId: 'c_42', amount: 80, reason: 'damaged on arrival' } },
+    }));
+    const { result } = await demoTrace({ decide: 'inbox', onInbox: person.onInbox });
+    expect(result.refundsIssued).toBe(1);
+    expect(result.finalWords['acme']).toMatch(/^Refunded 80 EUR to Ada Park/);
+    const refund = result.outcomes.find((o) => o.kind === 'result' && o.toolName === 'issue_refund');
+    expect(refund?.kind === 'result' ? refund.receipts?.[0]?.askedArgsDigest : undefined).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+  });
+
+  it('a person who declines in the inbox: no refund, and the model reads the reason', async () => {
+    const person = personAtTheInbox(() => ({
+      path: 'decline',
+      body: { reason: 'refunds are frozen today' },
+    }));
+    const { result } = await demoTrace({ decide: 'inbox', onInbox: person.onInbox });
+    expect(result.refundsIssued).toBe(0);
+    expect(result.finalWords['acme']).toContain('refunds are frozen today');
+  });
+});

@@ -2,9 +2,11 @@
 // model talk to them, and report every gate decision. main.ts is the command line around it.
 
 import {
+  awaitDecision,
   checkInApproved,
   checkInDeclined,
   createDispatcher,
+  decisionOf,
   EVENT_TYPES,
   type Chain,
   type CheckInDecision,
@@ -17,6 +19,7 @@ import { canonicalChain } from '@toolgate/middleware';
 import { policyGate } from '@toolgate/policy';
 import { runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
 import { connectKnowledgeBase } from './knowledge-base';
+import { startInbox, type DemoInbox } from './inbox';
 import {
   describeRules,
   limitsFor,
@@ -33,9 +36,14 @@ import { exportReport, issueRefund, lookupCustomer, refundsIssued, ticketRows } 
 export interface DemoOptions {
   /**
    * How a paused refund is decided: the person at the terminal (`ask`), a flag (`approve`,
-   * `decline`), or nobody (`unanswered`: no terminal and no flag), which declines.
+   * `decline`), a person in the approval inbox (`inbox`), or nobody (`unanswered`: no terminal and
+   * no flag), which declines.
    */
-  readonly decide: 'ask' | 'approve' | 'decline' | 'unanswered';
+  readonly decide: 'ask' | 'approve' | 'decline' | 'inbox' | 'unanswered';
+  /** With `decide: 'inbox'`: the port the inbox listens on (default a free one). */
+  readonly inboxPort?: number;
+  /** With `decide: 'inbox'`: told where the inbox is once it listens (the trace prints it too). */
+  readonly onInbox?: (inbox: Pick<DemoInbox, 'url' | 'token'>) => void;
   readonly ask?: (request: CheckInRequest) => Promise<CheckInDecision>;
   readonly json: boolean;
   readonly color: boolean;
@@ -79,7 +87,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   );
   const kb = await connectKnowledgeBase();
   const refundsBefore = refundsIssued.length;
+  let inbox: DemoInbox | undefined;
   try {
+    if (options.decide === 'inbox') {
+      inbox = await startInbox({
+        checkIns,
+        artifacts,
+        checkInKey: CHECK_IN_KEY,
+        ...(options.inboxPort !== undefined ? { port: options.inboxPort } : {}),
+      });
+      trace.inbox(inbox.url, inbox.token);
+      options.onInbox?.({ url: inbox.url, token: inbox.token });
+    }
     // The model passes data by reference: the tenant's export lives in its own artifact scope.
     const acme: Identity = { tenant: 'acme', principal: 'agent-7', conversation: 'conv-1' };
     await artifacts.put(acme, {
@@ -134,7 +153,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const onPause = async (request: CheckInRequest): Promise<CheckInDecision> => {
       trace.pause(request);
       let decision: CheckInDecision;
-      if (options.decide === 'ask' && options.ask !== undefined) decision = await options.ask(request);
+      if (options.decide === 'inbox') decision = await decidedInInbox(request);
+      else if (options.decide === 'ask' && options.ask !== undefined) decision = await options.ask(request);
       else if (options.decide === 'approve')
         decision = checkInApproved({ by: 'supervisor (--yes)', note: 'damage confirmed from photos' });
       else if (options.decide === 'decline')
@@ -146,6 +166,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       decisions.push(decision);
       trace.decided(decision);
       return decision;
+    };
+
+    // The refund waits in the store until a person decides it in the inbox, or it expires.
+    const decidedInInbox = async (request: CheckInRequest): Promise<CheckInDecision> => {
+      trace.waitingInInbox(inbox!.url, request.id);
+      const record = await awaitDecision(checkIns, request.id, { pollMs: 200 });
+      if (record?.decision !== undefined) return decisionOf(record.decision);
+      return checkInDeclined({ by: 'the inbox', reason: 'nobody decided before the request expired' });
     };
 
     const outcomes: (DispatchOutcome & { tenant: string })[] = [];
@@ -180,6 +208,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const chainIds = Object.fromEntries([acme, globex].map((id) => [id.tenant, chainFor(id).id]));
     return { outcomes, decisions, chainIds, finalWords, refundsIssued: issued };
   } finally {
+    await inbox?.close();
     await kb.close();
     await close();
   }

@@ -78,6 +78,8 @@ export interface Trace {
   pause(request: CheckInRequest): void;
   /** Nobody can answer the check-in: say that it is declined, and how to decide instead. */
   unanswered(): void;
+  inbox(url: string, token: string): void;
+  waitingInInbox(url: string, requestId: string): void;
   decided(decision: CheckInDecision): void;
   say(text: string): void;
   summary(outcomes: readonly (DispatchOutcome & { tenant: string })[]): void;
@@ -248,6 +250,18 @@ export function createTrace(options: TraceOptions): Trace {
         block(`    ${paint('dim', 'evidence:')}  `, 15, JSON.stringify(request.evidence), 15);
       block('    ', 4, `request ${request.id}, signed, expires ${request.expiresAt}`, 4, Infinity, 'dim');
     },
+    inbox(url, token) {
+      if (quiet) return;
+      write(`${paint('yellow', 'approval inbox:')} ${url}  ${paint('dim', `(sign in with token ${token})`)}`);
+      write('');
+    },
+    waitingInInbox(url, requestId) {
+      if (quiet) return;
+      write(`  ${paint('yellow', 'waiting in the inbox:')} ${url}check-ins/${requestId}`);
+      write(
+        `    ${paint('dim', 'approve, approve with changes, or decline there; the demo carries your decision out.')}`,
+      );
+    },
     unanswered() {
       if (quiet) return;
       block(
@@ -268,7 +282,7 @@ export function createTrace(options: TraceOptions): Trace {
     decided(decision) {
       if (quiet) return;
       const what = decision.approved
-        ? `approved by ${decision.by}${decision.note === undefined ? '' : `, note: ${decision.note}`}`
+        ? `approved${decision.args === undefined ? '' : ' with changes'} by ${decision.by}${decision.note === undefined ? '' : `, note: ${decision.note}`}`
         : `declined by ${decision.by}: ${decision.reason}`;
       block(
         '  ',

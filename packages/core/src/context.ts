@@ -1,7 +1,7 @@
 // The per-call context every middleware reads, and the bookkeeping behind its verbs: which
 // middleware is speaking, the ledger, the first refusal or pause, and what the executor recorded.
 
-import type { Chain } from './chain';
+import type { Chain, PauseService } from './chain';
 import type { CheckInApproval, CheckInDecision, CheckInReceipt, CheckInRequest } from './check-in';
 import { neverAborted } from './abort';
 import { askHuman } from './asking';
@@ -354,6 +354,11 @@ export class CallContext implements ToolMiddlewareContext {
     return askHuman(this, asker, question, evidence, options, service);
   }
 
+  /** The chain's pause service, for the executor spending an approval nobody asked for again. */
+  pauseService(): PauseService | undefined {
+    return this.#chain.pauseService();
+  }
+
   /** The args a human reviews: the current args, with each resolved artifact shown by its ref. */
   reviewArgs(): Readonly<ToolArgs> {
     if (this.#wanted === undefined) return this.#args;
@@ -396,6 +401,22 @@ export class CallContext implements ToolMiddlewareContext {
     this.#approved = { asker, argsDigest: receipt.argsDigest };
     this.#unanswered = undefined;
     this.#pendingWhy = why;
+  }
+
+  /**
+   * An approval with changes spent by the executor because its asker no longer asked: recorded like
+   * `recordApproval`, with the asker's ledger row filed at once (no middleware continues after it).
+   */
+  recordUnaskedApproval(
+    decision: CheckInApproval,
+    asker: string,
+    receipt: CheckInReceipt,
+    why: string,
+  ): void {
+    (this.#receipts ??= []).push(receipt);
+    this.#checkIn = decision;
+    this.#approved = { asker, argsDigest: receipt.argsDigest };
+    this.#file({ gate: asker, outcome: 'allow', why, changed: false });
   }
 
   /** A receipt the resumed request carries for `asker` and these args, not yet used in this run. */

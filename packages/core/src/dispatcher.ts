@@ -307,7 +307,18 @@ async function resumeCall(
   }
   // The signature covers the canonical JSON of the request, which look-alikes also match (-0 for 0,
   // NaN for null, a toJSON object for a string): run exactly what was signed, not the object handed in.
-  const args = Object.freeze(JSON.parse(canonicalJson(request.args)) as ToolArgs);
+  // An approval with changes runs the person's args instead, through the whole chain again.
+  const changed = decision.approved ? decision.args : undefined;
+  let args: Readonly<ToolArgs>;
+  try {
+    args = Object.freeze(JSON.parse(canonicalJson(changed ?? request.args)) as ToolArgs);
+  } catch {
+    const reason = refusalReason(
+      'the changed arguments given with the approval cannot be read as JSON',
+      'Approve again with a JSON object of arguments',
+    );
+    return refuse('CHECKIN_BAD_DECISION', reason);
+  }
   const resume = { request, decision, answered: false };
   const { signal } = opts;
   return runCall(core.env, { tool, chain, args, toolCallId: request.toolCallId, identity, signal, resume });

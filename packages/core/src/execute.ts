@@ -1,6 +1,7 @@
 // The executor at the centre of the onion, and how whatever ended a run is recorded on its context.
 
 import { whenAborted } from './abort';
+import { spendUnaskedChange } from './asking';
 import { CallContext, resultTextOf, ToolFailure } from './context';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason } from './refusal';
@@ -51,6 +52,12 @@ export function executeTurn(ctx: CallContext): Promise<void> {
 
 /** The terminal step: the only place a result is ever set. */
 async function execute(ctx: CallContext): Promise<void> {
+  // An approval with changes whose asker no longer asked is spent here, once, before the tool runs.
+  if (ctx.resume !== undefined && !ctx.resume.answered && ctx.resume.decision.approved) {
+    const service = ctx.pauseService();
+    if (ctx.resume.decision.args !== undefined && service !== undefined && ctx.stopped === undefined)
+      await spendUnaskedChange(ctx, service);
+  }
   // An approval covers the args the person saw; a change made after it must not ride on it.
   const approval = ctx.approvalCheck();
   if (approval !== undefined) await approval;

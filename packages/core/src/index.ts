@@ -81,8 +81,17 @@ export type {
   CheckInState,
   CheckInStore,
   InMemoryCheckInsOptions,
+  RecordedDecision,
 } from './check-in';
-export { checkInApproved, checkInDeclined, inMemoryCheckIns } from './check-in';
+export {
+  checkInApproved,
+  checkInDeclined,
+  checkInFilter,
+  inMemoryCheckIns,
+  recordedDecision,
+} from './check-in';
+export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
+export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
 
 // Ports a deployment plugs in
 export type {
