@@ -82,6 +82,8 @@ export type {
   InMemoryCheckInsOptions,
 } from './check-in';
 export { checkInApproved, checkInDeclined, inMemoryCheckIns } from './check-in';
+export type { ApprovedCall, CheckInLookup, CheckInLookupOptions } from './check-in-lookup';
+export { checkInLookup, checkInRaisedFor } from './check-in-lookup';
 
 // Ports a deployment plugs in
 export type {
