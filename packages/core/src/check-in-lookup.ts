@@ -95,6 +95,9 @@ export function checkInRaisedFor(request: CheckInRequest, call: ApprovedCall): b
   return key !== undefined && requestKey(request) === key;
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 const byAge = (a: CheckInRequest, b: CheckInRequest): number =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
@@ -160,7 +163,7 @@ export function checkInLookup(options: CheckInLookupOptions = {}): CheckInLookup
       if (!Array.isArray(records))
         throw new TypeError('the check-in store answered list with something else');
       return records
-        .filter((record) => record?.state === 'pending' && typeof record.request === 'object')
+        .filter((record) => isRecord(record) && record.state === 'pending' && isRecord(record.request))
         .map((record) => record.request)
         .filter(mine)
         .sort(byAge);
@@ -172,11 +175,13 @@ export function checkInLookup(options: CheckInLookupOptions = {}): CheckInLookup
         const request = key === undefined ? undefined : byKey.get(key)?.find((each) => each.id === id);
         return request !== undefined && checkInRaisedFor(request, call) ? request : undefined;
       }
-      const record = await ask(() => store.get(id));
-      if (record === undefined || record === null) return undefined;
-      if (record.state !== 'pending' || typeof record.request !== 'object' || record.request.id !== id)
-        return undefined;
-      return checkInRaisedFor(record.request, call) ? record.request : undefined;
+      const record: unknown = await ask(() => store.get(id));
+      if (!isRecord(record) || record['state'] !== 'pending') return undefined;
+      const request = record['request'];
+      if (!isRecord(request) || request['id'] !== id) return undefined;
+      return checkInRaisedFor(request as unknown as CheckInRequest, call)
+        ? (request as unknown as CheckInRequest)
+        : undefined;
     },
     async revoke(id) {
       settle(id);
