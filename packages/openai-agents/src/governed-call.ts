@@ -79,9 +79,11 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedTool
       ...(identity !== undefined ? { identity } : {}),
     } satisfies ApprovedCall;
   };
+  // The SDK may hand the args as parsed JSON or as text; one call has one key either way.
   const keyOf = (call: ApprovedCall): string | undefined => {
     try {
-      return canonicalJson(call);
+      const args: unknown = typeof call.args === 'string' ? JSON.parse(call.args) : call.args;
+      return canonicalJson({ ...call, args });
     } catch {
       return undefined;
     }

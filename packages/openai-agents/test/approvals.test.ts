@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, run, RunState, setTracingDisabled, type FunctionTool } from '@openai/agents';
-import { createDispatcher } from '@toolgate/core';
+import { createChain, createDispatcher } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { governedTools } from '@toolgate/openai-agents';
 import { sqliteCheckIns } from '@toolgate/store-sqlite';
@@ -174,5 +174,19 @@ describe('OpenAI Agents pauses the SDK does not ask about', () => {
     );
     expect(paused).toHaveLength(1);
     expect(desk.ran).toEqual([{ tool: 'refund_order', args: { orderId: 'A-1', amount: 20 } }]);
+  });
+});
+
+describe('OpenAI Agents calls the chain decides when the SDK asks', () => {
+  it('a chain that runs an always-check-in tool without asking (no check-in gate) runs it once, not again in execute', async () => {
+    const desk = adapterDesk();
+    const dispatcher = createDispatcher({
+      tools: [desk.dispatcher.tools.get('refund_order')!],
+      chain: createChain([], { checkIns: { key: KEY } }),
+    });
+    const result = await run(deskAgent(governedTools<typeof ada>(dispatcher)), 'x', { context: ada });
+    expect(result.interruptions).toEqual([]);
+    expect(result.finalOutput).toBe('tool said: {"orderId":"A-17","refunded":20}');
+    expect(desk.ran).toEqual([{ tool: 'refund_order', args: REFUND }]);
   });
 });
