@@ -5,12 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DispatchOutcome } from '@toolgate/core';
+import { createChain, createDispatcher, type DispatchOutcome } from '@toolgate/core';
 import { sqliteCheckIns } from '@toolgate/store-sqlite';
 import { fixedClock } from '@toolgate/testing';
 import { generateText, isStepCount, type ModelMessage } from 'ai';
 import { aiSdkTools, toolgateContext, type AiSdkTool } from '@toolgate/ai-sdk';
-import { last, scriptedAiModel, world, type Move } from './fixtures';
+import { KEY, last, scriptedAiModel, world, type Move } from './fixtures';
 
 const ACME = { tenant: 'acme', principal: 'ann' };
 const REFUSED = /^\[check-in refused: /;
@@ -256,5 +256,18 @@ describe('AI SDK approvals', () => {
       storeB.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('a chain that runs an always-check-in tool when the SDK asks (no check-in gate) runs it once, not again in execute', async () => {
+    const { dispatcher: full, ran } = world();
+    const dispatcher = createDispatcher({
+      tools: [full.tools.get('refund')!],
+      chain: createChain([], { checkIns: { key: KEY } }),
+    });
+    const tools = aiSdkTools(dispatcher);
+    const result = await run(tools, refundModel(30).model, { prompt: 'refund A-17' });
+    expect(result.content.some((part) => part.type === 'tool-approval-request')).toBe(false);
+    expect(toolResult(result)).toBe('refunded 30');
+    expect(ran['refund']).toEqual([{ amount: 30 }]);
   });
 });
