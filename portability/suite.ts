@@ -15,6 +15,7 @@ import {
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts, type SchemaValidator } from '@toolgate/middleware';
 import { SCHEMA_CASES } from '../packages/middleware/test/schema-cases';
+import { policyCases } from './policy-cases';
 
 export interface CaseResult {
   readonly name: string;
@@ -108,6 +109,7 @@ const credentials: CredentialProvider = { resolve: () => ({ kind: 'api_key', val
 
 function cases(validator: SchemaValidator): Record<string, () => Promise<void>> {
   return {
+    ...policyCases(validator),
     async 'a governed call runs, with a ledger row per gate and a chainId'() {
       const dispatcher = createDispatcher({ tools: [lookup], chain: canonicalChain({ validator }) });
       const outcome = expectKind(

@@ -4,10 +4,13 @@
 import type { DemoOptions } from './demo';
 import { isStoreKind, STORE_KINDS } from './stores';
 
-export const USAGE = `usage: pnpm demo [--yes | --no] [--json] [--store ${STORE_KINDS.join('|')}] [--db <file>] [--no-color]
+export const USAGE = `usage: pnpm demo [--yes | --no] [--json] [--verbose] [--store ${STORE_KINDS.join('|')}]
+                 [--db <file>] [--no-color]
   --yes / --no     approve or decline the refund check-in by flag
-                   (in a terminal you are asked; without one and without a flag, the refund is declined)
+                   (in a terminal you are asked; without one and
+                   without a flag, the refund is declined)
   --json           print every event as one JSON line instead of the trace
+  --verbose        show what the model reads in full
   --store <kind>   where check-ins and artifacts live (${STORE_KINDS.join(', ')}; default memory)
   --db <file>      the SQLite file for --store sqlite
                    (--store postgres reads its server from TOOLGATE_POSTGRES_URL)`;
@@ -16,16 +19,28 @@ export type ParsedArgs =
   | { readonly ok: true; readonly options: Omit<DemoOptions, 'write' | 'ask'> }
   | { readonly ok: false; readonly error: string };
 
-const KNOWN = new Set(['--yes', '--no', '--json', '--store', '--db', '--no-color', '--help', '-h']);
+const KNOWN = new Set([
+  '--yes',
+  '--no',
+  '--json',
+  '--verbose',
+  '--store',
+  '--db',
+  '--no-color',
+  '--help',
+  '-h',
+]);
 
 /**
  * Reads the flags. Without `--yes` or `--no`, a person at a terminal decides; without a terminal
  * nobody can, and the refund is declined: a governance tool never approves by default.
  */
 export function parseDemoArgs(
-  argv: readonly string[],
+  given: readonly string[],
   env: { readonly interactive: boolean; readonly color: boolean },
 ): ParsedArgs {
+  // `pnpm demo -- --yes` (the npm habit) passes the `--` through: it separates nothing here.
+  const argv = given.filter((arg) => arg !== '--');
   const valueOf = (name: string): string | undefined => {
     const at = argv.indexOf(name);
     return at === -1 ? undefined : argv[at + 1];
@@ -49,6 +64,7 @@ export function parseDemoArgs(
     options: {
       decide: yes ? 'approve' : no ? 'decline' : env.interactive ? 'ask' : 'unanswered',
       json: argv.includes('--json'),
+      verbose: argv.includes('--verbose'),
       color: env.color && !argv.includes('--no-color'),
       store,
       ...(dbPath !== undefined ? { dbPath } : {}),

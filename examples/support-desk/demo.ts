@@ -14,9 +14,17 @@ import {
   type Identity,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
+import { policyGate } from '@toolgate/policy';
 import { runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
 import { connectKnowledgeBase } from './knowledge-base';
-import { describeRules, limitsFor, refundCap, rulesFor, supportDeskPermissions } from './policy';
+import {
+  describeRules,
+  limitsFor,
+  refundCap,
+  refundCapRule,
+  rulesFor,
+  supportDeskPermissions,
+} from './policy';
 import { acmeScript, globexScript } from './script';
 import { openStores, type StoreKind } from './stores';
 import { createTrace, type Trace } from './trace';
@@ -31,9 +39,15 @@ export interface DemoOptions {
   readonly ask?: (request: CheckInRequest) => Promise<CheckInDecision>;
   readonly json: boolean;
   readonly color: boolean;
+  /** Show what the model reads in full. */
+  readonly verbose?: boolean;
+  /** Columns to fit the trace to (the terminal's); 80 when absent. */
+  readonly width?: number;
   readonly store: StoreKind;
   readonly dbPath?: string;
   readonly write: (line: string) => void;
+  /** How the refund cap is written: one CEL rule in the policy gate (default), or a TypeScript middleware. */
+  readonly refundCap?: 'cel' | 'typescript';
 }
 
 export interface DemoResult {
@@ -52,8 +66,9 @@ const CHECK_IN_KEY = 'support-desk-demo-check-in-key-0001';
 
 /** What nobody answering means: the refund is declined, and the model reads why. */
 export const UNANSWERED = {
-  by: 'unattended run (no terminal, no --yes/--no)',
-  reason: 'nobody was there to approve it, and a refund is never approved by default',
+  by: 'the unattended demo',
+  reason:
+    'nobody was at a terminal to approve it and no --yes was given, and a refund is never approved by default',
 } as const;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
@@ -93,7 +108,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           }),
           defaultMaxChars: 8000,
           ...(limitsFor(tenant).length > 0 ? { limits: { store: limits, limits: limitsFor(tenant) } } : {}),
-        }).use(refundCap(rulesFor(tenant).refundCap));
+          ...(options.refundCap !== 'typescript'
+            ? { policy: policyGate([refundCapRule(rulesFor(tenant).refundCap)]) }
+            : {}),
+        });
+        if (options.refundCap === 'typescript') chain = chain.use(refundCap(rulesFor(tenant).refundCap));
         chains.set(tenant, chain);
       }
       return chain;

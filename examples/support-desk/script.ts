@@ -52,7 +52,7 @@ export function acmeScript(refs: { notes: string }): ScriptStep[] {
         lastCall !== undefined && 'call' in lastCall ? (lastCall.call.args as { rows: string }).rows : '';
       return { toolName: 'export_report', args: { rows, limit: 10 } };
     },
-    // refund-cap, the custom policy, refuses a refund no approval could allow.
+    // the refund cap (a policy rule), refuses a refund no approval could allow.
     { toolName: 'issue_refund', args: { customerId: 'c_42', amount: 5000 } },
     // check-in: over 100 EUR a person approves; credentials are fetched only after consent.
     { toolName: 'issue_refund', args: { customerId: 'c_42', amount: 250, reason: 'damaged on arrival' } },

@@ -64,7 +64,7 @@ async function answerRequest(
     resolved(ctx, request, false, decision.by);
     return ctx.deny(
       refusalReason(
-        `a person (${decision.by}) declined '${ctx.toolName}': ${decision.reason}`,
+        `'${ctx.toolName}' was declined by ${decision.by}: ${decision.reason}`,
         'Do not call it again with the same arguments',
       ),
       { code: 'CHECKIN_DECLINED' },

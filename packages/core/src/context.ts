@@ -14,7 +14,7 @@ import type { FiledPass, Plan } from './plan';
 import type { ArtifactMeta } from './ports';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
-import type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
+import type { AskOptions, CheckInRequirement, ToolMiddlewareContext, ToolState } from './middleware-context';
 import type { Tool, ToolArgs } from './tool';
 
 /** Marks a tool failure travelling out through the onion; it is not any middleware's refusal. */
@@ -41,6 +41,7 @@ export interface CallInit {
 }
 
 const NO_RECEIPTS: readonly CheckInReceipt[] = Object.freeze([]);
+const NO_REQUIREMENTS: readonly CheckInRequirement[] = Object.freeze([]);
 
 /** What a dispatcher lends every call: its clock and its event emitter. */
 export interface CallEnvironment {
@@ -114,6 +115,9 @@ export class CallContext implements ToolMiddlewareContext {
   #ownSignal: AbortSignal | undefined;
   readonly #chain: Chain;
   readonly #plan: Plan;
+  #required: CheckInRequirement[] | undefined;
+  /** The first requirement no approval has answered since it was made. */
+  #unanswered: CheckInRequirement | undefined;
   #usedReceipts: Set<CheckInReceipt> | undefined;
   #receipts: CheckInReceipt[] | undefined;
   #state: (ToolState & Record<string, unknown>) | undefined;
@@ -166,6 +170,13 @@ export class CallContext implements ToolMiddlewareContext {
   }
   get checkIn(): CheckInDecision | undefined {
     return this.#checkIn;
+  }
+  get checkInsRequired(): readonly CheckInRequirement[] {
+    return this.#required ?? NO_REQUIREMENTS;
+  }
+  /** A requirement made in this run that no later approval answered, if any. */
+  get unansweredRequirement(): CheckInRequirement | undefined {
+    return this.#unanswered;
   }
   get ran(): boolean {
     return this.#ran;
@@ -265,6 +276,16 @@ export class CallContext implements ToolMiddlewareContext {
     this.#result = clean;
     this.#resultText = secrets === undefined ? text : redact(text, secrets);
     this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
+  }
+
+  requireCheckIn(why: string): void {
+    if (typeof why !== 'string' || why.trim() === '') {
+      throw new TypeError(`ctx.requireCheckIn(why): say in a few words why a person must approve.`);
+    }
+    if (this.#ran) throw new Error(`ctx.requireCheckIn: the tool has already run; require it before next().`);
+    const requirement = Object.freeze({ gate: this.#speaker, why });
+    (this.#required ??= []).push(requirement);
+    this.#unanswered ??= requirement;
   }
 
   note(why: string): void {
@@ -373,6 +394,7 @@ export class CallContext implements ToolMiddlewareContext {
     (this.#receipts ??= []).push(receipt);
     this.#checkIn = decision;
     this.#approved = { asker, argsDigest: receipt.argsDigest };
+    this.#unanswered = undefined;
     this.#pendingWhy = why;
   }
 

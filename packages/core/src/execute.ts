@@ -71,6 +71,25 @@ async function execute(ctx: CallContext): Promise<void> {
       ),
     );
   }
+  const required = ctx.unansweredRequirement;
+  if (required !== undefined) {
+    // A middleware required a person's approval and nothing asked for it (no check-in gate, or one
+    // that does not honor requirements): the call must not run unapproved.
+    throw ctx.refuse(
+      new Refusal(
+        required.gate,
+        refusalReason(
+          `'${ctx.toolName}' needs a person's approval, but nothing in this deployment asked for it`,
+          'Retrying will not help',
+          'Tell the user the action needs approval',
+        ),
+        {
+          code: 'CHECKIN_NOT_ASKED',
+          detail: `'${required.gate}' required a check-in; no middleware after it asked`,
+        },
+      ),
+    );
+  }
   if (ctx.signal.aborted)
     throw ctx.refuse(
       new Refusal('dispatch', refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), {

@@ -14,7 +14,7 @@ export type {
 export { assertTool, CAPABILITIES, defineTool, TOOL_NAME_PATTERN, ToolDefinitionError } from './tool';
 
 // Context and verbs
-export type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
+export type { AskOptions, CheckInRequirement, ToolMiddlewareContext, ToolState } from './middleware-context';
 export type { RefusalDetail } from './refusal';
 export { formatCount, Pause, Refusal, refusalReason, sentence } from './refusal';
 
@@ -37,6 +37,7 @@ export {
   createChain,
   DEFAULT_CHECK_IN_TTL_MS,
   isChain,
+  mayRequireCheckIn,
   POLICY_ANCHOR,
 } from './chain';
 
