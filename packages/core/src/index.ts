@@ -92,6 +92,8 @@ export {
 } from './check-in';
 export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
+export type { ApprovedCall, CheckInLookup, CheckInLookupOptions } from './check-in-lookup';
+export { checkInLookup, checkInRaisedFor } from './check-in-lookup';
 
 // Ports a deployment plugs in
 export type {
