@@ -1,6 +1,7 @@
 // The executor at the centre of the onion, and how whatever ended a run is recorded on its context.
 
 import { whenAborted } from './abort';
+import { contentText, isContentResult } from './content';
 import { CallContext, resultTextOf, ToolFailure } from './context';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason } from './refusal';
@@ -84,6 +85,9 @@ async function execute(ctx: CallContext): Promise<void> {
   try {
     value = await ctx.tool.execute(ctx.args as never, ctx);
   } catch (error) {
+    // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
+    // changed): the model reads a refusal it can act on, not a failure.
+    if (error instanceof Refusal) throw ctx.refuse(error);
     const { name, message } = failedMessage(error);
     const secrets = ctx.credential?.secrets() ?? [];
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
@@ -99,7 +103,8 @@ async function execute(ctx: CallContext): Promise<void> {
   if (secrets !== undefined) value = redactValue(value, secrets);
   let text: string;
   try {
-    text = resultTextOf(value);
+    // An MCP tool's blocks read as their text; anything else as JSON.
+    text = ctx.toolSource !== undefined && isContentResult(value) ? contentText(value) : resultTextOf(value);
   } catch (error) {
     ctx.publish('tool.error', () => ({
       errorName: 'UnserializableResult',

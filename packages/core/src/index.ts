@@ -82,6 +82,7 @@ export type {
   InMemoryCheckInsOptions,
 } from './check-in';
 export { checkInApproved, checkInDeclined, inMemoryCheckIns } from './check-in';
+export { comparePins, inMemoryPins, pinMatches } from './pins';
 
 // Ports a deployment plugs in
 export type {
@@ -94,6 +95,11 @@ export type {
   Decision,
   PermissionChecker,
   PermissionRequest,
+  PinFilter,
+  PinKind,
+  PinObservation,
+  PinRecord,
+  PinStore,
   ResolvedCredential,
   StoredArtifact,
 } from './ports';
@@ -101,6 +107,8 @@ export type { ArtifactScope, Identity } from './identity';
 export { scopeOf } from './identity';
 export { Credential } from './credential';
 export { redact, redactValue } from './redact';
+export type { ContentBlock, ContentResult, ContentSize } from './content';
+export { base64Bytes, contentSize, contentText, isContentResult } from './content';
 
 // Helpers for gate and store authors
 export type { Signer } from './canonical';
