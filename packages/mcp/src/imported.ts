@@ -53,8 +53,12 @@ export function mergeDeclarations(list: readonly (ImportDeclaration | undefined)
 
 // Zero-width and invisible formatting characters, bidirectional controls, and Unicode tag characters:
 // text a person reviewing a tool cannot see, and a model still reads.
-const INVISIBLE =
-  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0\uFFF0-\uFFF8]|\uDB40[\uDC00-\uDC7F]/g;
+// Code points, not UTF-16 units (the `u` flag), so a tag character matches whole.
+const INVISIBLE = new RegExp(
+  // Combining marks stand outside the class: inside it they would read as joined to their neighbour.
+  '\\u034F|\\u17B4|\\u17B5|[\\u00AD\\u061C\\u115F\\u1160\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u206F\\u3164\\uFEFF\\uFFA0\\uFFF0-\\uFFF8\\u{E0000}-\\u{E007F}]',
+  'gu',
+);
 
 /** The invisible characters in `text`, escaped, e.g. `\u{202E}` (bounded, for a reason). */
 export function invisibleIn(text: string): string[] {

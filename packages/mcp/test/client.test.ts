@@ -170,7 +170,7 @@ describe('mcpClient', () => {
     const [alphaTools, betaTools] = [await alpha.tools(), await beta.tools()];
     expect(() => createDispatcher({ tools: [...alphaTools, ...betaTools], chain: canonicalChain() })).toThrow(
       new DispatcherConfigError(
-        `createDispatcher: two tools are named 'search' (from MCP server 'alpha' and MCP server 'beta'). Rename one, or give the MCP client a prefix.`,
+        `createDispatcher: two tools are named 'search' (from MCP server 'alpha' and MCP server 'beta'). Rename one, or give the MCP client a prefix, e.g. mcpClient({ name: 'beta', prefix: 'beta_' }).`,
       ),
     );
     const betaPrefixed = await clientOf(
