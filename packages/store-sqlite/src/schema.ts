@@ -38,6 +38,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX toolgate_artifacts_by_scope ON toolgate_artifacts (tenant, principal, conversation, kind, created_ms);
   CREATE INDEX toolgate_artifacts_by_expiry ON toolgate_artifacts (expires_ms) WHERE expires_ms IS NOT NULL;
   `,
+  `
+  CREATE TABLE toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition TEXT,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  ) STRICT;
+  `,
 ];
 
 const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;
