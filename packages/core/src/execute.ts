@@ -22,6 +22,15 @@ function failedMessage(error: unknown): { name: string; message: string } {
   };
 }
 
+/** Whether a tool threw a Refusal; a thrown proxy whose traps throw is not one. */
+function refusalFrom(error: unknown): boolean {
+  try {
+    return error instanceof Refusal;
+  } catch {
+    return false;
+  }
+}
+
 function serializationProblem(error: unknown): string {
   const message = error instanceof Error ? error.message : '';
   if (/bigint/i.test(message)) return 'it contains a BigInt';
@@ -87,7 +96,7 @@ async function execute(ctx: CallContext): Promise<void> {
   } catch (error) {
     // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
     // changed): the model reads a refusal it can act on, not a failure.
-    if (error instanceof Refusal) throw ctx.refuse(error);
+    if (refusalFrom(error)) throw ctx.refuse(error as Refusal);
     const { name, message } = failedMessage(error);
     const secrets = ctx.credential?.secrets() ?? [];
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
