@@ -43,6 +43,20 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX toolgate_artifacts_by_scope ON ${t}toolgate_artifacts (tenant, principal, conversation, kind, created_ms);
   CREATE INDEX toolgate_artifacts_by_expiry ON ${t}toolgate_artifacts (expires_ms) WHERE expires_ms IS NOT NULL;
   `,
+  (t) => `
+  CREATE TABLE ${t}toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition JSON NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition JSON,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  );
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */
