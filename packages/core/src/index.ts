@@ -94,6 +94,7 @@ export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
 export type { ApprovedCall, CheckInLookup, CheckInLookupOptions } from './check-in-lookup';
 export { checkInLookup, checkInRaisedFor } from './check-in-lookup';
+export { comparePins, inMemoryPins, pinMatches } from './pins';
 
 // Ports a deployment plugs in
 export type {
@@ -106,6 +107,11 @@ export type {
   Decision,
   PermissionChecker,
   PermissionRequest,
+  PinFilter,
+  PinKind,
+  PinObservation,
+  PinRecord,
+  PinStore,
   ResolvedCredential,
   StoredArtifact,
 } from './ports';
@@ -113,6 +119,8 @@ export type { ArtifactScope, Identity } from './identity';
 export { scopeOf } from './identity';
 export { Credential } from './credential';
 export { redact, redactValue } from './redact';
+export type { ContentBlock, ContentResult, ContentSize } from './content';
+export { base64Bytes, contentSize, contentText, isContentResult } from './content';
 
 // Helpers for gate and store authors
 export type { Signer } from './canonical';

@@ -42,7 +42,7 @@ describe('createDispatcher at build', () => {
     expect(() =>
       createDispatcher({ tools: [countingTool('search'), imported], chain: createChain([]) }),
     ).toThrow(
-      `createDispatcher: two tools are named 'search' (from our own tools and MCP server 'github'). Rename one, or give the MCP client a prefix.`,
+      `createDispatcher: two tools are named 'search' (from our own tools and MCP server 'github'). Rename one, or give the MCP client a prefix, e.g. mcpClient({ name: 'github', prefix: 'github_' }).`,
     );
   });
 

@@ -55,6 +55,21 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX toolgate_check_ins_by_principal ON ${t}toolgate_check_ins (tenant, principal, seq);
   CREATE INDEX toolgate_check_ins_by_digest ON ${t}toolgate_check_ins (args_digest, seq);
   `,
+  // Pinned tool definitions and server identities of MCP upstreams.
+  (t) => `
+  CREATE TABLE ${t}toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition JSON NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition JSON,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  );
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */
