@@ -7,7 +7,7 @@ import draft7Vocabularies from 'ajv/dist/vocabularies/draft7.js';
 import draft2020Vocabularies from 'ajv/dist/vocabularies/draft2020.js';
 import type { JsonSchema } from '@toolgate/core';
 import { knownFormats } from './internal/formats';
-import { auditSchema } from './internal/schema-audit';
+import { checkSchema } from './internal/schema-audit';
 import { duplicateItemsMessage, firstDuplicate, isMultipleOf } from './internal/schema-kernels';
 import { linearRegExp } from './linear-regexp';
 
@@ -254,7 +254,7 @@ class SharedAjv {
       this.#bySchema.set(schema, cached.compiled);
       return cached.compiled;
     }
-    auditSchema(schema);
+    checkSchema(schema, this.#settings.useDefaults);
     const compiled = compiledBy(this.#instanceFor(schema).compile(schema), this.#settings, schema);
     this.#bySchema.set(schema, compiled);
     if (text !== undefined) {

@@ -16,6 +16,8 @@ export interface Program {
   /** Each `$ref` node's target, resolved at compile. */
   readonly refs: ReadonlyMap<SchemaNode, SchemaNode | boolean>;
   readonly patterns: Map<string, LinearRegExp>;
+  /** Write `default`s into the value where ajv's useDefaults does (the caller passes a copy). */
+  readonly useDefaults: boolean;
 }
 
 /** Which properties and items a schema looked at, for unevaluatedProperties/unevaluatedItems. */
@@ -115,8 +117,40 @@ function length(text: string): number {
 
 class Run {
   readonly errors: ErrorObject[] = [];
+  /** Inside anyOf/oneOf/not/if/contains/propertyNames, where ajv applies no defaults. */
+  private composite = false;
 
   constructor(private readonly program: Program) {}
+
+  /** Runs `body` with `composite` set as ajv's compositeRule would be. */
+  private within<T>(composite: boolean, body: () => T): T {
+    const outer = this.composite;
+    this.composite = composite;
+    try {
+      return body();
+    } finally {
+      this.composite = outer;
+    }
+  }
+
+  /** ajv's useDefaults, at the start of a keyword group: only where the value is still undefined. */
+  private defaults(schema: SchemaNode, data: unknown): void {
+    if (!this.program.useDefaults || this.composite) return;
+    const properties = schema['properties'];
+    if (typeOf(data) === 'object' && isNode(properties)) {
+      const target = data as Record<string, unknown>;
+      for (const [name, sub] of Object.entries(properties)) {
+        if (isNode(sub) && sub['default'] !== undefined && target[name] === undefined)
+          target[name] = structuredClone(sub['default']);
+      }
+    }
+    const items = schema['items'];
+    if (Array.isArray(data) && Array.isArray(items)) {
+      items.forEach((sub, i) => {
+        if (isNode(sub) && sub['default'] !== undefined && data[i] === undefined) data[i] = structuredClone(sub['default']);
+      });
+    }
+  }
 
   private matcher(source: string): LinearRegExp {
     let compiled = this.program.patterns.get(source);
@@ -170,9 +204,15 @@ class Run {
     else if (deferred && single === 'number') typeError();
     if (typeof data === 'string') this.string(schema, data, path, at, name);
     else if (deferred && single === 'string') typeError();
-    if (Array.isArray(data)) this.array(schema, data, path, at, seen);
+    if (Array.isArray(data)) {
+      this.defaults(schema, data);
+      this.array(schema, data, path, at, seen);
+    }
     else if (deferred && single === 'array') typeError();
-    if (typeOf(data) === 'object') this.object(schema, data as Record<string, unknown>, path, at, seen);
+    if (typeOf(data) === 'object') {
+      this.defaults(schema, data);
+      this.object(schema, data as Record<string, unknown>, path, at, seen);
+    }
     else if (deferred && single === 'object') typeError();
     return this.errors.length === before;
   }
@@ -180,15 +220,16 @@ class Run {
   /** Validates in a scratch run whose errors are dropped (not, if). */
   private quietly(schema: unknown, data: unknown, path: string, at: string, seen: Seen, name?: string): boolean {
     const run = new Run(this.program);
-    return run.check(schema, data, path, at, seen, name);
+    return run.within(true, () => run.check(schema, data, path, at, seen, name));
   }
 
   private ref(schema: SchemaNode, data: unknown, path: string, seen: Seen, name?: string): boolean {
     const target = this.program.refs.get(schema)!;
     // ajv inlines a target without references (its errors keep the $ref as their schema path) and
     // calls any other as a function of its own (schema paths from "#").
-    const base = hasRef(target) ? '#' : String(schema['$ref']);
-    return this.check(target, data, path, base, seen, name);
+    // A called target is compiled on its own, outside any composite rule.
+    if (hasRef(target)) return this.within(false, () => this.check(target, data, path, '#', seen, name));
+    return this.check(target, data, path, String(schema['$ref']), seen, name);
   }
 
   private untyped(schema: SchemaNode, data: unknown, path: string, at: string, seen: Seen, name?: string): void {
@@ -212,7 +253,7 @@ class Run {
       schema['anyOf'].forEach((sub, i) => {
         if (valid) return;
         const branch = fresh();
-        if (this.check(sub, data, path, `${at}/anyOf/${i}`, branch, name)) {
+        if (this.within(true, () => this.check(sub, data, path, `${at}/anyOf/${i}`, branch, name))) {
           valid = true;
           merge(seen, branch);
         }
@@ -224,18 +265,24 @@ class Run {
       const start = this.errors.length;
       let valid = false;
       let passing: number | number[] | null = null;
-      schema['oneOf'].forEach((sub, i) => {
+      // ajv stops at the second passing branch: later branches are not even looked at.
+      const branches = schema['oneOf'];
+      for (let i = 0; i < branches.length; i++) {
         const branch = fresh();
-        const ok = alwaysValid(sub) || this.check(sub, data, path, `${at}/oneOf/${i}`, branch, name);
+        const sub = branches[i];
+        const ok =
+          alwaysValid(sub) || this.within(true, () => this.check(sub, data, path, `${at}/oneOf/${i}`, branch, name));
         if (i > 0 && ok && valid) {
           valid = false;
           passing = [passing as number, i];
-        } else if (ok) {
+          break;
+        }
+        if (ok) {
           valid = true;
           passing = i;
           merge(seen, branch);
         }
-      });
+      }
       if (valid) this.errors.length = start;
       else
         this.fail('oneOf', path, `${at}/oneOf`, { passingSchemas: passing }, 'must match exactly one schema in oneOf', named);
@@ -387,7 +434,7 @@ class Run {
     } else if (max === undefined && min === 1) {
       valid = false;
       for (let i = 0; i < data.length && !valid; i++) {
-        if (this.check(sub, data[i], `${path}/${i}`, `${at}/contains`, fresh())) {
+        if (this.within(true, () => this.check(sub, data[i], `${path}/${i}`, `${at}/contains`, fresh()))) {
           valid = true;
           markItem(seen, i);
         }
@@ -397,7 +444,7 @@ class Run {
       let count = 0;
       if (min !== 0 || (max !== undefined && data.length > 0)) {
         for (let i = 0; i < data.length; i++) {
-          if (!this.check(sub, data[i], `${path}/${i}`, `${at}/contains`, fresh())) continue;
+          if (!this.within(true, () => this.check(sub, data[i], `${path}/${i}`, `${at}/contains`, fresh()))) continue;
           markItem(seen, i);
           count++;
           if (max === undefined) {
@@ -436,7 +483,7 @@ class Run {
     const names = schema['propertyNames'];
     if (names !== undefined && !alwaysValid(names)) {
       for (const key of keys) {
-        if (!this.check(names, key, path, `${at}/propertyNames`, fresh(), key))
+        if (!this.within(true, () => this.check(names, key, path, `${at}/propertyNames`, fresh(), key)))
           this.fail('propertyNames', path, `${at}/propertyNames`, { propertyName: key }, 'property name must be valid');
       }
     }

@@ -2,8 +2,8 @@
 // draft's meta-schema and by its strict mode, so a schema one validator refuses at build the other
 // refuses too. ajv runs its own; this is the same list for the interpreter, without code generation.
 
-import { compileLinear, type LinearRegExp } from '../linear-regexp';
 import { knownFormats } from './formats';
+import { firstDuplicate } from './schema-kernels';
 import { KEYWORDS, isNode, walkSchema, type Draft, type SchemaNode } from './schema-words';
 
 const SIMPLE_TYPES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
@@ -41,27 +41,8 @@ export function draftOf(schema: SchemaNode): Draft {
   throw new Error(`no schema with key or ref "${String(declared)}": the schema's "$schema" is not draft-07 or 2020-12`);
 }
 
-/**
- * Throws, naming the place, on what ajv would refuse at compile; returns the schema's patterns
- * compiled for the linear-time engine, by source.
- */
-export function assertSchemaShape(
-  schema: SchemaNode,
-  draft: Draft,
-  useDefaults: boolean,
-): Map<string, LinearRegExp> {
-  const patterns = new Map<string, LinearRegExp>();
-  const pattern = (source: string, where: string) => {
-    if (patterns.has(source)) return;
-    if (!knownFormats()['regex']!.validate(source as never))
-      throw new Error(`schema is invalid: ${where} must match format "regex"`);
-    try {
-      patterns.set(source, compileLinear(source));
-    } catch (error) {
-      throw new Error(`at "${where}": ${error instanceof Error ? error.message : String(error)}`);
-    }
-  };
-  const composite = new Set<string>();
+/** Throws, naming the place, on what ajv would refuse at compile (patterns: see auditSchema). */
+export function assertSchemaShape(schema: SchemaNode, draft: Draft): void {
   walkSchema(schema, (node, at) => {
     if (!isNode(node)) return;
     const fail = (what: string): never => {
@@ -96,6 +77,8 @@ export function assertSchemaShape(
     if ('multipleOf' in node && !((node['multipleOf'] as number) > 0)) fail('/multipleOf must be > 0');
     if ('enum' in node && (!Array.isArray(node['enum']) || node['enum'].length === 0))
       fail('/enum must be a non-empty array');
+    if (Array.isArray(node['enum']) && firstDuplicate(node['enum']) !== undefined)
+      fail('/enum must NOT have duplicate items');
     if ('required' in node && !isNameList(node['required'])) fail('/required must list distinct names');
     if ('type' in node) {
       const type = node['type'];
@@ -110,23 +93,8 @@ export function assertSchemaShape(
       const entryOk = (v: unknown) => isNameList(v) || (key === 'dependencies' && isSchema(v));
       if (!isNode(map) || !Object.values(map).every(entryOk)) fail(`/${key} must map names to ${key === 'dependencies' ? 'schemas or ' : ''}name lists`);
     }
-    if (typeof node['pattern'] === 'string') pattern(node['pattern'], `${at}/pattern`);
-    if (isNode(node['patternProperties']))
-      for (const source of Object.keys(node['patternProperties'])) pattern(source, `${at}/patternProperties`);
     strictRules(node, at, draft);
-    if (useDefaults) {
-      // ajv's strict mode refuses a default it would ignore: one inside anyOf/oneOf/not/if/then/else/contains.
-      for (const key of ['anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'contains', 'propertyNames'])
-        if (key in node) composite.add(`${at}/${key}`);
-      const inComposite = [...composite].some((c) => at === c || at.startsWith(`${c}/`));
-      if (inComposite && isNode(node['properties'])) {
-        for (const [name, sub] of Object.entries(node['properties']))
-          if (isNode(sub) && 'default' in sub)
-            throw new Error(`strict mode: default is ignored for: ${at}/properties/${name}`);
-      }
-    }
   });
-  return patterns;
 }
 
 /** ajv's strict mode: keywords that would be silently ignored, and formats it does not know. */
