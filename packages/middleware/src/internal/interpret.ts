@@ -188,15 +188,10 @@ class Run {
     const single = checked.length === 1 ? checked[0]! : undefined;
     // ajv checks a single type inside its keyword group when the schema has keywords of that group.
     const deferred = single !== undefined && (GROUPS[single] ?? []).some((k) => schema[k] !== undefined);
+    // ajv adds 'null' to a nullable type list in place, so its words name null only for a list.
+    const named = Array.isArray(declared) ? checked.join(',') : String(declared);
     const typeError = () =>
-      this.fail(
-        'type',
-        path,
-        `${at}/type`,
-        { type: Array.isArray(declared) ? declared.join(',') : declared },
-        `must be ${Array.isArray(declared) ? declared.join(',') : String(declared)}`,
-        nameOf(name),
-      );
+      this.fail('type', path, `${at}/type`, { type: named }, `must be ${named}`, nameOf(name));
     if (checked.length > 0 && !deferred && !checked.some((t) => hasType(t, data))) typeError();
 
     this.untyped(schema, data, path, at, seen, name);
@@ -228,7 +223,13 @@ class Run {
     // ajv inlines a target without references (its errors keep the $ref as their schema path) and
     // calls any other as a function of its own (schema paths from "#").
     // A called target is compiled on its own, outside any composite rule.
-    if (hasRef(target)) return this.within(false, () => this.check(target, data, path, '#', seen, name));
+    // Its annotations count (for unevaluated*) only when it holds, as ajv merges a call's on success.
+    if (hasRef(target)) {
+      const own = fresh();
+      const ok = this.within(false, () => this.check(target, data, path, '#', own, name));
+      if (ok) merge(seen, own);
+      return ok;
+    }
     return this.check(target, data, path, String(schema['$ref']), seen, name);
   }
 
@@ -304,7 +305,9 @@ class Run {
     if (holds) merge(seen, branch);
     const clause = holds ? 'then' : 'else';
     if (!useful(clause)) return;
-    if (!this.check(schema[clause], data, path, `${at}/${clause}`, seen, name)) {
+    const own = fresh();
+    if (this.check(schema[clause], data, path, `${at}/${clause}`, own, name)) merge(seen, own);
+    else {
       this.fail('if', path, `${at}/if`, { failingKeyword: clause }, `must match "${clause}" schema`, nameOf(name));
     }
   }
@@ -566,7 +569,8 @@ class Run {
   private schemaDependencies(map: SchemaNode, data: Record<string, unknown>, path: string, at: string, seen: Seen): void {
     for (const [property, sub] of Object.entries(map)) {
       if (!hasOwn(data, property) || alwaysValid(sub)) continue;
-      this.check(sub, data, path, `${at}/${escapePointer(property)}`, seen);
+      const own = fresh();
+      if (this.check(sub, data, path, `${at}/${escapePointer(property)}`, own)) merge(seen, own);
     }
   }
 }
