@@ -115,6 +115,38 @@ function length(text: string): number {
   return count;
 }
 
+/** What `check` reads of a node's type keywords, worked out once per node. */
+interface Shape {
+  readonly onlyRef: boolean;
+  readonly checked: readonly string[];
+  readonly single: string | undefined;
+  readonly deferred: boolean;
+  readonly named: string;
+}
+
+const shapes = new WeakMap<SchemaNode, Shape>();
+
+function shapeOf(schema: SchemaNode): Shape {
+  let shape = shapes.get(schema);
+  if (shape !== undefined) return shape;
+  const onlyRef = '$ref' in schema && !Object.keys(schema).some((k) => k !== '$ref' && RULE_KEYWORDS.has(k));
+  const declared = schema['type'];
+  const types = declared === undefined ? [] : Array.isArray(declared) ? (declared as string[]) : [declared as string];
+  const checked = schema['nullable'] === true && !types.includes('null') ? [...types, 'null'] : types;
+  const single = checked.length === 1 ? checked[0]! : undefined;
+  shape = {
+    onlyRef,
+    checked,
+    single,
+    // ajv checks a single type inside its keyword group when the schema has keywords of that group.
+    deferred: single !== undefined && (GROUPS[single] ?? []).some((k) => schema[k] !== undefined),
+    // ajv adds 'null' to a nullable type list in place, so its words name null only for a list.
+    named: Array.isArray(declared) ? checked.join(',') : String(declared),
+  };
+  shapes.set(schema, shape);
+  return shape;
+}
+
 class Run {
   readonly errors: ErrorObject[] = [];
   /** Inside anyOf/oneOf/not/if/contains/propertyNames, where ajv applies no defaults. */
@@ -180,16 +212,8 @@ class Run {
       return this.fail('false schema', path, at, {}, 'boolean schema is false', nameOf(name));
     }
     const before = this.errors.length;
-    const onlyRef = '$ref' in schema && !Object.keys(schema).some((k) => k !== '$ref' && RULE_KEYWORDS.has(k));
+    const { onlyRef, checked, single, deferred, named } = shapeOf(schema);
     if (onlyRef) return this.ref(schema, data, path, seen, name);
-    const declared = schema['type'];
-    const types = declared === undefined ? [] : Array.isArray(declared) ? (declared as string[]) : [declared as string];
-    const checked = schema['nullable'] === true && !types.includes('null') ? [...types, 'null'] : types;
-    const single = checked.length === 1 ? checked[0]! : undefined;
-    // ajv checks a single type inside its keyword group when the schema has keywords of that group.
-    const deferred = single !== undefined && (GROUPS[single] ?? []).some((k) => schema[k] !== undefined);
-    // ajv adds 'null' to a nullable type list in place, so its words name null only for a list.
-    const named = Array.isArray(declared) ? checked.join(',') : String(declared);
     const typeError = () =>
       this.fail('type', path, `${at}/type`, { type: named }, `must be ${named}`, nameOf(name));
     if (checked.length > 0 && !deferred && !checked.some((t) => hasType(t, data))) typeError();
