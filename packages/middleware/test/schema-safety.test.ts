@@ -85,7 +85,10 @@ describe.each(VALIDATORS)('%s validator', (_, make) => {
         ),
         ran: 0,
       });
-      expect(await withMode.call({ mode: 'card', order: { id: 'A1' } })).toMatchObject({ kind: 'result', ran: 1 });
+      expect(await withMode.call({ mode: 'card', order: { id: 'A1' } })).toMatchObject({
+        kind: 'result',
+        ran: 1,
+      });
     });
   });
 
@@ -94,18 +97,21 @@ describe.each(VALIDATORS)('%s validator', (_, make) => {
       ['under title', { title: { type: 'string', pattern: '^(a+)+$' } }, '#/title'],
       ['in an enum value', { enum: [{ type: 'string', pattern: '^(a+)+$' }] }, '#/enum/0'],
       ['in a default', { default: { type: 'string', pattern: '^(a+)+$' } }, '#/default'],
-    ])('a pattern hidden %s and reached by $ref fails at dispatcher build, naming the tool', (_, hiding, ref) => {
-      const tool = defineTool({
-        name: 'hidden',
-        description: 'hides a pattern',
-        inputSchema: { type: 'object', ...hiding, properties: { s: { $ref: ref } } } as JsonSchema,
-        execute: () => 'ran',
-      });
+    ])(
+      'a pattern hidden %s and reached by $ref fails at dispatcher build, naming the tool',
+      (_, hiding, ref) => {
+        const tool = defineTool({
+          name: 'hidden',
+          description: 'hides a pattern',
+          inputSchema: { type: 'object', ...hiding, properties: { s: { $ref: ref } } } as JsonSchema,
+          execute: () => 'ran',
+        });
 
-      expect(() => createDispatcher({ tools: [tool], chain: canonicalChain({ validator: make() }) })).toThrow(
-        /hidden.*(not a subschema|must be string)/s,
-      );
-    });
+        expect(() =>
+          createDispatcher({ tools: [tool], chain: canonicalChain({ validator: make() }) }),
+        ).toThrow(/hidden.*(not a subschema|must be string)/s);
+      },
+    );
 
     it('a pattern that needs backtracking fails at build even where nothing uses it', () => {
       const tool = defineTool({
@@ -210,10 +216,29 @@ describe.each(VALIDATORS)('%s validator', (_, make) => {
 
 describe('the two validators refuse in the same words', () => {
   it.each([
-    ['a duplicate item', { type: 'object', properties: { ids: { type: 'array', uniqueItems: true } } }, { ids: ['a', { b: 1 }, { b: 1 }] }],
-    ['a duplicate among typed items', { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' }, uniqueItems: true } } }, { ids: [1, 'x', 1] }],
-    ['a value off the decimal grid', { type: 'object', properties: { p: { multipleOf: 0.1, maximum: 1 } } }, { p: 2.05 }],
-    ['a nullable list', { type: 'object', properties: { p: { type: ['string'], nullable: true } } }, { p: 3 }],
+    [
+      'a duplicate item',
+      { type: 'object', properties: { ids: { type: 'array', uniqueItems: true } } },
+      { ids: ['a', { b: 1 }, { b: 1 }] },
+    ],
+    [
+      'a duplicate among typed items',
+      {
+        type: 'object',
+        properties: { ids: { type: 'array', items: { type: 'string' }, uniqueItems: true } },
+      },
+      { ids: [1, 'x', 1] },
+    ],
+    [
+      'a value off the decimal grid',
+      { type: 'object', properties: { p: { multipleOf: 0.1, maximum: 1 } } },
+      { p: 2.05 },
+    ],
+    [
+      'a nullable list',
+      { type: 'object', properties: { p: { type: ['string'], nullable: true } } },
+      { p: 3 },
+    ],
   ])('%s', async (_, schema, args) => {
     const viaAjv = await probe(ajvValidator(), schema).call(args);
     const viaInterpreter = await probe(evalFreeValidator(), schema).call(args);
@@ -247,7 +272,8 @@ function attack(validator: string, name: string): Attacked {
     timeout: CHILD_LIMIT_MS,
     maxBuffer: 16 * 2 ** 20,
   });
-  if (child.signal !== null) throw new Error(`the ${name} attack on ${validator} was still running after ${CHILD_LIMIT_MS} ms`);
+  if (child.signal !== null)
+    throw new Error(`the ${name} attack on ${validator} was still running after ${CHILD_LIMIT_MS} ms`);
   if (child.status !== 0) throw new Error(`the attack process failed: ${child.stderr}`);
   return JSON.parse(child.stdout) as Attacked;
 }
@@ -258,7 +284,11 @@ describe.each(['ajv', 'eval-free'])('%s under CPU-bound attack', (validator) => 
     () => {
       const outcome = attack(validator, 'url-format');
 
-      expect(outcome).toMatchObject({ kind: 'refused', runs: 0, content: refusal(`'link' must match format "url"`) });
+      expect(outcome).toMatchObject({
+        kind: 'refused',
+        runs: 0,
+        content: refusal(`'link' must match format "url"`),
+      });
       expect(outcome.ms).toBeLessThan(FAR_BELOW_STALLED_MS);
     },
     CHILD_LIMIT_MS + 5_000,
@@ -287,14 +317,14 @@ describe.each(['ajv', 'eval-free'])('%s under CPU-bound attack', (validator) => 
   );
 
   it(
-    'uniqueItems over 50,000 strings finds the duplicate at the far end and names it',
+    'uniqueItems over 50,000 distinct strings and one repeat finds the repeat and names it',
     () => {
       const outcome = attack(validator, 'unique-strings');
 
       expect(outcome).toMatchObject({
         kind: 'refused',
         runs: 0,
-        content: refusal("'items' must NOT have duplicate items (items ## 0 and 50000 are identical)"),
+        content: refusal("'items' must NOT have duplicate items (items ## 49999 and 50000 are identical)"),
       });
       expect(outcome.ms).toBeLessThan(FAR_BELOW_STALLED_MS);
     },

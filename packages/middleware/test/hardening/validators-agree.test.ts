@@ -28,7 +28,14 @@ const STRINGS = [
   ...['1.2.3.4', '01.02.03.004', '256.1.1.1', '::1', '2001:db8::8a2e:370:7334', 'fe80::1%eth0'],
   ...['http://example.com', 'https://10.0.0.1/x', 'https://8.8.8.8:8080/p?q', 'ftp://a-b.example.org'],
   ...['http://192.168.1.1', 'http://172.20.0.1', 'http://172.32.0.1', 'http://169.254.1.1', 'urn:isbn:1'],
-  ...['2024-02-29', '2023-02-29', '12:30:00Z', '12:30:00', '2024-01-01T00:00:00Z', '2024-01-01 00:00:00+01:00'],
+  ...[
+    '2024-02-29',
+    '2023-02-29',
+    '12:30:00Z',
+    '12:30:00',
+    '2024-01-01T00:00:00Z',
+    '2024-01-01 00:00:00+01:00',
+  ],
   ...['P1D', 'P', 'PT', 'PT1H', 'P1W', 'P1Y2M', 'example.com', 'example.com.', '-bad.com', 'a'.repeat(64)],
   ...['123e4567-e89b-12d3-a456-426614174000', '/a/b', '/a~2', '0/a', 'QUJD', 'QUJ=', '^a+$', '(', '[a-'],
 ];
@@ -104,7 +111,10 @@ function keywords(sub: fc.Arbitrary<Node | boolean>, draft2020: boolean): fc.Arb
       required: fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 2 }),
       additionalProperties: fc.oneof(fc.constant(false), sub),
       patternProperties: fc.dictionary(fc.constantFrom('^a', '^x$', 'c'), sub, { maxKeys: 2 }),
-      propertyNames: fc.oneof(fc.record({ maxLength: fc.constantFrom(1, 2) }), fc.record({ pattern: fc.constant('^[a-c]$') })),
+      propertyNames: fc.oneof(
+        fc.record({ maxLength: fc.constantFrom(1, 2) }),
+        fc.record({ pattern: fc.constant('^[a-c]$') }),
+      ),
       dependencies: fc.dictionary(
         fc.constantFrom(...KEYS),
         fc.oneof(fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 2 }), sub),
@@ -114,7 +124,11 @@ function keywords(sub: fc.Arbitrary<Node | boolean>, draft2020: boolean): fc.Arb
       maxProperties: fc.constantFrom(1, 3),
       ...(draft2020
         ? {
-            dependentRequired: fc.dictionary(fc.constantFrom(...KEYS), fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 2 }), { maxKeys: 2 }),
+            dependentRequired: fc.dictionary(
+              fc.constantFrom(...KEYS),
+              fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 2 }),
+              { maxKeys: 2 },
+            ),
             unevaluatedProperties: fc.oneof(fc.constant(false), sub),
           }
         : {}),
@@ -131,7 +145,13 @@ function keywords(sub: fc.Arbitrary<Node | boolean>, draft2020: boolean): fc.Arb
     fc.record({ const: value }),
   );
   const refs = fc.record(
-    { $ref: fc.constantFrom('#/$defs/d0', '#/$defs/d1', '#/definitions/d2'), maximum: fc.constantFrom(3, 100), enum: fc.constant([1, 'a', 3]), required: fc.constant(['a']), additionalProperties: fc.constant(false) },
+    {
+      $ref: fc.constantFrom('#/$defs/d0', '#/$defs/d1', '#/definitions/d2'),
+      maximum: fc.constantFrom(3, 100),
+      enum: fc.constant([1, 'a', 3]),
+      required: fc.constant(['a']),
+      additionalProperties: fc.constant(false),
+    },
     { requiredKeys: ['$ref'] },
   );
   return fc.oneof(typeKw, numberKw, stringKw, arrayKw, objectKw, combinators, refs);
@@ -196,13 +216,14 @@ const schemaAndValues = fc.boolean().chain((draft2020) => {
       { depthSize: 'small', maxDepth: 3 },
       fc.constantFrom<Node | boolean>(true, false, {}),
       keywords(tie('node'), draft2020),
-      fc.tuple(keywords(tie('node'), draft2020), keywords(tie('node'), draft2020)).map(([a, b]) => ({ ...a, ...b })),
+      fc
+        .tuple(keywords(tie('node'), draft2020), keywords(tie('node'), draft2020))
+        .map(([a, b]) => ({ ...a, ...b })),
     ),
   })).node;
-  const malformed = fc.option(
-    fc.tuple(fc.constantFrom(...MALFORMED), fc.constantFrom('root', 'v', 'def')),
-    { freq: 4 },
-  );
+  const malformed = fc.option(fc.tuple(fc.constantFrom(...MALFORMED), fc.constantFrom('root', 'v', 'def')), {
+    freq: 4,
+  });
   return fc.record({
     draft2020: fc.constant(draft2020),
     v: tree,
@@ -226,9 +247,16 @@ interface Generated {
 }
 
 function schemaOf(input: Generated): Node {
-  const d0 = input.malformed?.[1] === 'def' && typeof input.d0 === 'object' ? { ...input.d0, ...input.malformed[0] } : input.d0;
-  let v: Node | boolean = input.malformed?.[1] === 'v' ? { ...(typeof input.v === 'object' ? input.v : {}), ...input.malformed[0] } : input.v;
-  if (input.composite === 'anyOf' || input.composite === 'oneOf') v = { [input.composite]: [v, { type: 'null' }] };
+  const d0 =
+    input.malformed?.[1] === 'def' && typeof input.d0 === 'object'
+      ? { ...input.d0, ...input.malformed[0] }
+      : input.d0;
+  let v: Node | boolean =
+    input.malformed?.[1] === 'v'
+      ? { ...(typeof input.v === 'object' ? input.v : {}), ...input.malformed[0] }
+      : input.v;
+  if (input.composite === 'anyOf' || input.composite === 'oneOf')
+    v = { [input.composite]: [v, { type: 'null' }] };
   if (input.composite === 'not') v = { not: v };
   const root: Node = {
     ...(input.draft2020 ? { $schema: DRAFT_2020 } : {}),
