@@ -41,8 +41,16 @@ function patterns(): void {
 
 // The raw libraries, resolved where middleware resolves them: the "before" configuration.
 const fromMiddleware = createRequire(import.meta.resolve('@toolgate/middleware'));
-const { Ajv } = fromMiddleware('ajv') as typeof import('ajv');
-const { Validator } = fromMiddleware('@cfworker/json-schema') as typeof import('@cfworker/json-schema');
+const { Ajv } = fromMiddleware('ajv') as {
+  Ajv: new (options: object) => { compile(schema: object): (data: unknown) => boolean };
+};
+const { Validator } = fromMiddleware('@cfworker/json-schema') as {
+  Validator: new (
+    schema: object,
+    draft: string,
+    shortCircuit: boolean,
+  ) => { validate(data: unknown): unknown };
+};
 
 const URL_SCHEMA = { type: 'object', properties: { link: { type: 'string', format: 'url' } } };
 const UNIQUE = { type: 'object', properties: { items: { type: 'array', uniqueItems: true } } };
@@ -54,8 +62,9 @@ function validationAttacks(): void {
   console.log(
     '  before: @cfworker/json-schema, format url (its pattern backtracks; the time doubles per character)',
   );
-  const cfUrl = new Validator(URL_SCHEMA as never, '7', false);
-  for (const n of [16, 18, 20, 22]) {
+  const cfUrl = new Validator(URL_SCHEMA, '7', false);
+  cfUrl.validate({ link: 'http://example.com' });
+  for (const n of [19, 21, 23, 25]) {
     const link = `http://${'a'.repeat(n)}-`;
     console.log(`    ${link.length} chars: ${ms(() => cfUrl.validate({ link })).toFixed(1)} ms`);
   }
@@ -66,7 +75,7 @@ function validationAttacks(): void {
     console.log(`    ${n} objects: ${ms(() => rawAjv(args)).toFixed(0)} ms`);
   }
   console.log('  before: @cfworker/json-schema uniqueItems on distinct strings (pairwise: quadratic)');
-  const cfUnique = new Validator(UNIQUE as never, '7', false);
+  const cfUnique = new Validator(UNIQUE, '7', false);
   for (const n of [5_000, 10_000, 15_000]) {
     const args = strings(n);
     console.log(`    ${n} strings: ${ms(() => cfUnique.validate(args)).toFixed(0)} ms`);

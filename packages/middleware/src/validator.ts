@@ -1,7 +1,15 @@
 // The pluggable schema validator behind validate-args. The default is ajv, which compiles with
 // `new Function`; eval-free runtimes (edge workers) pass an interpreter-based validator instead.
 
-import { _, Ajv, str, type ErrorObject, type FuncKeywordDefinition, type ValidateFunction, type Vocabulary } from 'ajv';
+import {
+  _,
+  Ajv,
+  str,
+  type ErrorObject,
+  type FuncKeywordDefinition,
+  type ValidateFunction,
+  type Vocabulary,
+} from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft7Vocabularies from 'ajv/dist/vocabularies/draft7.js';
 import draft2020Vocabularies from 'ajv/dist/vocabularies/draft2020.js';

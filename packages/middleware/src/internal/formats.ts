@@ -39,9 +39,7 @@ const url = linear(
 );
 
 // duration: `P(?!$)` is "not just P"; `T(?=\d)` is "a digit after the T" (a valid value has one T at most).
-const durationShape = linear(
-  String.raw`^P((\d+Y)?(\d+M)?(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?|(\d+W)?)$`,
-);
+const durationShape = linear(String.raw`^P((\d+Y)?(\d+M)?(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?|(\d+W)?)$`);
 function duration(text: string): boolean {
   const t = text.indexOf('T');
   return text !== 'P' && durationShape(text) && (t === -1 || /^[0-9]$/.test(text.charAt(t + 1)));

@@ -26,7 +26,14 @@ interface Seen {
   items: number | true;
 }
 
-const NUMBER_KEYWORDS = ['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum', 'multipleOf', 'format'];
+const NUMBER_KEYWORDS = [
+  'maximum',
+  'minimum',
+  'exclusiveMaximum',
+  'exclusiveMinimum',
+  'multipleOf',
+  'format',
+];
 const STRING_KEYWORDS = ['maxLength', 'minLength', 'pattern', 'format'];
 const ARRAY_KEYWORDS = [
   ...['maxItems', 'minItems', 'additionalItems', 'prefixItems', 'items', 'contains', 'uniqueItems'],
@@ -131,7 +138,8 @@ function shapeOf(schema: SchemaNode): Shape {
   if (shape !== undefined) return shape;
   const onlyRef = '$ref' in schema && !Object.keys(schema).some((k) => k !== '$ref' && RULE_KEYWORDS.has(k));
   const declared = schema['type'];
-  const types = declared === undefined ? [] : Array.isArray(declared) ? (declared as string[]) : [declared as string];
+  const types =
+    declared === undefined ? [] : Array.isArray(declared) ? (declared as string[]) : [declared as string];
   const checked = schema['nullable'] === true && !types.includes('null') ? [...types, 'null'] : types;
   const single = checked.length === 1 ? checked[0]! : undefined;
   shape = {
@@ -179,7 +187,8 @@ class Run {
     const items = schema['items'];
     if (Array.isArray(data) && Array.isArray(items)) {
       items.forEach((sub, i) => {
-        if (isNode(sub) && sub['default'] !== undefined && data[i] === undefined) data[i] = structuredClone(sub['default']);
+        if (isNode(sub) && sub['default'] !== undefined && data[i] === undefined)
+          data[i] = structuredClone(sub['default']);
       });
     }
   }
@@ -226,18 +235,23 @@ class Run {
     if (Array.isArray(data)) {
       this.defaults(schema, data);
       this.array(schema, data, path, at, seen);
-    }
-    else if (deferred && single === 'array') typeError();
+    } else if (deferred && single === 'array') typeError();
     if (typeOf(data) === 'object') {
       this.defaults(schema, data);
       this.object(schema, data as Record<string, unknown>, path, at, seen);
-    }
-    else if (deferred && single === 'object') typeError();
+    } else if (deferred && single === 'object') typeError();
     return this.errors.length === before;
   }
 
   /** Validates in a scratch run whose errors are dropped (not, if). */
-  private quietly(schema: unknown, data: unknown, path: string, at: string, seen: Seen, name?: string): boolean {
+  private quietly(
+    schema: unknown,
+    data: unknown,
+    path: string,
+    at: string,
+    seen: Seen,
+    name?: string,
+  ): boolean {
     const run = new Run(this.program);
     return run.within(true, () => run.check(schema, data, path, at, seen, name));
   }
@@ -257,15 +271,36 @@ class Run {
     return this.check(target, data, path, String(schema['$ref']), seen, name);
   }
 
-  private untyped(schema: SchemaNode, data: unknown, path: string, at: string, seen: Seen, name?: string): void {
+  private untyped(
+    schema: SchemaNode,
+    data: unknown,
+    path: string,
+    at: string,
+    seen: Seen,
+    name?: string,
+  ): void {
     const named = nameOf(name);
     if ('$ref' in schema) this.ref(schema, data, path, seen, name);
     if ('const' in schema && !equal(data, schema['const'])) {
-      this.fail('const', path, `${at}/const`, { allowedValue: schema['const'] }, 'must be equal to constant', named);
+      this.fail(
+        'const',
+        path,
+        `${at}/const`,
+        { allowedValue: schema['const'] },
+        'must be equal to constant',
+        named,
+      );
     }
     if (Array.isArray(schema['enum']) && !schema['enum'].some((v) => equal(data, v))) {
       const allowedValues = schema['enum'];
-      this.fail('enum', path, `${at}/enum`, { allowedValues }, 'must be equal to one of the allowed values', named);
+      this.fail(
+        'enum',
+        path,
+        `${at}/enum`,
+        { allowedValues },
+        'must be equal to one of the allowed values',
+        named,
+      );
     }
     if ('not' in schema) {
       const sub = schema['not'];
@@ -296,7 +331,8 @@ class Run {
         const branch = fresh();
         const sub = branches[i];
         const ok =
-          alwaysValid(sub) || this.within(true, () => this.check(sub, data, path, `${at}/oneOf/${i}`, branch, name));
+          alwaysValid(sub) ||
+          this.within(true, () => this.check(sub, data, path, `${at}/oneOf/${i}`, branch, name));
         if (i > 0 && ok && valid) {
           valid = false;
           passing = [passing as number, i];
@@ -310,7 +346,14 @@ class Run {
       }
       if (valid) this.errors.length = start;
       else
-        this.fail('oneOf', path, `${at}/oneOf`, { passingSchemas: passing }, 'must match exactly one schema in oneOf', named);
+        this.fail(
+          'oneOf',
+          path,
+          `${at}/oneOf`,
+          { passingSchemas: passing },
+          'must match exactly one schema in oneOf',
+          named,
+        );
     }
     if (Array.isArray(schema['allOf'])) {
       schema['allOf'].forEach((sub, i) => {
@@ -321,7 +364,14 @@ class Run {
     if ('if' in schema) this.condition(schema, data, path, at, seen, name);
   }
 
-  private condition(schema: SchemaNode, data: unknown, path: string, at: string, seen: Seen, name?: string): void {
+  private condition(
+    schema: SchemaNode,
+    data: unknown,
+    path: string,
+    at: string,
+    seen: Seen,
+    name?: string,
+  ): void {
     const useful = (key: string) => schema[key] !== undefined && !alwaysValid(schema[key]);
     if (!useful('then') && !useful('else')) return;
     const branch = fresh();
@@ -332,7 +382,14 @@ class Run {
     const own = fresh();
     if (this.check(schema[clause], data, path, `${at}/${clause}`, own, name)) merge(seen, own);
     else {
-      this.fail('if', path, `${at}/if`, { failingKeyword: clause }, `must match "${clause}" schema`, nameOf(name));
+      this.fail(
+        'if',
+        path,
+        `${at}/if`,
+        { failingKeyword: clause },
+        `must match "${clause}" schema`,
+        nameOf(name),
+      );
     }
   }
 
@@ -347,11 +404,25 @@ class Run {
     for (const [keyword, comparison, holds] of limits) {
       const limit = schema[keyword];
       if (typeof limit === 'number' && !holds(limit))
-        this.fail(keyword, path, `${at}/${keyword}`, { comparison, limit }, `must be ${comparison} ${limit}`, named);
+        this.fail(
+          keyword,
+          path,
+          `${at}/${keyword}`,
+          { comparison, limit },
+          `must be ${comparison} ${limit}`,
+          named,
+        );
     }
     const divisor = schema['multipleOf'];
     if (typeof divisor === 'number' && !isMultipleOf(data, divisor)) {
-      this.fail('multipleOf', path, `${at}/multipleOf`, { multipleOf: divisor }, `must be multiple of ${divisor}`, named);
+      this.fail(
+        'multipleOf',
+        path,
+        `${at}/multipleOf`,
+        { multipleOf: divisor },
+        `must be multiple of ${divisor}`,
+        named,
+      );
     }
     this.format(schema, 'number', data as never, path, at, name);
   }
@@ -362,16 +433,37 @@ class Run {
     const min = schema['minLength'];
     const size = max === undefined && min === undefined ? 0 : length(data);
     if (typeof max === 'number' && size > max)
-      this.fail('maxLength', path, `${at}/maxLength`, { limit: max }, `must NOT have more than ${max} characters`, named);
+      this.fail(
+        'maxLength',
+        path,
+        `${at}/maxLength`,
+        { limit: max },
+        `must NOT have more than ${max} characters`,
+        named,
+      );
     if (typeof min === 'number' && size < min)
-      this.fail('minLength', path, `${at}/minLength`, { limit: min }, `must NOT have fewer than ${min} characters`, named);
+      this.fail(
+        'minLength',
+        path,
+        `${at}/minLength`,
+        { limit: min },
+        `must NOT have fewer than ${min} characters`,
+        named,
+      );
     const pattern = schema['pattern'];
     if (typeof pattern === 'string' && !this.matcher(pattern).test(data))
       this.fail('pattern', path, `${at}/pattern`, { pattern }, `must match pattern "${pattern}"`, named);
     this.format(schema, 'string', data as never, path, at, name);
   }
 
-  private format(schema: SchemaNode, type: 'string' | 'number', data: never, path: string, at: string, name?: string): void {
+  private format(
+    schema: SchemaNode,
+    type: 'string' | 'number',
+    data: never,
+    path: string,
+    at: string,
+    name?: string,
+  ): void {
     const format = schema['format'];
     if (typeof format !== 'string') return;
     const check = knownFormats()[format];
@@ -383,9 +475,21 @@ class Run {
     const maxItems = schema['maxItems'];
     const minItems = schema['minItems'];
     if (typeof maxItems === 'number' && data.length > maxItems)
-      this.fail('maxItems', path, `${at}/maxItems`, { limit: maxItems }, `must NOT have more than ${maxItems} items`);
+      this.fail(
+        'maxItems',
+        path,
+        `${at}/maxItems`,
+        { limit: maxItems },
+        `must NOT have more than ${maxItems} items`,
+      );
     if (typeof minItems === 'number' && data.length < minItems)
-      this.fail('minItems', path, `${at}/minItems`, { limit: minItems }, `must NOT have fewer than ${minItems} items`);
+      this.fail(
+        'minItems',
+        path,
+        `${at}/minItems`,
+        { limit: minItems },
+        `must NOT have fewer than ${minItems} items`,
+      );
     const items = schema['items'];
     const item = (sub: unknown, i: number, keyword: string) =>
       this.check(sub, data[i], `${path}/${i}`, keyword, fresh());
@@ -394,7 +498,13 @@ class Run {
       if (Array.isArray(items)) {
         const extra = schema['additionalItems'];
         if (extra === false && data.length > items.length) {
-          this.fail('additionalItems', path, `${at}/additionalItems`, { limit: items.length }, `must NOT have more than ${items.length} items`);
+          this.fail(
+            'additionalItems',
+            path,
+            `${at}/additionalItems`,
+            { limit: items.length },
+            `must NOT have more than ${items.length} items`,
+          );
         } else if (extra !== undefined && !alwaysValid(extra)) {
           for (let i = items.length; i < data.length; i++) item(extra, i, `${at}/additionalItems`);
         }
@@ -416,7 +526,13 @@ class Run {
       if (items !== undefined) {
         if (items === false && prefix.length > 0) {
           if (data.length > prefix.length)
-            this.fail('items', path, `${at}/items`, { limit: prefix.length }, `must NOT have more than ${prefix.length} items`);
+            this.fail(
+              'items',
+              path,
+              `${at}/items`,
+              { limit: prefix.length },
+              `must NOT have more than ${prefix.length} items`,
+            );
         } else if (!alwaysValid(items)) {
           for (let i = prefix.length; i < data.length; i++) item(items, i, `${at}/items`);
         }
@@ -437,7 +553,13 @@ class Run {
       const from = seen.items;
       if (unevaluated === false) {
         if (data.length > from)
-          this.fail('unevaluatedItems', path, `${at}/unevaluatedItems`, { limit: from }, `must NOT have more than ${from} items`);
+          this.fail(
+            'unevaluatedItems',
+            path,
+            `${at}/unevaluatedItems`,
+            { limit: from },
+            `must NOT have more than ${from} items`,
+          );
       } else {
         for (let i = from; i < data.length; i++) item(unevaluated, i, `${at}/unevaluatedItems`);
       }
@@ -471,7 +593,8 @@ class Run {
       let count = 0;
       if (min !== 0 || (max !== undefined && data.length > 0)) {
         for (let i = 0; i < data.length; i++) {
-          if (!this.within(true, () => this.check(sub, data[i], `${path}/${i}`, `${at}/contains`, fresh()))) continue;
+          if (!this.within(true, () => this.check(sub, data[i], `${path}/${i}`, `${at}/contains`, fresh())))
+            continue;
           markItem(seen, i);
           count++;
           if (max === undefined) {
@@ -493,37 +616,81 @@ class Run {
     else this.fail('contains', path, `${at}/contains`, params, words);
   }
 
-  private object(schema: SchemaNode, data: Record<string, unknown>, path: string, at: string, seen: Seen): void {
+  private object(
+    schema: SchemaNode,
+    data: Record<string, unknown>,
+    path: string,
+    at: string,
+    seen: Seen,
+  ): void {
     const keys = Object.keys(data);
     const maxProperties = schema['maxProperties'];
     const minProperties = schema['minProperties'];
     if (typeof maxProperties === 'number' && keys.length > maxProperties)
-      this.fail('maxProperties', path, `${at}/maxProperties`, { limit: maxProperties }, `must NOT have more than ${maxProperties} properties`);
+      this.fail(
+        'maxProperties',
+        path,
+        `${at}/maxProperties`,
+        { limit: maxProperties },
+        `must NOT have more than ${maxProperties} properties`,
+      );
     if (typeof minProperties === 'number' && keys.length < minProperties)
-      this.fail('minProperties', path, `${at}/minProperties`, { limit: minProperties }, `must NOT have fewer than ${minProperties} properties`);
+      this.fail(
+        'minProperties',
+        path,
+        `${at}/minProperties`,
+        { limit: minProperties },
+        `must NOT have fewer than ${minProperties} properties`,
+      );
     if (Array.isArray(schema['required'])) {
       for (const missingProperty of schema['required'] as string[]) {
         if (!hasOwn(data, missingProperty))
-          this.fail('required', path, `${at}/required`, { missingProperty }, `must have required property '${missingProperty}'`);
+          this.fail(
+            'required',
+            path,
+            `${at}/required`,
+            { missingProperty },
+            `must have required property '${missingProperty}'`,
+          );
       }
     }
     const names = schema['propertyNames'];
     if (names !== undefined && !alwaysValid(names)) {
       for (const key of keys) {
         if (!this.within(true, () => this.check(names, key, path, `${at}/propertyNames`, fresh(), key)))
-          this.fail('propertyNames', path, `${at}/propertyNames`, { propertyName: key }, 'property name must be valid');
+          this.fail(
+            'propertyNames',
+            path,
+            `${at}/propertyNames`,
+            { propertyName: key },
+            'property name must be valid',
+          );
       }
     }
     const properties = ownNames(schema['properties']);
-    const patterns = ownNames(schema['patternProperties']).map((source) => [source, this.matcher(source)] as const);
+    const patterns = ownNames(schema['patternProperties']).map(
+      (source) => [source, this.matcher(source)] as const,
+    );
     const additional = schema['additionalProperties'];
     if (additional !== undefined && !(alwaysValid(additional) && this.program.draft === '7')) {
       for (const key of keys) {
         if (properties.includes(key) || patterns.some(([, regex]) => regex.test(key))) continue;
         if (additional === false) {
-          this.fail('additionalProperties', path, `${at}/additionalProperties`, { additionalProperty: key }, 'must NOT have additional properties');
+          this.fail(
+            'additionalProperties',
+            path,
+            `${at}/additionalProperties`,
+            { additionalProperty: key },
+            'must NOT have additional properties',
+          );
         } else if (!alwaysValid(additional)) {
-          this.check(additional, data[key], `${path}/${escapePointer(key)}`, `${at}/additionalProperties`, fresh());
+          this.check(
+            additional,
+            data[key],
+            `${path}/${escapePointer(key)}`,
+            `${at}/additionalProperties`,
+            fresh(),
+          );
         }
       }
     }
@@ -534,7 +701,13 @@ class Run {
       if (!hasOwn(data, name)) continue;
       markProp(seen, name);
       if (!alwaysValid(map![name]))
-        this.check(map![name], data[name], `${path}/${escapePointer(name)}`, `${at}/properties/${escapePointer(name)}`, fresh());
+        this.check(
+          map![name],
+          data[name],
+          `${path}/${escapePointer(name)}`,
+          `${at}/properties/${escapePointer(name)}`,
+          fresh(),
+        );
     }
     const patternMap = schema['patternProperties'] as Record<string, unknown> | undefined;
     for (const [source, regex] of patterns) {
@@ -542,27 +715,59 @@ class Run {
         if (!regex.test(key)) continue;
         markProp(seen, key);
         if (!alwaysValid(patternMap![source]))
-          this.check(patternMap![source], data[key], `${path}/${escapePointer(key)}`, `${at}/patternProperties/${escapePointer(source)}`, fresh());
+          this.check(
+            patternMap![source],
+            data[key],
+            `${path}/${escapePointer(key)}`,
+            `${at}/patternProperties/${escapePointer(source)}`,
+            fresh(),
+          );
       }
     }
-    if ('dependentRequired' in schema) this.propertyDependencies(schema['dependentRequired'], data, path, `${at}/dependentRequired`, 'dependentRequired');
-    if (isNode(schema['dependentSchemas'])) this.schemaDependencies(schema['dependentSchemas'], data, path, `${at}/dependentSchemas`, seen);
+    if ('dependentRequired' in schema)
+      this.propertyDependencies(
+        schema['dependentRequired'],
+        data,
+        path,
+        `${at}/dependentRequired`,
+        'dependentRequired',
+      );
+    if (isNode(schema['dependentSchemas']))
+      this.schemaDependencies(schema['dependentSchemas'], data, path, `${at}/dependentSchemas`, seen);
     const unevaluated = schema['unevaluatedProperties'];
     if (unevaluated !== undefined && seen.props !== true) {
       const evaluated = seen.props;
       for (const key of keys) {
         if (evaluated.has(key)) continue;
         if (unevaluated === false) {
-          this.fail('unevaluatedProperties', path, `${at}/unevaluatedProperties`, { unevaluatedProperty: key }, 'must NOT have unevaluated properties');
+          this.fail(
+            'unevaluatedProperties',
+            path,
+            `${at}/unevaluatedProperties`,
+            { unevaluatedProperty: key },
+            'must NOT have unevaluated properties',
+          );
         } else {
-          this.check(unevaluated, data[key], `${path}/${escapePointer(key)}`, `${at}/unevaluatedProperties`, fresh());
+          this.check(
+            unevaluated,
+            data[key],
+            `${path}/${escapePointer(key)}`,
+            `${at}/unevaluatedProperties`,
+            fresh(),
+          );
         }
       }
       seen.props = true;
     }
   }
 
-  private dependencies(schema: SchemaNode, data: Record<string, unknown>, path: string, at: string, seen: Seen): void {
+  private dependencies(
+    schema: SchemaNode,
+    data: Record<string, unknown>,
+    path: string,
+    at: string,
+    seen: Seen,
+  ): void {
     const deps = schema['dependencies'];
     if (!isNode(deps)) return;
     const lists = Object.fromEntries(Object.entries(deps).filter(([, v]) => Array.isArray(v)));
@@ -571,7 +776,13 @@ class Run {
     this.schemaDependencies(schemas, data, path, `${at}/dependencies`, seen);
   }
 
-  private propertyDependencies(map: unknown, data: Record<string, unknown>, path: string, at: string, keyword: string): void {
+  private propertyDependencies(
+    map: unknown,
+    data: Record<string, unknown>,
+    path: string,
+    at: string,
+    keyword: string,
+  ): void {
     if (!isNode(map)) return;
     for (const [property, list] of Object.entries(map)) {
       const deps = list as string[];
@@ -590,7 +801,13 @@ class Run {
     }
   }
 
-  private schemaDependencies(map: SchemaNode, data: Record<string, unknown>, path: string, at: string, seen: Seen): void {
+  private schemaDependencies(
+    map: SchemaNode,
+    data: Record<string, unknown>,
+    path: string,
+    at: string,
+    seen: Seen,
+  ): void {
     for (const [property, sub] of Object.entries(map)) {
       if (!hasOwn(data, property) || alwaysValid(sub)) continue;
       const own = fresh();

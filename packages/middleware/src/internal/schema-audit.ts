@@ -62,7 +62,8 @@ function auditSchema(schema: JsonSchema): Map<string, LinearRegExp> {
     if (!isNode(node)) return;
     if (typeof node['pattern'] === 'string') pattern(node['pattern'], `${pointer}/pattern`);
     if (isNode(node['patternProperties']))
-      for (const source of Object.keys(node['patternProperties'])) pattern(source, `${pointer}/patternProperties`);
+      for (const source of Object.keys(node['patternProperties']))
+        pattern(source, `${pointer}/patternProperties`);
     for (const key of Object.keys(node)) {
       const what = UNSUPPORTED[key];
       if (what !== undefined)

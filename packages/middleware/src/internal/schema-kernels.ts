@@ -29,7 +29,14 @@ export function isMultipleOf(value: number, divisor: number): boolean {
 export function firstDuplicate(items: readonly unknown[]): readonly [number, number] | undefined {
   const seen = new Map<string, number>();
   for (let i = 0; i < items.length; i++) {
-    const key = canonicalJson(items[i]);
+    const item = items[i];
+    // A type letter keeps a string apart from the JSON text of anything else.
+    const key =
+      typeof item === 'string'
+        ? `s${item}`
+        : typeof item === 'object' && item !== null
+          ? `j${canonicalJson(item)}`
+          : `j${JSON.stringify(item) ?? 'null'}`;
     const earlier = seen.get(key);
     if (earlier !== undefined) return [earlier, i];
     seen.set(key, i);

@@ -45,9 +45,10 @@ export function resolveRefs(root: SchemaNode): Map<SchemaNode, SchemaNode | bool
       target = resources.get(url.href);
       for (const step of fragment.split('/').slice(1)) {
         const key = step.replace(/~1/g, '/').replace(/~0/g, '~');
-        target = typeof target === 'object' && target !== null && Object.hasOwn(target, key)
-          ? (target as Record<string, unknown>)[key]
-          : undefined;
+        target =
+          typeof target === 'object' && target !== null && Object.hasOwn(target, key)
+            ? (target as Record<string, unknown>)[key]
+            : undefined;
       }
       if (fragment !== '' && !fragment.startsWith('/')) target = undefined;
     } catch {
@@ -65,7 +66,17 @@ export function resolveRefs(root: SchemaNode): Map<SchemaNode, SchemaNode | bool
 
 // Subschemas applied to the same value as their parent: following only these never reaches a part of
 // the arguments, so a cycle among them (through a reference) can never finish.
-const SAME_VALUE = ['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'dependencies'];
+const SAME_VALUE = [
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'dependencies',
+];
 
 function sameValueChildren(node: SchemaNode, refs: ReadonlyMap<SchemaNode, SchemaNode | boolean>): unknown[] {
   const children: unknown[] = [];
@@ -97,7 +108,6 @@ function assertNoLoop(root: SchemaNode, refs: ReadonlyMap<SchemaNode, SchemaNode
   walkSchema(root, (node) => visit(node));
 }
 
-
 // Where ajv's compositeRule holds: a default there would be ignored, which strict mode refuses.
 const COMPOSITE = new Set(['anyOf', 'oneOf', 'not', 'if', 'contains', 'propertyNames']);
 
@@ -106,7 +116,10 @@ const COMPOSITE = new Set(['anyOf', 'oneOf', 'not', 'if', 'contains', 'propertyN
  * only runs inside anyOf, oneOf, not, if, contains or propertyNames. A referenced schema that itself
  * holds references is compiled on its own by ajv, outside the rule, so it starts afresh.
  */
-export function assertDefaultsApply(root: SchemaNode, refs: ReadonlyMap<SchemaNode, SchemaNode | boolean>): void {
+export function assertDefaultsApply(
+  root: SchemaNode,
+  refs: ReadonlyMap<SchemaNode, SchemaNode | boolean>,
+): void {
   const seen = new Set<string>();
   const ids = new Map<unknown, number>();
   const visit = (node: unknown, composite: boolean, pointer: string): void => {
@@ -129,7 +142,8 @@ export function assertDefaultsApply(root: SchemaNode, refs: ReadonlyMap<SchemaNo
       const at = `${pointer}/${keyword}`;
       if (Array.isArray(value)) value.forEach((sub, i) => visit(sub, inner, `${at}/${i}`));
       else if (['properties', 'patternProperties', 'dependentSchemas', 'dependencies'].includes(keyword)) {
-        if (isNode(value)) for (const [name, sub] of Object.entries(value)) visit(sub, inner, `${at}/${name}`);
+        if (isNode(value))
+          for (const [name, sub] of Object.entries(value)) visit(sub, inner, `${at}/${name}`);
       } else if (!['$defs', 'definitions', 'enum', 'const', 'default', 'examples'].includes(keyword)) {
         visit(value, inner, at);
       }

@@ -35,10 +35,15 @@ const isNameList = (value: unknown): boolean =>
 export function draftOf(schema: SchemaNode): Draft {
   const declared = schema['$schema'];
   if (declared === undefined) return '7';
-  if (declared === 'http://json-schema.org/draft-07/schema' || declared === 'http://json-schema.org/draft-07/schema#')
+  if (
+    declared === 'http://json-schema.org/draft-07/schema' ||
+    declared === 'http://json-schema.org/draft-07/schema#'
+  )
     return '7';
   if (declared === 'https://json-schema.org/draft/2020-12/schema') return '2020-12';
-  throw new Error(`no schema with key or ref "${String(declared)}": the schema's "$schema" is not draft-07 or 2020-12`);
+  throw new Error(
+    `no schema with key or ref "${String(declared)}": the schema's "$schema" is not draft-07 or 2020-12`,
+  );
 }
 
 /** Throws, naming the place, on what ajv would refuse at compile (patterns: see auditSchema). */
@@ -51,10 +56,13 @@ export function assertSchemaShape(schema: SchemaNode, draft: Draft): void {
     for (const key of Object.keys(node)) {
       if (!KEYWORDS[draft].has(key)) throw new Error(`strict mode: unknown keyword: "${key}" at "${at}"`);
     }
-    for (const key of STRINGS) if (key in node && typeof node[key] !== 'string') fail(`/${key} must be string`);
-    for (const key of NUMBERS) if (key in node && typeof node[key] !== 'number') fail(`/${key} must be number`);
+    for (const key of STRINGS)
+      if (key in node && typeof node[key] !== 'string') fail(`/${key} must be string`);
+    for (const key of NUMBERS)
+      if (key in node && typeof node[key] !== 'number') fail(`/${key} must be number`);
     for (const key of COUNTS) if (key in node && !isCount(node[key])) fail(`/${key} must be a count`);
-    for (const key of BOOLEANS) if (key in node && typeof node[key] !== 'boolean') fail(`/${key} must be boolean`);
+    for (const key of BOOLEANS)
+      if (key in node && typeof node[key] !== 'boolean') fail(`/${key} must be boolean`);
     for (const key of SCHEMAS) if (key in node && !isSchema(node[key])) fail(`/${key} must be a schema`);
     for (const key of SCHEMA_ARRAYS) {
       const list = node[key];
@@ -91,7 +99,8 @@ export function assertSchemaShape(schema: SchemaNode, draft: Draft): void {
       const map = node[key];
       if (map === undefined) continue;
       const entryOk = (v: unknown) => isNameList(v) || (key === 'dependencies' && isSchema(v));
-      if (!isNode(map) || !Object.values(map).every(entryOk)) fail(`/${key} must map names to ${key === 'dependencies' ? 'schemas or ' : ''}name lists`);
+      if (!isNode(map) || !Object.values(map).every(entryOk))
+        fail(`/${key} must map names to ${key === 'dependencies' ? 'schemas or ' : ''}name lists`);
     }
     strictRules(node, at, draft);
   });
@@ -107,17 +116,20 @@ function strictRules(node: SchemaNode, at: string, draft: Draft): void {
     throw new Error(`unknown format "${format}" ignored in schema at path "${at}"`);
   if ('if' in node && node['then'] === undefined && node['else'] === undefined)
     fail('"if" without "then" and "else" is ignored');
-  for (const key of ['then', 'else']) if (key in node && node['if'] === undefined) fail(`"${key}" without "if" is ignored`);
+  for (const key of ['then', 'else'])
+    if (key in node && node['if'] === undefined) fail(`"${key}" without "if" is ignored`);
   if (draft === '7' && 'additionalItems' in node && !Array.isArray(node['items']))
     fail('"additionalItems" is ignored when "items" is not an array of schemas');
-  if (node['nullable'] === true && node['type'] === undefined) throw new Error('"nullable" cannot be used without "type"');
+  if (node['nullable'] === true && node['type'] === undefined)
+    throw new Error('"nullable" cannot be used without "type"');
   if (draft === '2020-12') {
     for (const key of ['minContains', 'maxContains'])
       if (key in node && node['contains'] === undefined) fail(`"${key}" without "contains" is ignored`);
     if ('contains' in node) {
       const min = node['minContains'];
       const max = node['maxContains'];
-      if (min === 0 && max === undefined) fail('"minContains" == 0 without "maxContains": "contains" keyword ignored');
+      if (min === 0 && max === undefined)
+        fail('"minContains" == 0 without "maxContains": "contains" keyword ignored');
       if (typeof min === 'number' && typeof max === 'number' && min > max)
         fail('"minContains" > "maxContains" is always invalid');
     }
