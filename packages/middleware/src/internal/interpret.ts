@@ -672,7 +672,7 @@ class Run {
       (source) => [source, this.matcher(source)] as const,
     );
     const additional = schema['additionalProperties'];
-    if (additional !== undefined && !(alwaysValid(additional) && this.program.draft === '7')) {
+    if (additional !== undefined) {
       for (const key of keys) {
         if (properties.includes(key) || patterns.some(([, regex]) => regex.test(key))) continue;
         if (additional === false) {
