@@ -120,6 +120,9 @@ function strictRules(node: SchemaNode, at: string, draft: Draft): void {
     if (key in node && node['if'] === undefined) fail(`"${key}" without "if" is ignored`);
   if (draft === '7' && 'additionalItems' in node && !Array.isArray(node['items']))
     fail('"additionalItems" is ignored when "items" is not an array of schemas');
+  const type = node['type'];
+  if (node['nullable'] === false && (type === 'null' || (Array.isArray(type) && type.includes('null'))))
+    throw new Error('type: null contradicts nullable: false');
   if (node['nullable'] === true && node['type'] === undefined)
     throw new Error('"nullable" cannot be used without "type"');
   if (draft === '2020-12') {
