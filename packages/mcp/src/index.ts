@@ -1,8 +1,18 @@
 // Every export here is public API of @toolgate/mcp: import tools from MCP servers, serve governed tools over MCP.
 
 // Client: MCP server → toolgate Tools stamped with `source`
-export type { McpClient, McpClientOptions, SkippedTool } from './client';
-export { mcpClient } from './client';
+export type {
+  AnnotationHint,
+  BackoffOptions,
+  ImportDeclaration,
+  McpClient,
+  McpClientEvent,
+  McpClientOptions,
+  McpClientStatus,
+  McpUpstream,
+  SkippedTool,
+} from './client';
+export { acceptPin, mcpClient, McpClientConfigError } from './client';
 
 // Server: toolgate Tools → an MCP server running the chain
 export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';
@@ -14,5 +24,5 @@ export { callToolResult, refusalResult } from './results';
 export { askPerson, canElicitForm } from './elicit';
 
 // Running a served set over stdio or Streamable HTTP
-export type { HttpServing, ServeHttpOptions, Serving } from './transports';
+export type { HttpServing, ProtectedResourceOptions, ServeHttpOptions, Serving } from './transports';
 export { serveHttp, serveStdio } from './transports';
