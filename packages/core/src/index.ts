@@ -88,6 +88,10 @@ export type {
   ArtifactInput,
   ArtifactMeta,
   ArtifactStore,
+  AuditHead,
+  AuditRecord,
+  AuditSeal,
+  AuditStore,
   CredentialNeed,
   CredentialProvider,
   CredentialRequestContext,
@@ -106,5 +110,6 @@ export { redact, redactValue } from './redact';
 export type { Signer } from './canonical';
 export { canonicalJson, createSigner, digestOf, shortHash } from './canonical';
 export { artifactJson, artifactKind, scopeFields } from './artifact-input';
+export { AUDIT_GENESIS, auditContinues } from './audit-input';
 export { AbortedError, DEFAULT_DEADLINE_MS, DeadlineError, withDeadline } from './deadline';
 export { isArtifactRef, newArtifactRef, newId, randomBase62 } from './ids';

@@ -1,0 +1,178 @@
+// The one writer of an audit log in this process: records queue in order and go to the store in
+// batches (one append, one transaction, for every record waiting), so concurrent calls share a commit.
+// A record of a call that happened is never dropped: when an append fails it stays at the front of
+// the queue, kept until the store takes it, and the log reports itself degraded meanwhile.
+
+import { withDeadline, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import type { AuditFields } from './record';
+
+/** The most records one append carries. */
+export const MAX_BATCH = 256;
+
+interface Item {
+  readonly fields: AuditFields;
+  /** Kept when an append fails (the record of something that happened) rather than dropped with an error. */
+  readonly keep: boolean;
+  waiter?: { resolve(record: AuditRecord): void; reject(error: unknown): void } | undefined;
+  /** What a failed append sealed this record as: it may have been stored after all. */
+  sealed?: AuditHead | undefined;
+}
+
+type Seal = (head: AuditHead | undefined, batch: readonly AuditFields[]) => Promise<readonly AuditRecord[]>;
+
+/** Thrown out of a seal to stop an append: the head moved past records a failed append sealed. */
+class Recheck extends Error {}
+
+/** Thrown out of a seal whose append the writer already gave up on, so the store rolls it back. */
+class Abandoned extends Error {}
+
+export class AuditWriter {
+  readonly #store: AuditStore;
+  readonly #seal: Seal;
+  readonly #deadlineMs: number;
+  #queue: Item[] = [];
+  #draining: Promise<void> | undefined;
+  #degraded = false;
+  #lastError: unknown;
+  /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
+  #unsureFrom: number | undefined;
+
+  constructor(store: AuditStore, seal: Seal, deadlineMs: number) {
+    this.#store = store;
+    this.#seal = seal;
+    this.#deadlineMs = deadlineMs;
+  }
+
+  /** The last append failed and records wait in memory. */
+  get degraded(): boolean {
+    return this.#degraded;
+  }
+
+  /** Records kept in memory for the store. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  get lastError(): unknown {
+    return this.#lastError;
+  }
+
+  /** Queues a record; resolves once the store holds it, rejects when the append failed (a kept record stays queued). */
+  enqueue(fields: AuditFields, keep: boolean): Promise<AuditRecord> {
+    return new Promise<AuditRecord>((resolve, reject) => {
+      this.#queue.push({ fields, keep, waiter: { resolve, reject } });
+      void this.#drain();
+    });
+  }
+
+  /** Tries to write everything queued; resolves with whether the queue is empty afterwards. */
+  async flush(): Promise<boolean> {
+    await this.#drain();
+    // A drain that was already running may have ended before records queued during its last append.
+    if (this.#queue.length > 0 && !this.#degraded) await this.#drain();
+    return this.#queue.length === 0;
+  }
+
+  #drain(): Promise<void> {
+    this.#draining ??= this.#run();
+    return this.#draining;
+  }
+
+  async #run(): Promise<void> {
+    // Lets every record queued in this turn join the first batch.
+    await Promise.resolve();
+    try {
+      while (this.#queue.length > 0 && (await this.#appendBatch()));
+    } finally {
+      this.#draining = undefined;
+    }
+  }
+
+  /** One append of the front of the queue; false when the store failed. */
+  async #appendBatch(): Promise<boolean> {
+    const batch = this.#queue.slice(0, MAX_BATCH);
+    const attempt = { abandoned: false };
+    let records: readonly AuditRecord[];
+    try {
+      records = await withDeadline(
+        () => this.#store.append((head) => this.#sealFor(head, batch, attempt)),
+        this.#deadlineMs,
+      );
+      if (!Array.isArray(records) || records.length !== batch.length) {
+        throw new TypeError('the store answered an append with other records than it was given');
+      }
+    } catch (error) {
+      attempt.abandoned = true;
+      if (error instanceof Recheck) return this.#recheck();
+      this.#fail(batch, error);
+      return false;
+    }
+    this.#queue.splice(0, batch.length);
+    batch.forEach((item, i) => item.waiter?.resolve(records[i]!));
+    this.#degraded = false;
+    return true;
+  }
+
+  async #sealFor(head: AuditHead | undefined, batch: readonly Item[], attempt: { abandoned: boolean }) {
+    if (attempt.abandoned) throw new Abandoned('the audit log gave up on this append');
+    if (this.#unsureFrom !== undefined) {
+      // Heads only grow: below the unsure seq, that append was never stored and never will be.
+      if ((head?.seq ?? 0) >= this.#unsureFrom) throw new Recheck('records sealed before may be stored');
+      this.#settleUnsure(new Set());
+    }
+    const records = await this.#seal(
+      head,
+      batch.map((item) => item.fields),
+    );
+    if (attempt.abandoned) throw new Abandoned('the audit log gave up on this append');
+    records.forEach((record, i) => {
+      const item = batch[i];
+      if (item !== undefined) item.sealed = { seq: record.seq, hash: record.hash };
+    });
+    return records;
+  }
+
+  /** An append failed: every waiter hears it; records of what happened stay queued, the rest are dropped. */
+  #fail(batch: readonly Item[], error: unknown): void {
+    this.#degraded = true;
+    this.#lastError = error;
+    const sealed = batch.filter((item) => item.sealed !== undefined && item.keep);
+    if (sealed.length > 0) {
+      const lowest = Math.min(...sealed.map((item) => item.sealed!.seq));
+      this.#unsureFrom = Math.min(this.#unsureFrom ?? lowest, lowest);
+    }
+    for (const item of this.#queue) {
+      item.waiter?.reject(error);
+      item.waiter = undefined;
+    }
+    this.#queue = this.#queue.filter((item) => item.keep);
+  }
+
+  /** The head passed records a failed append sealed: read them back and drop those that were stored. */
+  async #recheck(): Promise<boolean> {
+    const from = this.#unsureFrom!;
+    const sealed = this.#queue.filter((item) => item.sealed !== undefined);
+    let stored: AuditRecord[];
+    try {
+      stored = await withDeadline(
+        () => this.#store.read(from - 1, sealed.length + MAX_BATCH),
+        this.#deadlineMs,
+      );
+    } catch (error) {
+      this.#fail([], error);
+      return false;
+    }
+    this.#settleUnsure(new Set(stored.map((record) => `${record.seq}:${record.hash}`)));
+    return true;
+  }
+
+  /** Queued records found among `stored` are done; the others are no longer in doubt. */
+  #settleUnsure(stored: ReadonlySet<string>): void {
+    this.#queue = this.#queue.filter((item) => {
+      const sealed = item.sealed;
+      item.sealed = undefined;
+      return sealed === undefined || !stored.has(`${sealed.seq}:${sealed.hash}`);
+    });
+    this.#unsureFrom = undefined;
+  }
+}
