@@ -210,9 +210,7 @@ export async function importPublicKey(where: string, source: KeySource): Promise
     return importOrExplain(where, () =>
       format === 'jwk'
         ? subtle().importKey('jwk', publicJwk(data), ED25519, true, ['verify'])
-        : subtle().importKey(format === 'raw' ? 'raw' : 'spki', data as Bytes, ED25519, true, [
-            'verify',
-          ]),
+        : subtle().importKey(format === 'raw' ? 'raw' : 'spki', data as Bytes, ED25519, true, ['verify']),
     );
   }
   let jwk: JsonWebKey;
