@@ -82,6 +82,10 @@ function pemBody(text: string, label: string): Bytes | undefined {
   return match === null ? undefined : base64Bytes(match[1]!);
 }
 
+function isPkcs8(bytes: Uint8Array): boolean {
+  return bytes.length === 48 && PKCS8_PREFIX.every((byte, i) => bytes[i] === byte);
+}
+
 function withPrefix(prefix: readonly number[], body: Uint8Array): Bytes {
   const out = new Uint8Array(prefix.length + body.length);
   out.set(prefix);
@@ -150,6 +154,8 @@ function keySource(where: string, key: unknown, wantPrivate: boolean): KeySource
       return { format: 'pkcs8', data: new Uint8Array(key), private: true };
     }
     if (key.length === 32) return { format: 'raw', data: new Uint8Array(key), private: false };
+    // PKCS#8 bytes (their DER prefix says so) are a private key, whose public half is derived.
+    if (isPkcs8(key)) return { format: 'pkcs8', data: new Uint8Array(key), private: true };
     return { format: 'spki', data: new Uint8Array(key), private: false };
   }
   if (isKeyPair(key)) return keySource(where, wantPrivate ? key.privateKey : key.publicKey, wantPrivate);
@@ -249,6 +255,7 @@ function pem(label: string, der: ArrayBuffer): string {
 /**
  * The public key (SPKI PEM) that verifies what `key` signs, or `key` itself in that form when it is
  * already public: what an auditor needs, and all `toolgate audit verify` needs besides the log.
+ * 32 bytes are read as a public key here (as everywhere a public key is expected), never as a seed.
  */
 export async function auditPublicKey(key: AuditSigningKey | AuditPublicKey): Promise<string> {
   const where = 'auditPublicKey';

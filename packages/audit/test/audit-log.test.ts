@@ -7,6 +7,7 @@ import {
   checkInDeclined,
   createDispatcher,
   type DispatchOutcome,
+  type LedgerRow,
   type Middleware,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
@@ -292,10 +293,10 @@ describe('auditLog().attach(dispatcher)', () => {
       expect((await recordsOf(other.store))[0]).not.toHaveProperty('rule');
     });
 
-    it('reads a structured rule field on the policy row, and uses ruleOf when given', () => {
-      const row = { gate: 'policy', outcome: 'allow' as const, changed: false, rule: 'typed-rule' };
-      expect(policyRuleOf([row])).toBe('typed-rule');
-      expect(policyRuleOf([{ ...row, rule: 'has spaces in it' }])).toBeUndefined();
+    it('reads a structured rule field on the policy row, when the row has one', () => {
+      const row = (rule: string) => ({ gate: 'policy', outcome: 'allow', changed: false, rule }) as LedgerRow;
+      expect(policyRuleOf([row('typed-rule')])).toBe('typed-rule');
+      expect(policyRuleOf([row('has spaces in it')])).toBeUndefined();
       expect(policyRuleOf([])).toBeUndefined();
     });
 
