@@ -16,11 +16,10 @@ export type AuditDigestKey = string | Uint8Array | CryptoKey;
 const ED25519 = { name: 'Ed25519' } as const;
 const subtle = () => globalThis.crypto.subtle;
 
-// DER prefixes of an Ed25519 key: PKCS#8 v1 before the 32-byte seed, SPKI before the 32-byte point.
+// The DER prefix of an Ed25519 PKCS#8 (v1) key, before its 32-byte seed.
 const PKCS8_PREFIX = [
   0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ];
-const SPKI_PREFIX = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
 
 /** A key checked for shape, ready to import. */
 type Bytes = Uint8Array<ArrayBuffer>;
