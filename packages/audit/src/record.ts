@@ -2,6 +2,7 @@
 // before (SHA-256 of its canonical JSON, `prevHash` included), and the Ed25519 signature over that hash.
 
 import { AUDIT_GENESIS, canonicalJson, type AuditHead, type AuditRecord } from '@toolgate/core';
+import { sha256Hex } from './sha256';
 
 /** A record before it joins the chain: everything but `seq`, `prevHash`, `hash` and `signature`. */
 export interface AuditFields {
@@ -60,11 +61,16 @@ export function bytesOfHex(hex: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-/** SHA-256 (hex) of the canonical JSON of `record` without `hash` and `signature`: what chains and is signed. */
-export async function recordHash(record: Readonly<Record<string, unknown>>): Promise<string> {
+/** The canonical JSON bytes of `record` without `hash` and `signature`: what its hash covers. */
+function hashedBytes(record: Readonly<Record<string, unknown>>): Uint8Array<ArrayBuffer> {
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(record)) if (key !== 'hash' && key !== 'signature') body[key] = record[key];
-  return hexOf(await subtle().digest('SHA-256', encoder.encode(canonicalJson(body))));
+  return encoder.encode(canonicalJson(body));
+}
+
+/** SHA-256 (hex) of what `record`'s hash covers, by Web Crypto: how verification recomputes it. */
+export async function recordHash(record: Readonly<Record<string, unknown>>): Promise<string> {
+  return hexOf(await subtle().digest('SHA-256', hashedBytes(record)));
 }
 
 /** The record's fields in `RECORD_FIELDS` order; absent fields stay absent. */
@@ -81,7 +87,7 @@ function ordered(fields: AuditFields, seq: number, prevHash: string): Record<str
 
 /**
  * The records that continue the log at `head`: each hashed over the one before (so this part is
- * sequential), then all signed at once.
+ * sequential, and synchronous), then all signed at once.
  */
 export async function sealRecords(
   head: AuditHead | undefined,
@@ -94,7 +100,8 @@ export async function sealRecords(
   for (const fields of batch) {
     seq += 1;
     const body = ordered(fields, seq, prevHash);
-    prevHash = await recordHash(body);
+    // In this thread: the chain is sequential, and a Web Crypto digest per record is a thread hop each.
+    prevHash = sha256Hex(hashedBytes(body));
     body['hash'] = prevHash;
     hashed.push(body);
   }
