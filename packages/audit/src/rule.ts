@@ -4,12 +4,14 @@
 import type { LedgerRow } from '@toolgate/core';
 
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
-// A row's `why` that starts by naming its rule: rule 'big-refunds-ask' …
-const NAMED = /^rule ['"]([^'"]{1,128})['"]/;
+// A row's `why` that starts by naming its rule: `rule 'big-refunds-ask' asks for a person` (a pass or
+// an ask), `policy rule 'interns-read-only' does not allow …` (a refusal's reason).
+const NAMED = /^(?:policy )?rule ['"]([^'"]{1,128})['"]/;
 
 /**
  * The deciding rule of a call: the `policy` row's `rule` field when it has one, else the name its
- * `why` starts with (`rule 'name' …`); absent when no `policy` gate filed a row or it names no rule.
+ * `why` starts with (`rule 'name' …` or `policy rule 'name' …`, as `@toolgate/policy` writes them);
+ * absent when no `policy` gate filed a row, or it names no rule (no rule matched: the default decided).
  * Only the start of `why` is read, so a value quoted later in a sentence is never taken for a name.
  */
 export function policyRuleOf(ledger: readonly LedgerRow[]): string | undefined {

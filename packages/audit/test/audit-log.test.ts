@@ -293,6 +293,34 @@ describe('auditLog().attach(dispatcher)', () => {
       expect((await recordsOf(other.store))[0]).not.toHaveProperty('rule');
     });
 
+    it('reads the rule from the rows @toolgate/policy files: a pass, an ask, a refusal, the default, a shadow', () => {
+      const row = (outcome: LedgerRow['outcome'], why: string): LedgerRow => ({
+        gate: 'policy',
+        outcome,
+        why,
+        changed: false,
+      });
+      expect(policyRuleOf([row('allow', "rule 'small-refunds' allows")])).toBe('small-refunds');
+      expect(policyRuleOf([row('allow', "rule 'big-refunds' asks for a person")])).toBe('big-refunds');
+      expect(
+        policyRuleOf([
+          row(
+            'deny',
+            "policy rule 'interns-read-only' does not allow 'fs_write' for this caller. Retrying will not help.",
+          ),
+        ]),
+      ).toBe('interns-read-only');
+      expect(
+        policyRuleOf([
+          row('deny', "policy rule 'caps' could not be checked for this call of 'refund', so it refuses it."),
+        ]),
+      ).toBe('caps');
+      expect(
+        policyRuleOf([row('allow', "no rule matched; the default allows; shadow rule 'strict' would deny")]),
+      ).toBeUndefined();
+      expect(policyRuleOf([row('deny', "no policy rule allows 'refund' for this caller.")])).toBeUndefined();
+    });
+
     it('reads a structured rule field on the policy row, when the row has one', () => {
       const row = (rule: string) => ({ gate: 'policy', outcome: 'allow', changed: false, rule }) as LedgerRow;
       expect(policyRuleOf([row('typed-rule')])).toBe('typed-rule');
