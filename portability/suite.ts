@@ -1,6 +1,6 @@
 // The portable suite: DESIGN contract cases that need no Node API, run unchanged on Node, Bun, Deno
-// and workerd. It imports only @toolgate/core and @toolgate/middleware, asserts with plain throws,
-// and returns its findings as JSON so each runtime's runner can report them.
+// and workerd. It imports only @toolgate/core, @toolgate/middleware and @toolgate/audit, asserts with
+// plain throws, and returns its findings as JSON so each runtime's runner can report them.
 
 import {
   checkInApproved,
@@ -14,6 +14,7 @@ import {
   type PermissionChecker,
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts, type SchemaValidator } from '@toolgate/middleware';
+import { auditLog, generateAuditKeys, inMemoryAuditStore, verifyAuditLog } from '@toolgate/audit';
 import { SCHEMA_CASES } from '../packages/middleware/test/schema-cases';
 
 export interface CaseResult {
@@ -332,6 +333,33 @@ function cases(validator: SchemaValidator): Record<string, () => Promise<void>> 
         chain: canonicalChain({ validator }),
       }).dispatch({ toolName: 'slow', args: {} }, { signal: controller.signal });
       check(outcome.kind !== 'result' && runs.count === 0, `outcome was ${outcome.kind}`);
+    },
+
+    async 'the audit log signs and chains each outcome, and verification finds an edit (Web Crypto Ed25519)'() {
+      const keys = await generateAuditKeys();
+      const store = inMemoryAuditStore();
+      const audit = auditLog({ store, signingKey: keys.privateKey, digestKey: CHECK_IN_KEY });
+      const dispatcher = audit.attach(
+        createDispatcher({ tools: [lookup], chain: canonicalChain({ validator }) }),
+      );
+      await dispatcher.dispatch(
+        { toolName: 'lookup_order', args: { orderId: 'ord_1' } },
+        { identity: { tenant: 'acme' } },
+      );
+      await dispatcher.dispatch({ toolName: 'lookup_order', args: { orderId: 'nope' } });
+      const verdict = await verifyAuditLog(store, keys.publicKey);
+      check(verdict.ok && verdict.count === 2, `the log did not verify: ${JSON.stringify(verdict)}`);
+      const records = await store.read(0, 2);
+      check(
+        records[1]?.kind === 'refused' &&
+          records[0]?.argsDigest === (await audit.digest({ orderId: 'ord_1' })),
+        'records',
+      );
+      const edited = await verifyAuditLog(
+        [{ ...records[0]!, tenant: 'globex' }, records[1]!],
+        keys.publicKey,
+      );
+      check(!edited.ok && edited.seq === 1, `an edit went unseen: ${JSON.stringify(edited)}`);
     },
   };
 }
