@@ -10,34 +10,50 @@ export interface ExportAuditLogOptions {
   readonly after?: number;
 }
 
+/** The exported log: iterate it for one JSON line at a time, or await it for the whole text. */
+export type AuditExport = AsyncIterable<string> & PromiseLike<string>;
+
 /**
- * Yields the log as JSON lines (each ending in `\n`), read a page at a time from a store.
+ * The log as JSON lines (each ending in `\n`), read a page at a time from a store. Iterate it to
+ * stream a log of any size; await it for the text at once.
  *
  * @example
  * for await (const line of exportAuditLog(store)) process.stdout.write(line);
+ * const text = await exportAuditLog(store);
  */
-export async function* exportAuditLog(
-  source: AuditSource,
-  options: ExportAuditLogOptions = {},
-): AsyncGenerator<string, void, undefined> {
+export function exportAuditLog(source: AuditSource, options: ExportAuditLogOptions = {}): AuditExport {
   const after = options?.after ?? 0;
   if (!(Number.isSafeInteger(after) && after >= 0)) {
     throw new AuditConfigError("exportAuditLog: 'after' must be a non-negative integer seq.");
   }
-  if (isAuditStore(source)) {
-    for await (const record of storeRecords(source, after)) yield `${JSON.stringify(record)}\n`;
-    return;
-  }
   if (
-    source === null ||
-    typeof source !== 'object' ||
-    !(Symbol.iterator in source || Symbol.asyncIterator in source)
+    !isAuditStore(source) &&
+    (source === null ||
+      typeof source !== 'object' ||
+      !(Symbol.iterator in source || Symbol.asyncIterator in source))
   ) {
     throw new AuditConfigError(
       'exportAuditLog: expected an AuditStore or the records in order (an array or iterable).',
     );
   }
-  for await (const record of source) {
+  let whole: Promise<string> | undefined;
+  const collect = async () => {
+    let text = '';
+    for await (const line of linesOf(source, after)) text += line;
+    return text;
+  };
+  return {
+    [Symbol.asyncIterator]: () => linesOf(source, after),
+    then(onFulfilled, onRejected) {
+      whole ??= collect();
+      return whole.then(onFulfilled, onRejected);
+    },
+  };
+}
+
+async function* linesOf(source: AuditSource, after: number): AsyncGenerator<string, void, undefined> {
+  const records = isAuditStore(source) ? storeRecords(source, after) : (source as AsyncIterable<unknown>);
+  for await (const record of records) {
     const seq = (record as { seq?: unknown } | null)?.seq;
     if (typeof seq === 'number' && seq <= after) continue;
     yield `${JSON.stringify(record)}\n`;

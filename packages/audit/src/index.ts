@@ -14,7 +14,7 @@ export { inMemoryAuditStore } from './memory-store';
 // Reading a log back
 export type { AuditSource, AuditVerification, VerifyAuditLogOptions } from './verify';
 export { verifyAuditLog } from './verify';
-export type { ExportAuditLogOptions } from './export';
+export type { AuditExport, ExportAuditLogOptions } from './export';
 export { AuditLogFormatError, exportAuditLog, parseAuditLog } from './export';
 
 // Keys

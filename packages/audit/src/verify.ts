@@ -11,7 +11,7 @@ export type AuditVerification =
   | { readonly ok: true; readonly count: number }
   | { readonly ok: false; readonly seq: number; readonly why: string };
 
-/** A log to verify: a store, or its records in order (an array, an export parsed by `parseAuditLog`, any iterable). */
+/** A log: a store, or its records in order (an array, any iterable), or for verifying, an export's text (JSON lines). */
 export type AuditSource = AuditStore | Iterable<unknown> | AsyncIterable<unknown>;
 
 export interface VerifyAuditLogOptions {
@@ -113,7 +113,8 @@ function checkedHead(head: unknown): AuditHead | undefined {
 }
 
 /**
- * Checks every record of a log in order: seq 1, 2, 3… with no gap or repeat, each `prevHash` the hash
+ * Checks every record of a log in order (a store, the records, or an export's text): seq 1, 2, 3… with
+ * no gap or repeat, each `prevHash` the hash
  * of the record before, each `hash` the SHA-256 of its own content, each `signature` valid for
  * `publicKey`. Answers `{ ok: true, count }`, or `{ ok: false, seq, why }` naming the first position
  * where the log stops being the one that was written.
@@ -123,7 +124,7 @@ function checkedHead(head: unknown): AuditHead | undefined {
  * if (!verdict.ok) console.error(`audit log broken at record ${verdict.seq}: ${verdict.why}`);
  */
 export async function verifyAuditLog(
-  source: AuditSource,
+  source: AuditSource | string,
   publicKey: AuditPublicKey,
   options: VerifyAuditLogOptions = {},
 ): Promise<AuditVerification> {
@@ -133,7 +134,19 @@ export async function verifyAuditLog(
   const given = checkedHead(options?.head);
   if (given !== undefined) anchors.push({ head: given, what: 'the head you gave' });
   let records: Iterable<unknown> | AsyncIterable<unknown>;
-  if (isAuditStore(source)) {
+  if (typeof source === 'string') {
+    // An export's text: a line that is not JSON stays in its place, where it reads as malformed.
+    records = (source as string)
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        try {
+          return JSON.parse(line) as unknown;
+        } catch {
+          return line;
+        }
+      });
+  } else if (isAuditStore(source)) {
     // The head first: records appended while the walk runs are read too, and the head still holds.
     const head = await source.head();
     if (head !== undefined) anchors.push({ head, what: "the store's head" });

@@ -42,12 +42,20 @@ describe('exportAuditLog()', () => {
     expect(order).toEqual(RECORD_FIELDS.filter((field) => order.includes(field)));
   });
 
+  it('gives the whole text when awaited', async () => {
+    const store = await writtenStore(3);
+    const text = await exportAuditLog(store);
+    expect(text).toBe(await linesOf(store));
+    expect(text.split('\n')).toHaveLength(4);
+  });
+
   it('starts after a seq when asked, from a store or from records', async () => {
     const store = await writtenStore(5);
     const tail = parseAuditLog(await linesOf(store, { after: 3 }));
     expect(tail.map((r) => r.seq)).toEqual([4, 5]);
     expect(parseAuditLog(await linesOf(await recordsOf(store), { after: 4 })).map((r) => r.seq)).toEqual([5]);
-    await expect(exportAuditLog(store, { after: -1 }).next()).rejects.toThrow(AuditConfigError);
+    expect(() => exportAuditLog(store, { after: -1 })).toThrow(AuditConfigError);
+    expect(() => exportAuditLog(42 as never)).toThrow('exportAuditLog: expected an AuditStore');
   });
 });
 

@@ -274,6 +274,18 @@ describe('verifyAuditLog()', () => {
       });
     });
 
+    it('verifies an export’s text as it is, naming a line that is not JSON by its position', async () => {
+      const text = await exportAuditLog(log.slice(0, 5));
+      expect(await verifyAuditLog(text, PUBLIC_PEM)).toEqual({ ok: true, count: 5 });
+      const lines = text.split('\n');
+      lines[2] = lines[2]!.slice(0, -4);
+      expect(await verifyAuditLog(lines.join('\n'), PUBLIC_PEM)).toEqual({
+        ok: false,
+        seq: 3,
+        why: 'record 3 is malformed: it is not a JSON object',
+      });
+    });
+
     it('verifies an export read back, and an async iterable', async () => {
       let text = '';
       for await (const line of exportAuditLog(log)) text += line;
