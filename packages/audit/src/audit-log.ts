@@ -235,8 +235,8 @@ export function auditLog(options: AuditLogOptions): AuditLog {
     try {
       await Promise.all([signingKey, digestKey]);
       if (writer.degraded) {
-        const kept = writer.pending;
-        if (!(await writer.flush())) return { ok: false, error: writer.lastError };
+        const kept = writer.kept;
+        if (!(await writer.writeKept())) return { ok: false, error: writer.lastError };
         return { ok: true, recovered: kept };
       }
       await withDeadline(() => probe(store), deadlineMs);

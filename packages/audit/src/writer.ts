@@ -1,7 +1,7 @@
 // The one writer of an audit log in this process: records queue in order and go to the store in
 // batches (one append, one transaction, for every record waiting), so concurrent calls share a commit.
 // A record of a call that happened is never dropped: when an append fails it stays at the front of
-// the queue, kept until the store takes it, and the log reports itself degraded meanwhile.
+// the queue, kept until the store takes it, and the log reports itself degraded until then.
 
 import { withDeadline, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
 import type { AuditFields } from './record';
@@ -16,6 +16,8 @@ interface Item {
   waiter?: { resolve(record: AuditRecord): void; reject(error: unknown): void } | undefined;
   /** What a failed append sealed this record as: it may have been stored after all. */
   sealed?: AuditHead | undefined;
+  /** Held back by a failed append: the log refuses new calls until it is written. */
+  kept?: boolean;
 }
 
 type Seal = (head: AuditHead | undefined, batch: readonly AuditFields[]) => Promise<readonly AuditRecord[]>;
@@ -32,7 +34,9 @@ export class AuditWriter {
   readonly #deadlineMs: number;
   #queue: Item[] = [];
   #draining: Promise<void> | undefined;
-  #degraded = false;
+  /** Queued records held back by a failed append. */
+  #kept = 0;
+  #failures = 0;
   #lastError: unknown;
   /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
   #unsureFrom: number | undefined;
@@ -43,9 +47,14 @@ export class AuditWriter {
     this.#deadlineMs = deadlineMs;
   }
 
-  /** The last append failed and records wait in memory. */
+  /** Records a failed append held back still wait for the store. */
   get degraded(): boolean {
-    return this.#degraded;
+    return this.#kept > 0;
+  }
+
+  /** How many records a failed append held back. */
+  get kept(): number {
+    return this.#kept;
   }
 
   /** Records kept in memory for the store. */
@@ -65,12 +74,25 @@ export class AuditWriter {
     });
   }
 
-  /** Tries to write everything queued; resolves with whether the queue is empty afterwards. */
-  async flush(): Promise<boolean> {
-    await this.#drain();
-    // A drain that was already running may have ended before records queued during its last append.
-    if (this.#queue.length > 0 && !this.#degraded) await this.#drain();
-    return this.#queue.length === 0;
+  /** Writes the records a failed append held back; resolves with whether none is left. */
+  writeKept(): Promise<boolean> {
+    return this.#until(() => this.#kept === 0);
+  }
+
+  /** Writes every record queued now; resolves with whether all of them are stored. */
+  flush(): Promise<boolean> {
+    const last = this.#queue.at(-1);
+    return this.#until(() => last === undefined || !this.#queue.includes(last));
+  }
+
+  /** Drains until `done` holds or an append fails. Records queued meanwhile may keep a drain going. */
+  async #until(done: () => boolean): Promise<boolean> {
+    while (!done()) {
+      const failures = this.#failures;
+      await this.#drain();
+      if (this.#failures !== failures) break;
+    }
+    return done();
   }
 
   #drain(): Promise<void> {
@@ -108,8 +130,10 @@ export class AuditWriter {
       return false;
     }
     this.#queue.splice(0, batch.length);
-    batch.forEach((item, i) => item.waiter?.resolve(records[i]!));
-    this.#degraded = false;
+    batch.forEach((item, i) => {
+      if (item.kept === true) this.#kept -= 1;
+      item.waiter?.resolve(records[i]!);
+    });
     return true;
   }
 
@@ -134,7 +158,7 @@ export class AuditWriter {
 
   /** An append failed: every waiter hears it; records of what happened stay queued, the rest are dropped. */
   #fail(batch: readonly Item[], error: unknown): void {
-    this.#degraded = true;
+    this.#failures += 1;
     this.#lastError = error;
     const sealed = batch.filter((item) => item.sealed !== undefined && item.keep);
     if (sealed.length > 0) {
@@ -146,6 +170,10 @@ export class AuditWriter {
       item.waiter = undefined;
     }
     this.#queue = this.#queue.filter((item) => item.keep);
+    for (const item of this.#queue) {
+      if (item.kept !== true) this.#kept += 1;
+      item.kept = true;
+    }
   }
 
   /** The head passed records a failed append sealed: read them back and drop those that were stored. */
@@ -171,7 +199,9 @@ export class AuditWriter {
     this.#queue = this.#queue.filter((item) => {
       const sealed = item.sealed;
       item.sealed = undefined;
-      return sealed === undefined || !stored.has(`${sealed.seq}:${sealed.hash}`);
+      const done = sealed !== undefined && stored.has(`${sealed.seq}:${sealed.hash}`);
+      if (done && item.kept === true) this.#kept -= 1;
+      return !done;
     });
     this.#unsureFrom = undefined;
   }

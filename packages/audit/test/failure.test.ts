@@ -133,6 +133,20 @@ describe("onAuditFailure: 'refuse' (the default)", () => {
       expect(await verifyAuditLog(store, PUBLIC_PEM)).toEqual({ ok: true, count: 2 });
     });
 
+    it('admits every call of a busy moment once the kept record is written, though records keep arriving', async () => {
+      const { store, dispatcher, refund } = setup();
+      const original = store.append.bind(store);
+      store.append = async (seal) => {
+        store.append = original;
+        throw new Error('the store fell over');
+      };
+      await call(dispatcher, 1);
+      const outcomes = await Promise.all(Array.from({ length: 60 }, (_, n) => call(dispatcher, n + 2)));
+      expect(outcomes.filter((o) => o.kind !== 'result')).toEqual([]);
+      expect(refund.callCount).toBe(61);
+      expect(await verifyAuditLog(store, PUBLIC_PEM)).toEqual({ ok: true, count: 61 });
+    });
+
     it('writes a record once when the store stored it but answered after the deadline', async () => {
       const { store, audit, dispatcher, events } = setup();
       store.answerLateMs = DEADLINE_MS * 3;
