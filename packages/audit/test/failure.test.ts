@@ -136,7 +136,7 @@ describe("onAuditFailure: 'refuse' (the default)", () => {
     it('admits every call of a busy moment once the kept record is written, though records keep arriving', async () => {
       const { store, dispatcher, refund } = setup();
       const original = store.append.bind(store);
-      store.append = async (seal) => {
+      store.append = async () => {
         store.append = original;
         throw new Error('the store fell over');
       };
