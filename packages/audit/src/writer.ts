@@ -3,7 +3,13 @@
 // A record of a call that happened is never dropped: when an append fails it stays at the front of
 // the queue, kept until the store takes it, and the log reports itself degraded until then.
 
-import { withDeadline, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import {
+  DeadlineError,
+  withDeadline,
+  type AuditHead,
+  type AuditRecord,
+  type AuditStore,
+} from '@toolgate/core';
 import type { AuditFields } from './record';
 
 /** The most records one append carries. */
@@ -27,6 +33,41 @@ class Recheck extends Error {}
 
 /** Thrown out of a seal whose append the writer already gave up on, so the store rolls it back. */
 class Abandoned extends Error {}
+
+/**
+ * A deadline for the store's part of an append: it stands still while the seal runs, so signing a
+ * large batch on a busy machine never counts against the store.
+ */
+function storeDeadline(ms: number, onExpired: () => void) {
+  let left = ms;
+  let startedAt = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  let expire: (error: DeadlineError) => void = () => undefined;
+  const expired = new Promise<never>((_, reject) => (expire = reject));
+  const run = () => {
+    // A seal that ends after the append was given up on must not start the clock again.
+    if (stopped) return;
+    startedAt = Date.now();
+    timer = setTimeout(() => {
+      onExpired();
+      expire(new DeadlineError(ms));
+    }, left);
+  };
+  run();
+  return {
+    expired,
+    pause() {
+      clearTimeout(timer);
+      left = Math.max(0, left - (Date.now() - startedAt));
+    },
+    resume: run,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
 
 export class AuditWriter {
   readonly #store: AuditStore;
@@ -114,12 +155,18 @@ export class AuditWriter {
   async #appendBatch(): Promise<boolean> {
     const batch = this.#queue.slice(0, MAX_BATCH);
     const attempt = { abandoned: false };
+    const deadline = storeDeadline(this.#deadlineMs, () => (attempt.abandoned = true));
     let records: readonly AuditRecord[];
     try {
-      records = await withDeadline(
-        () => this.#store.append((head) => this.#sealFor(head, batch, attempt)),
-        this.#deadlineMs,
-      );
+      const appended = this.#store.append(async (head) => {
+        deadline.pause();
+        try {
+          return await this.#sealFor(head, batch, attempt);
+        } finally {
+          deadline.resume();
+        }
+      });
+      records = await Promise.race([appended, deadline.expired]);
       if (!Array.isArray(records) || records.length !== batch.length) {
         throw new TypeError('the store answered an append with other records than it was given');
       }
@@ -128,6 +175,8 @@ export class AuditWriter {
       if (error instanceof Recheck) return this.#recheck();
       this.#fail(batch, error);
       return false;
+    } finally {
+      deadline.stop();
     }
     this.#queue.splice(0, batch.length);
     batch.forEach((item, i) => {

@@ -81,6 +81,24 @@ describe("onAuditFailure: 'refuse' (the default)", () => {
     expect(events).toEqual([expect.objectContaining({ type: 'audit.failed', failure: 'DeadlineError' })]);
   });
 
+  it('does not count the time spent signing against the store’s deadline', async () => {
+    const { store, dispatcher, events } = setup();
+    const subtle = globalThis.crypto.subtle;
+    const sign = subtle.sign.bind(subtle);
+    const slowSign: typeof subtle.sign = async (algorithm, key, data) => {
+      if (algorithm === 'Ed25519') await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS * 2));
+      return sign(algorithm, key, data);
+    };
+    Object.defineProperty(subtle, 'sign', { value: slowSign, configurable: true, writable: true });
+    try {
+      expect(await call(dispatcher)).toMatchObject({ kind: 'result' });
+    } finally {
+      delete (subtle as { sign?: unknown }).sign;
+    }
+    expect(events).toEqual([]);
+    expect(await verifyAuditLog(store, PUBLIC_PEM)).toEqual({ ok: true, count: 1 });
+  });
+
   it('runs calls again, recorded, once the store is back', async () => {
     const { store, dispatcher, refund } = setup();
     store.mode = 'down';
