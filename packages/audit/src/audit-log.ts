@@ -44,7 +44,7 @@ export interface AuditLogOptions {
    * An event says which, every time.
    */
   readonly onAuditFailure?: AuditFailureMode;
-  /** How long one store operation may take before it counts as failed. Default 5000. */
+  /** How long one store operation may take before it counts as failed (the time spent signing is not counted). Default 5000. */
   readonly deadlineMs?: number;
   /** With `'allow'`, how many records may wait in memory; a call past that is refused. Default 10,000. */
   readonly maxPending?: number;
