@@ -12,6 +12,8 @@ import { ConfigError } from './config/errors';
 import { loadConfig, parseConfig, type LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
+import { recordConfig } from './audit';
+import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
@@ -90,6 +92,12 @@ export async function createGateway(
   if (startIssues.length > 0) throw new ConfigError(startIssues);
 
   let live: Runtime = await buildRuntime(loaded, { log, env });
+  try {
+    await recordConfig(live, 'config.loaded');
+  } catch (error) {
+    await closeRuntime(live);
+    throw error;
+  }
   let draining = false;
   // Calls in the MCP handlers, and POST responses not yet sent: shutdown waits for both.
   let inFlight = 0;
@@ -178,6 +186,49 @@ export async function createGateway(
     url = serving.url.href;
   }
 
+  // Upstream changes: a new tool list rebuilds the tenants (debounced), other lists reach every client.
+  let refreshTimer: NodeJS.Timeout | undefined;
+  const following = {
+    tools: () => {
+      clearTimeout(refreshTimer);
+      refreshTimer = setTimeout(() => {
+        reloading = reloading.then(refreshOnce, refreshOnce);
+      }, WATCH_DEBOUNCE_MS);
+      refreshTimer.unref();
+    },
+    list: (list: 'resources' | 'prompts') => {
+      for (const server of servers)
+        void (list === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged()).catch(
+          () => undefined,
+        );
+    },
+  };
+  let unfollow = followUpstreams(live, following);
+
+  /** Serves `next` for new calls; the old generation closes what `next` does not reuse once idle. */
+  function swap(next: Runtime): void {
+    const old = live;
+    live = next;
+    unfollow();
+    unfollow = followUpstreams(next, following);
+    for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
+    void old.idle().then(() => closeRuntime(old, next));
+  }
+
+  async function refreshOnce(): Promise<ReloadResult> {
+    if (draining) return { ok: true };
+    let next: Runtime;
+    try {
+      next = await buildRuntime(live.loaded, { previous: live, log, env });
+    } catch (error) {
+      log({ msg: 'tools.refresh-refused', level: 'warn', error: (error as Error).message });
+      return { ok: false, error: error as Error };
+    }
+    swap(next);
+    log({ msg: 'tools.refreshed' });
+    return { ok: true };
+  }
+
   let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
   async function reloadOnce(): Promise<ReloadResult> {
     if (loaded.file === undefined)
@@ -197,13 +248,19 @@ export async function createGateway(
           ),
         ]);
       next = await buildRuntime(nextLoaded, { previous: live, log, env });
+      try {
+        await recordConfig(next, 'config.reloaded');
+      } catch (error) {
+        await closeRuntime(next, live);
+        throw error;
+      }
     } catch (error) {
       const issues = error instanceof ConfigError ? error.issues.length : 1;
       log({ msg: 'reload.refused', level: 'error', issues, error: (error as Error).message });
       return { ok: false, error: error as Error };
     }
     const old = live;
-    live = next;
+    swap(next);
     if (JSON.stringify(old.config.listen) !== JSON.stringify(next.config.listen))
       log({
         msg: 'reload.listen-unchanged',
@@ -211,8 +268,6 @@ export async function createGateway(
         why: 'listen settings take effect when the gateway restarts',
       });
     log({ msg: 'reload', tenants: [...next.tenants.keys()], upstreams: [...next.upstreams.keys()] });
-    for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
-    void old.idle().then(() => closeRuntime(old, next));
     return { ok: true };
   }
 
@@ -246,6 +301,8 @@ export async function createGateway(
       if (draining) return;
       draining = true;
       watcher?.close();
+      clearTimeout(refreshTimer);
+      unfollow();
       const drainMs =
         live.config.listen?.drain === undefined
           ? DEFAULT_DRAIN_MS

@@ -13,6 +13,7 @@ import { refusalReason, type DispatchOutcome, type Identity, type TraceContext }
 import { callToolResult, refusalResult, type McpRequestExtra } from '@toolgate/mcp';
 import { refusedResult, settlePaused, type Settled } from './check-in-flow';
 import type { GatewayLog } from './log';
+import { serveTenantResources } from './resources';
 import type { Runtime } from './runtime';
 
 export interface ServerHost {
@@ -38,8 +39,15 @@ const ELICIT_TIMEOUT_MS = 10 * 60_000;
 export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Server {
   const server = new Server(
     { name: 'toolgate-gateway', version: host.version },
-    { capabilities: { tools: { listChanged: true } } },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      },
+    },
   );
+  serveTenantResources(server, host, identityOf);
 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
     const identity = identityOf(extra);

@@ -4,6 +4,7 @@
 // every part built; the old generation is closed once its last call has finished.
 
 import type { ToolgateEmitter } from '@toolgate/core';
+import { auditKeyOf, openAudit, type GatewayAudit } from './audit';
 import { createAuthenticator, type Authenticator } from './auth';
 import { ConfigError, type ConfigIssue } from './config/errors';
 import type { LoadedConfig } from './config/load';
@@ -24,6 +25,8 @@ export interface Runtime {
   readonly telemetry: Telemetry;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
+  /** The audit log, when `audit` is configured; every tenant's dispatcher records into it. */
+  readonly audit?: GatewayAudit;
   /** How long a paused call waits for an approver, and how often it looks. */
   readonly holdMs: number;
   readonly pollMs: number;
@@ -53,18 +56,6 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
   try {
     issues.push(...unsupported(loaded));
     if (issues.length > 0) throw new ConfigError(issues);
-    const bytesCeilings =
-      config.defaults?.resultCeiling?.maxBytes !== undefined ||
-      Object.values(config.upstreams).some((u) =>
-        Object.values(u.tools ?? {}).some((t) => t.resultCeiling?.maxBytes !== undefined),
-      );
-    // Stricter, not looser: until the MCP client counts binary blocks by bytes, they count as text against maxChars.
-    if (bytesCeilings)
-      options.log?.({
-        msg: 'config.max-bytes-pending',
-        level: 'warn',
-        why: 'maxBytes takes effect once @toolgate/mcp counts binary blocks by bytes; until then they count as characters against maxChars',
-      });
     const auth = (() => {
       try {
         return createAuthenticator(config.auth, { tenants: Object.keys(config.tenants), baseDir });
@@ -95,6 +86,8 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         ? previous.telemetry
         : track(opened, openTelemetry(config.telemetry));
 
+    const audit = await openedAudit(loaded, previous, opened, issues);
+
     const upstreams = new Map<string, Upstream>();
     await Promise.all(
       Object.entries(config.upstreams).map(async ([name, upstreamConfig]) => {
@@ -105,12 +98,15 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           issue: loaded.issue,
           ...(options.log !== undefined ? { log: options.log } : {}),
           ...(options.env !== undefined ? { env: options.env } : {}),
+          pins: state.pins,
+          checkIns: state.checkIns,
         };
         const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
         const reused = previous?.upstreams.get(name);
         if (
           reused !== undefined &&
           reused.fingerprint === fingerprint &&
+          previous?.state === state &&
           reused.status().state !== 'closed'
         ) {
           upstreams.set(name, reused);
@@ -147,7 +143,11 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
             upstreams: ordered,
             state,
             limits,
-            instrument: telemetry.instrument,
+            // The log sees the dispatcher's own outcomes; telemetry wraps both.
+            instrument:
+              audit === undefined
+                ? telemetry.instrument
+                : (dispatcher) => telemetry.instrument(audit.attach(dispatcher)),
             issue: loaded.issue,
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),
@@ -170,6 +170,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       telemetry,
       upstreams: ordered,
       tenants,
+      ...(audit !== undefined ? { audit } : {}),
       holdMs:
         config.checkIns?.hold === undefined
           ? DEFAULT_HOLD_MS
@@ -202,7 +203,42 @@ export async function closeRuntime(runtime: Runtime, next?: Runtime): Promise<vo
   if (next?.state !== runtime.state) parts.push(runtime.state);
   if (next?.limits !== runtime.limits) parts.push(runtime.limits);
   if (next?.telemetry !== runtime.telemetry) parts.push(runtime.telemetry);
+  if (runtime.audit !== undefined && next?.audit !== runtime.audit) parts.push(runtime.audit);
   await Promise.all(parts.map((part) => part.close().catch(() => undefined)));
+}
+
+/** The configured audit log, ready (keys imported, store answering), or an issue placed at `audit`. */
+async function openedAudit(
+  loaded: LoadedConfig,
+  previous: Runtime | undefined,
+  opened: { close(): Promise<void> }[],
+  issues: ConfigIssue[],
+): Promise<GatewayAudit | undefined> {
+  const { config, baseDir } = loaded;
+  if (config.audit === undefined) return undefined;
+  if (previous?.audit !== undefined && previous.audit.key === auditKeyOf(config)) return previous.audit;
+  let audit: GatewayAudit;
+  try {
+    audit = openAudit(config, baseDir);
+  } catch (error) {
+    issues.push(loaded.issue(['audit'], (error as Error).message.replace(/\.$/, '')));
+    return undefined;
+  }
+  opened.push(audit);
+  try {
+    await audit.log.ready();
+  } catch (error) {
+    // The library's messages name the key or the store that is wrong, never a key's value.
+    issues.push(
+      loaded.issue(
+        ['audit'],
+        `the audit log cannot start: ${(error as Error).message.replace(/\.$/, '')}`,
+        'check audit.signingKey (an Ed25519 private key, e.g. ${file:./audit-key.pem}), audit.digestKey and the store',
+      ),
+    );
+    return undefined;
+  }
+  return audit;
 }
 
 function track<T extends { close(): Promise<void> }>(opened: { close(): Promise<void> }[], part: T): T {
@@ -229,7 +265,6 @@ function unsupported(loaded: LoadedConfig): ConfigIssue[] {
   if (config.policy !== undefined) missing(['policy'], 'policy', '@toolgate/policy');
   for (const [name, tenant] of Object.entries(config.tenants))
     if (tenant.policy !== undefined) missing(['tenants', name, 'policy'], 'policy', '@toolgate/policy');
-  if (config.audit !== undefined) missing(['audit'], 'the audit log', '@toolgate/audit');
   if (config.inbox?.webhook !== undefined) missing(['inbox', 'webhook'], 'inbox webhooks', '@toolgate/inbox');
   return issues;
 }

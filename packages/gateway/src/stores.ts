@@ -1,18 +1,20 @@
 // The stores a gateway keeps its state in, built from the configuration's URLs: `stores.state`
-// (check-ins and grants; pins and the audit log join them) and `stores.limits` (rate buckets).
+// (check-ins and grants, pinned tool definitions; the audit log's default) and `stores.limits` (rate buckets).
 
 import { resolve } from 'node:path';
-import { inMemoryCheckIns, type CheckInStore } from '@toolgate/core';
+import { inMemoryCheckIns, inMemoryPins, type CheckInStore, type PinStore } from '@toolgate/core';
 import { inMemoryLimits, type LimitStore } from '@toolgate/middleware';
-import { postgresCheckIns } from '@toolgate/store-postgres';
+import { postgresCheckIns, postgresPins } from '@toolgate/store-postgres';
 import { Redis } from 'ioredis';
 import { redisLimits } from '@toolgate/store-redis';
-import { sqliteCheckIns } from '@toolgate/store-sqlite';
+import { sqliteCheckIns, sqlitePins } from '@toolgate/store-sqlite';
 
 export interface StateStore {
   /** What it is, for /readyz and `check`: `memory`, `sqlite` or `postgres` (never the URL). */
   readonly kind: 'memory' | 'sqlite' | 'postgres';
   readonly checkIns: CheckInStore;
+  /** Pinned tool definitions and server identities (`toolgate pins`). */
+  readonly pins: PinStore;
   /** Resolves when the store answers; rejects with a message that names no secret. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -29,29 +31,41 @@ export interface LimitsStore {
 export function openStateStore(url: string | undefined, baseDir: string): StateStore {
   if (url === undefined || url === 'memory:') {
     const checkIns = inMemoryCheckIns();
-    return { kind: 'memory', checkIns, ping: async () => {}, close: async () => {} };
+    const pins = inMemoryPins();
+    return { kind: 'memory', checkIns, pins, ping: async () => {}, close: async () => {} };
   }
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
-    const checkIns = sqliteCheckIns({ path: path === ':memory:' ? path : resolve(baseDir, path) });
+    const file = path === ':memory:' ? path : resolve(baseDir, path);
+    const checkIns = sqliteCheckIns({ path: file });
+    // ':memory:' is one database per connection: pins there live as long as the process.
+    const pins = file === ':memory:' ? inMemoryPins() : sqlitePins({ path: file });
     return {
       kind: 'sqlite',
       checkIns,
+      pins,
       ping: async () => {
         await checkIns.list({ limit: 1 });
       },
-      close: async () => checkIns.close(),
+      close: async () => {
+        checkIns.close();
+        (pins as { close?: () => void }).close?.();
+      },
     };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const checkIns = postgresCheckIns({ connectionString: url });
+    const pins = postgresPins({ connectionString: url });
     return {
       kind: 'postgres',
       checkIns,
+      pins,
       ping: async () => {
         await checkIns.list({ limit: 1 });
       },
-      close: () => checkIns.close(),
+      close: async () => {
+        await Promise.all([checkIns.close(), pins.close()]);
+      },
     };
   }
   throw new TypeError("stores.state: expected 'memory:', 'sqlite:PATH' or a 'postgres://' URL.");

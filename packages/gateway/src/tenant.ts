@@ -12,17 +12,20 @@ import {
 import { canonicalChain, type LimitRule } from '@toolgate/middleware';
 import type { ConfigIssue, ConfigPath } from './config/errors';
 import type { GatewayConfig, LimitConfig } from './config/types';
-import { durationMs } from './config/units';
+import { durationMs, sizeBytes } from './config/units';
 import { globMatcher, matchesAny } from './glob';
 import type { LimitsStore, StateStore } from './stores';
-import type { Upstream } from './upstream';
+import { listedExtrasFor, type Upstream } from './upstream';
 
 /** A tool as tools/list shows it. */
 export interface ListedTool {
   readonly name: string;
+  readonly title?: string;
   readonly description: string;
   readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
   readonly annotations?: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly _meta?: Readonly<Record<string, unknown>>;
 }
 
 export interface TenantRuntime {
@@ -116,6 +119,14 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     ...(config.defaults?.resultCeiling?.maxChars !== undefined
       ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
       : {}),
+    ...(config.defaults?.resultCeiling?.maxBytes !== undefined
+      ? {
+          defaultMaxBytes: sizeBytes(
+            config.defaults.resultCeiling.maxBytes,
+            'defaults.resultCeiling.maxBytes',
+          ),
+        }
+      : {}),
     ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
   });
 
@@ -131,12 +142,19 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
   }
 
-  const listed: ListedTool[] = tools.map((tool) => ({
-    name: tool.schema.name,
-    description: tool.schema.description,
-    inputSchema: tool.schema.inputSchema as ListedTool['inputSchema'],
-    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-  }));
+  const listed: ListedTool[] = tools.map((tool) => {
+    // What the upstream listed beyond the schema (title, output schema, non-secret _meta) is kept.
+    const extras = listedExtrasFor(tool);
+    return {
+      name: tool.schema.name,
+      ...(extras?.title !== undefined ? { title: extras.title } : {}),
+      description: tool.schema.description,
+      inputSchema: tool.schema.inputSchema as ListedTool['inputSchema'],
+      ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+      ...(extras?.outputSchema !== undefined ? { outputSchema: extras.outputSchema } : {}),
+      ...(extras?._meta !== undefined ? { _meta: extras._meta } : {}),
+    };
+  });
 
   return {
     name,

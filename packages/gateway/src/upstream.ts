@@ -1,22 +1,37 @@
-// One upstream MCP server behind the gateway: connected through `mcpClient` (stdio `command` or
-// Streamable HTTP `url`), its tools filtered by `include`/`exclude` and given the declarations the
-// configuration writes for them (per tool, and from annotation defaults). The tools handed to the
-// chain forward to whichever connection is live, so a crashed server can be restarted underneath.
+// One upstream MCP server behind the gateway, through `mcpClient`: a transport factory (stdio
+// `command` or Streamable HTTP `url`, credentials resolved per connection) so a crashed server is
+// restarted with bounded exponential backoff; definitions pinned in the configured state store; the
+// configuration's declarations per tool (`declare`) and by annotation (`fromAnnotations`). Its tools
+// follow the server: a list change, a reconnect or an accepted pin imports them again.
 
 import { resolve } from 'node:path';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool, ToolArgs } from '@toolgate/core';
-import { mcpClient, type McpClient } from '@toolgate/mcp';
+import type { CheckInStore, PinStore, Tool, ToolArgs } from '@toolgate/core';
+import {
+  listedExtrasOf,
+  mcpClient,
+  type ImportDeclaration,
+  type ListedExtras,
+  type McpClient,
+  type McpClientEvent,
+  type McpClientStatus,
+} from '@toolgate/mcp';
 import type { ConfigIssue, ConfigPath } from './config/errors';
 import type { LogFields } from './log';
-import type { AnnotationHint, CredentialConfig, DefaultsConfig, UpstreamConfig } from './config/types';
-import { durationMs } from './config/units';
+import type {
+  AnnotationHint,
+  CredentialConfig,
+  DefaultsConfig,
+  ToolDeclaration,
+  UpstreamConfig,
+} from './config/types';
+import { durationMs, sizeBytes } from './config/units';
 import { fillCredentials, resolveCredential } from './credentials';
 import { globMatcher, matchesAny } from './glob';
 
-export type UpstreamState = 'connected' | 'restarting' | 'closed';
+export type UpstreamState = McpClientStatus['state'];
 
 export interface UpstreamStatus {
   readonly name: string;
@@ -24,6 +39,7 @@ export interface UpstreamStatus {
   readonly tools: number;
   /** Why it is not connected, in words that name no secret. */
   readonly error?: string;
+  /** Times the connection came back after it was lost. */
   readonly restarts: number;
 }
 
@@ -31,11 +47,15 @@ export interface Upstream {
   readonly name: string;
   /** Equal fingerprints mean equal configuration: a reload keeps such an upstream connected. */
   readonly fingerprint: string;
-  /** The governed tools, with local (prefixed) names. */
+  /** The governed tools as the server serves them now, with local (prefixed) names. */
   readonly tools: readonly Tool[];
   /** Local tool name → the upstream's own name. */
   readonly remoteNames: ReadonlyMap<string, string>;
+  /** The MCP client: resources and prompts, pins, list-change events. */
+  readonly client: McpClient;
   status(): UpstreamStatus;
+  /** Hears every change of the tool list (after `tools` changed); answers a function that stops listening. */
+  onToolsChanged(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -46,9 +66,15 @@ export interface UpstreamContext {
   readonly defaults?: DefaultsConfig;
   /** Places a problem in the configuration file. */
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
-  /** Operator events: restarts, skipped tools. */
+  /** Operator events: restarts, skipped tools, pins. */
   readonly log?: (fields: LogFields) => void;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Where tool definitions are pinned; default in memory. */
+  readonly pins?: PinStore;
+  /** Pending check-ins of a tool whose definition changed are revoked here. */
+  readonly checkIns?: CheckInStore;
+  /** Reconnection timing (tests shorten it). */
+  readonly backoff?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
 }
 
 /** The upstream could not be connected or its tools do not match what the configuration names. */
@@ -68,8 +94,15 @@ const HINTS: readonly AnnotationHint[] = [
   'idempotentHint',
   'openWorldHint',
 ];
-const RESTART_MIN_MS = 500;
-const RESTART_MAX_MS = 30_000;
+const BACKOFF = { initialDelayMs: 500, maxDelayMs: 30_000, maxAttempts: 8 };
+
+// What tools/list shows of a governed tool beyond name, description and schema.
+const extras = new WeakMap<Tool, ListedExtras>();
+
+/** The title, annotations, output schema and `_meta` the upstream listed a governed tool with. */
+export function listedExtrasFor(tool: Tool): ListedExtras | undefined {
+  return extras.get(tool);
+}
 
 /** Connects one upstream and imports its tools; rejects with `UpstreamError` naming what failed. */
 export async function connectUpstream(
@@ -81,14 +114,213 @@ export async function connectUpstream(
   const prefix = config.prefix ?? '';
   const timeoutMs =
     config.timeout === undefined ? 60_000 : durationMs(config.timeout, `upstreams.${name}.timeout`);
+  const backoff = { ...BACKOFF, ...context.backoff };
   let closed = false;
   let restarts = 0;
-  let error: string | undefined;
-  let state: UpstreamState = 'connected';
+  let wasConnected = false;
+  let kick: NodeJS.Timeout | undefined;
+  // Tools whose served definition differs from the pin: once one runs, it was accepted elsewhere.
+  const changed = new Set<string>();
+  const listeners = new Set<() => void>();
 
-  const transport = (): Transport => {
-    const lookup = (credential: string) =>
-      resolveCredential(credential, context.credentials, context.baseDir, context.env);
+  const client = mcpClient({
+    name,
+    transport: () => transport(name, config, context),
+    prefix,
+    timeoutMs,
+    backoff,
+    ...(context.pins !== undefined ? { pins: context.pins } : {}),
+    ...(context.checkIns !== undefined ? { checkIns: context.checkIns } : {}),
+    declare: declarations(prefix, config.tools),
+    ...(context.defaults?.annotations !== undefined
+      ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }
+      : {}),
+    onEvent: (event) => observe(event),
+  });
+
+  function observe(event: McpClientEvent): void {
+    switch (event.type) {
+      case 'mcp.status': {
+        const { state, reason } = event.status;
+        if (state === 'connected') {
+          if (wasConnected) {
+            restarts += 1;
+            context.log?.({ level: 'info', msg: 'upstream.restarted', upstream: name, restarts });
+          }
+          wasConnected = true;
+        } else if (state === 'retrying' && wasConnected && event.status.attempts === 1) {
+          context.log?.({ level: 'warn', msg: 'upstream.down', upstream: name, why: reason });
+        } else if (state === 'failed' && !closed) {
+          context.log?.({ level: 'error', msg: 'upstream.failed', upstream: name, why: reason });
+          // Nobody may call it for a while; a gateway keeps trying on its own, at the longest delay.
+          clearTimeout(kick);
+          kick = setTimeout(() => void refresh(), backoff.maxDelayMs);
+          kick.unref();
+        }
+        return;
+      }
+      case 'mcp.tool.skipped':
+        context.log?.({
+          level: 'warn',
+          msg: 'upstream.tool-skipped',
+          upstream: name,
+          tool: event.toolName,
+          why: event.reason,
+        });
+        return;
+      case 'mcp.tool.pinned':
+        context.log?.({ msg: 'pin.pinned', upstream: name, tool: event.toolName, digest: event.digest });
+        return;
+      case 'mcp.tool.changed':
+        changed.add(event.toolName);
+        context.log?.({
+          level: 'warn',
+          msg: 'pin.changed',
+          upstream: name,
+          tool: event.toolName,
+          pinned: event.pinned,
+          served: event.served,
+          voided: event.voided,
+        });
+        return;
+      case 'mcp.tool.accepted':
+        changed.delete(event.toolName);
+        context.log?.({ msg: 'pin.accepted', upstream: name, tool: event.toolName, digest: event.digest });
+        return;
+      case 'mcp.server.changed':
+        context.log?.({
+          level: 'warn',
+          msg: 'upstream.identity-changed',
+          upstream: name,
+          pinned: event.pinned,
+          served: event.served,
+        });
+        return;
+      case 'mcp.list.changed':
+        if (event.list === 'tools') void refresh();
+        return;
+      default:
+        return;
+    }
+  }
+
+  let current: Governed;
+  try {
+    const imported = await client.tools();
+    current = governed(imported, true);
+  } catch (cause) {
+    closed = true;
+    await client.close().catch(() => undefined);
+    if (cause instanceof UpstreamError) throw cause;
+    throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}`);
+  }
+
+  let refreshing: Promise<void> | undefined;
+  /** Imports the tools again; a listing that fails leaves the last one in place. */
+  function refresh(): Promise<void> {
+    if (closed) return Promise.resolve();
+    refreshing ??= (async () => {
+      try {
+        current = governed(await client.tools(), false);
+      } catch {
+        return;
+      } finally {
+        refreshing = undefined;
+      }
+      for (const listener of listeners) {
+        try {
+          listener();
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    })();
+    return refreshing;
+  }
+
+  interface Governed {
+    readonly tools: Tool[];
+    readonly remoteNames: Map<string, string>;
+    readonly live: Map<string, Tool>;
+  }
+
+  /** The imported tools the configuration lets through, each forwarding to the newest import. */
+  function governed(imported: readonly Tool[], strict: boolean): Governed {
+    const live = new Map(imported.map((tool) => [tool.schema.name, tool]));
+    const remoteOf = (local: string) => local.slice(prefix.length);
+    const remotes = [...live.keys()].map(remoteOf);
+    const issues = strict ? namingIssues(name, config, remotes, context) : [];
+    if (issues.length > 0)
+      throw new UpstreamError(`upstream '${name}': its configuration names tools it does not serve`, issues);
+    const tools: Tool[] = [];
+    const remoteNames = new Map<string, string>();
+    for (const [local, tool] of live) {
+      const remote = remoteOf(local);
+      if (config.include !== undefined && !matchesAny(remote, config.include)) continue;
+      if (config.exclude !== undefined && matchesAny(remote, config.exclude)) continue;
+      const never = config.tools?.[remote]?.checkIn === 'never';
+      const { checkIn, execute: _execute, ...rest } = tool;
+      const wrapped: Tool = {
+        ...rest,
+        // 'never' overrides an annotation default; a tool whose definition changed is refused anyway.
+        ...(checkIn !== undefined && !never ? { checkIn } : {}),
+        execute: (args: ToolArgs, ctx) => run(local, args, ctx),
+      };
+      const listedAs = listedExtrasOf(tool);
+      if (listedAs !== undefined) extras.set(wrapped, listedAs);
+      tools.push(wrapped);
+      remoteNames.set(local, remote);
+    }
+    return { tools, remoteNames, live };
+  }
+
+  async function run(local: string, args: ToolArgs, ctx: Parameters<Tool['execute']>[1]): Promise<unknown> {
+    const tool = current.live.get(local);
+    if (tool === undefined) throw new Error(`MCP server '${name}' no longer serves '${local}'`);
+    const value = await tool.execute(args, ctx);
+    // It ran although its definition had changed: an operator accepted it in another process.
+    if (changed.delete(local)) void refresh();
+    return value;
+  }
+
+  return {
+    name,
+    fingerprint,
+    get tools() {
+      return current.tools;
+    },
+    get remoteNames() {
+      return current.remoteNames;
+    },
+    client,
+    status: () => {
+      const status = client.status();
+      return {
+        name,
+        state: status.state,
+        tools: current.tools.length,
+        ...(status.reason !== undefined && status.state !== 'connected' ? { error: status.reason } : {}),
+        restarts,
+      };
+    },
+    onToolsChanged(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      closed = true;
+      clearTimeout(kick);
+      listeners.clear();
+      await client.close().catch(() => undefined);
+    },
+  };
+}
+
+/** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
+function transport(name: string, config: UpstreamConfig, context: UpstreamContext): Transport {
+  const lookup = (credential: string) =>
+    resolveCredential(credential, context.credentials, context.baseDir, context.env);
+  try {
     if (config.command !== undefined) {
       const [command, ...args] = config.command;
       const env: Record<string, string> = { ...getDefaultEnvironment() };
@@ -106,186 +338,83 @@ export async function connectUpstream(
     for (const [key, value] of Object.entries(config.headers ?? {}))
       headers[key] = fillCredentials(value, lookup);
     return new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } });
-  };
-
-  let live = new Map<string, Tool>();
-  let client: McpClient | undefined;
-
-  async function open(): Promise<Map<string, Tool>> {
-    let made: Transport;
-    try {
-      made = transport();
-    } catch (cause) {
-      throw new UpstreamError(`upstream '${name}': ${(cause as Error).message}`);
-    }
-    made.onclose = () => {
-      if (!closed && current === made) void restart('the connection closed');
-    };
-    const opened = mcpClient({ name, transport: made, prefix, timeoutMs });
-    current = made;
-    let imported: Tool[];
-    try {
-      imported = await opened.tools();
-    } catch (cause) {
-      current = undefined;
-      await opened.close().catch(() => undefined);
-      throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}`);
-    }
-    for (const skipped of opened.skipped)
-      context.log?.({
-        level: 'warn',
-        msg: 'upstream.tool-skipped',
-        upstream: name,
-        tool: skipped.toolName,
-        why: skipped.reason,
-      });
-    client = opened;
-    return new Map(imported.map((tool) => [tool.schema.name, tool]));
-  }
-  let current: Transport | undefined;
-
-  async function restart(why: string): Promise<void> {
-    if (closed || state === 'restarting') return;
-    state = 'restarting';
-    error = why;
-    context.log?.({ level: 'warn', msg: 'upstream.down', upstream: name, why });
-    const old = client;
-    client = undefined;
-    void old?.close().catch(() => undefined);
-    for (let attempt = 0; !closed; attempt++) {
-      await sleep(Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** attempt));
-      if (closed) return;
-      try {
-        live = await open();
-        restarts += 1;
-        state = 'connected';
-        error = undefined;
-        context.log?.({ level: 'info', msg: 'upstream.restarted', upstream: name, attempt: attempt + 1 });
-        return;
-      } catch (cause) {
-        error = (cause as Error).message;
-      }
-    }
-  }
-
-  live = await open();
-  const tools = governedTools(name, config, live, context);
-
-  return {
-    name,
-    fingerprint,
-    tools: tools.tools,
-    remoteNames: tools.remoteNames,
-    status: () => ({
-      name,
-      state,
-      tools: tools.tools.length,
-      ...(error !== undefined ? { error } : {}),
-      restarts,
-    }),
-    async close() {
-      closed = true;
-      state = 'closed';
-      await client?.close().catch(() => undefined);
-    },
-  };
-
-  /** The live tool behind a local name, for the forwarding execute. */
-  function liveTool(local: string): Tool {
-    const tool = live.get(local);
-    if (state !== 'connected' || client === undefined)
-      throw new Error(`MCP server '${name}' is restarting; try again shortly`);
-    if (tool === undefined) throw new Error(`MCP server '${name}' no longer serves '${local}'`);
-    return tool;
-  }
-
-  function governedTools(
-    source: string,
-    upstream: UpstreamConfig,
-    imported: ReadonlyMap<string, Tool>,
-    ctx: UpstreamContext,
-  ): { tools: Tool[]; remoteNames: Map<string, string> } {
-    const issues: ConfigIssue[] = [];
-    const remoteOf = (local: string) => local.slice(prefix.length);
-    const remotes = [...imported.keys()].map(remoteOf);
-    const at = ['upstreams', source];
-    const named = (list: readonly string[] | undefined, key: 'include' | 'exclude') =>
-      list?.forEach((glob, index) => {
-        if (!remotes.some((remote) => globMatcher(glob).test(remote)))
-          issues.push(
-            ctx.issue([...at, key, index], `matches no tool of '${source}'`, `it serves: ${listed(remotes)}`),
-          );
-      });
-    named(upstream.include, 'include');
-    named(upstream.exclude, 'exclude');
-    for (const tool of Object.keys(upstream.tools ?? {})) {
-      if (!remotes.includes(tool))
-        issues.push(
-          ctx.issue(
-            [...at, 'tools', tool],
-            `declares '${tool}', which '${source}' does not serve`,
-            `it serves: ${listed(remotes)}`,
-          ),
-        );
-    }
-    if (issues.length > 0)
-      throw new UpstreamError(
-        `upstream '${source}': its configuration names tools it does not serve`,
-        issues,
-      );
-
-    const tools: Tool[] = [];
-    const remoteNames = new Map<string, string>();
-    for (const [local, tool] of imported) {
-      const remote = remoteOf(local);
-      if (upstream.include !== undefined && !matchesAny(remote, upstream.include)) continue;
-      if (upstream.exclude !== undefined && matchesAny(remote, upstream.exclude)) continue;
-      tools.push(
-        declared(tool, upstream.tools?.[remote], ctx.defaults, (args, toolCtx) =>
-          liveTool(local).execute(args, toolCtx),
-        ),
-      );
-      remoteNames.set(local, remote);
-    }
-    return { tools, remoteNames };
+  } catch (cause) {
+    throw new UpstreamError(`upstream '${name}': ${(cause as Error).message}`);
   }
 }
 
-/** The tool as the chain sees it: the upstream's definition plus the configuration's declarations. */
-function declared(
-  tool: Tool,
-  declaration: NonNullable<UpstreamConfig['tools']>[string] | undefined,
-  defaults: DefaultsConfig | undefined,
-  execute: Tool['execute'],
-): Tool {
-  const capabilities = new Set<string>(tool.capabilities ?? []);
-  let checkIn: 'always' | undefined;
-  for (const hint of HINTS) {
-    const rule = defaults?.annotations?.[hint];
-    if (rule === undefined || tool.annotations?.[hint] !== true) continue;
-    if (rule.checkIn === 'always') checkIn = 'always';
-    for (const capability of rule.capabilities ?? []) capabilities.add(capability);
+/** The configuration's per-tool declarations, by local name, as `mcpClient` takes them. */
+function declarations(
+  prefix: string,
+  tools: Readonly<Record<string, ToolDeclaration>> | undefined,
+): Record<string, ImportDeclaration> {
+  const declared: Record<string, ImportDeclaration> = {};
+  for (const [remote, declaration] of Object.entries(tools ?? {})) {
+    const ceiling = declaration.resultCeiling;
+    declared[`${prefix}${remote}`] = {
+      ...(declaration.checkIn === 'always' ? { checkIn: 'always' as const } : {}),
+      ...(declaration.capabilities !== undefined ? { capabilities: [...declaration.capabilities] } : {}),
+      ...(ceiling !== undefined
+        ? {
+            resultCeiling: {
+              maxChars: ceiling.maxChars,
+              ...(ceiling.maxBytes !== undefined
+                ? { maxBytes: sizeBytes(ceiling.maxBytes, `tools.${remote}.resultCeiling.maxBytes`) }
+                : {}),
+              ...(ceiling.narrowBy !== undefined ? { narrowBy: [...ceiling.narrowBy] } : {}),
+            },
+          }
+        : {}),
+    };
   }
-  for (const capability of declaration?.capabilities ?? []) capabilities.add(capability);
-  if (declaration?.checkIn === 'always') checkIn = 'always';
-  if (declaration?.checkIn === 'never') checkIn = undefined;
-  const ceiling = declaration?.resultCeiling;
-  return {
-    schema: tool.schema,
-    ...(tool.source !== undefined ? { source: tool.source } : {}),
-    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-    ...(capabilities.size > 0 ? { capabilities: [...capabilities] } : {}),
-    ...(checkIn !== undefined ? { checkIn } : {}),
-    ...(ceiling !== undefined
-      ? {
-          resultCeiling: {
-            maxChars: ceiling.maxChars,
-            ...(ceiling.narrowBy !== undefined ? { narrowBy: [...ceiling.narrowBy] } : {}),
-          },
-        }
-      : {}),
-    execute: execute as (args: ToolArgs, ctx: Parameters<Tool['execute']>[1]) => Promise<unknown>,
-  };
+  return declared;
+}
+
+/** `defaults.annotations` as `mcpClient`'s `fromAnnotations`. */
+function annotationDeclarations(
+  annotations: NonNullable<DefaultsConfig['annotations']>,
+): Partial<Record<AnnotationHint, ImportDeclaration>> {
+  const declared: Partial<Record<AnnotationHint, ImportDeclaration>> = {};
+  for (const hint of HINTS) {
+    const rule = annotations[hint];
+    if (rule === undefined) continue;
+    declared[hint] = {
+      ...(rule.checkIn === 'always' ? { checkIn: 'always' as const } : {}),
+      ...(rule.capabilities !== undefined ? { capabilities: [...rule.capabilities] } : {}),
+    };
+  }
+  return declared;
+}
+
+/** `include`, `exclude` and `tools` entries that name nothing the server serves. */
+function namingIssues(
+  source: string,
+  upstream: UpstreamConfig,
+  remotes: readonly string[],
+  ctx: UpstreamContext,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const at = ['upstreams', source];
+  const named = (list: readonly string[] | undefined, key: 'include' | 'exclude') =>
+    list?.forEach((glob, index) => {
+      if (!remotes.some((remote) => globMatcher(glob).test(remote)))
+        issues.push(
+          ctx.issue([...at, key, index], `matches no tool of '${source}'`, `it serves: ${listed(remotes)}`),
+        );
+    });
+  named(upstream.include, 'include');
+  named(upstream.exclude, 'exclude');
+  for (const tool of Object.keys(upstream.tools ?? {})) {
+    if (!remotes.includes(tool))
+      issues.push(
+        ctx.issue(
+          [...at, 'tools', tool],
+          `declares '${tool}', which '${source}' does not serve`,
+          `it serves: ${listed(remotes)}`,
+        ),
+      );
+  }
+  return issues;
 }
 
 function listed(names: readonly string[]): string {
@@ -294,22 +423,20 @@ function listed(names: readonly string[]): string {
 }
 
 function connectProblem(config: UpstreamConfig, cause: unknown): string {
-  const message = cause instanceof Error ? cause.message : String(cause);
-  const code =
-    (cause as { cause?: { code?: unknown } } | undefined)?.cause?.code ?? (cause as { code?: unknown })?.code;
+  // mcpClient wraps the connection error; the transport's own is its cause.
+  const inner = (cause as { cause?: unknown } | undefined)?.cause ?? cause;
+  const deepest = (inner as { cause?: unknown } | undefined)?.cause ?? inner;
+  const text = [cause, inner, deepest].map((e) => (e instanceof Error ? e.message : String(e))).join(' ');
+  const code = (deepest as { code?: unknown } | undefined)?.code ?? (inner as { code?: unknown })?.code;
   if (config.command !== undefined) {
-    if (code === 'ENOENT' || /ENOENT/.test(message))
+    if (code === 'ENOENT' || /ENOENT/.test(text))
       return `the command '${config.command[0]}' was not found; check 'command' (relative paths resolve against the configuration file)`;
-    return `the server started by '${config.command[0]}' did not answer the MCP handshake (${firstLine(message)})`;
+    return `the server started by '${config.command[0]}' did not answer the MCP handshake (${firstLine(inner instanceof Error ? inner.message : String(inner))})`;
   }
   // An HTTP error may carry the response body or URL; only its kind is passed on.
-  return `the server at its 'url' could not be reached or did not speak MCP (${cause instanceof Error ? cause.name : 'error'})`;
+  return `the server at its 'url' could not be reached or did not speak MCP (${inner instanceof Error ? inner.name : 'error'})`;
 }
 
 function firstLine(text: string): string {
   return text.split('\n')[0]!.slice(0, 200);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms).unref?.());
 }

@@ -22,6 +22,10 @@ export { mcpServe, McpServeConfigError } from './serve';
 // check-ins over elicitation
 export { callToolResult, refusalResult } from './results';
 export { askPerson, canElicitForm } from './elicit';
+export type { ProxySetup } from './proxied';
+export { serveProxied } from './proxied';
+export { listedExtrasOf } from './client';
+export type { ListedExtras } from './imported';
 
 // Running a served set over stdio or Streamable HTTP
 export type { HttpServing, ProtectedResourceOptions, ServeHttpOptions, Serving } from './transports';

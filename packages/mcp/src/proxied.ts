@@ -29,7 +29,8 @@ import type { McpRequestExtra } from './serve';
 const REFUSED = -32003;
 
 export interface ProxySetup {
-  readonly upstreams: readonly McpUpstream[];
+  /** The upstreams served, or per request (a gateway serves each tenant its own). */
+  readonly upstreams: readonly McpUpstream[] | ((extra: McpRequestExtra) => readonly McpUpstream[]);
   readonly chain: ChainSource;
   identify(extra: McpRequestExtra): Promise<Identity | undefined>;
 }
@@ -163,10 +164,11 @@ async function govern(
 
 /** Registers resources/* and prompts/* handlers on `server`. */
 export function serveProxied(server: Server, setup: ProxySetup): void {
-  const { upstreams } = setup;
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+  const upstreamsOf = (extra: McpRequestExtra) =>
+    typeof setup.upstreams === 'function' ? setup.upstreams(extra) : setup.upstreams;
+  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const { items, nextCursor } = await listAcross(
-      upstreams,
+      upstreamsOf(extra),
       request.params?.cursor,
       async (upstream, cursor) => {
         const result = await upstream.listResources(cursor);
@@ -175,9 +177,9 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     );
     return nextCursor === undefined ? { resources: items } : { resources: items, nextCursor };
   });
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) => {
     const { items, nextCursor } = await listAcross(
-      upstreams,
+      upstreamsOf(extra),
       request.params?.cursor,
       async (upstream, cursor) => {
         const result = await upstream.listResourceTemplates(cursor);
@@ -188,13 +190,13 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const { uri } = request.params;
-    const upstream = owner(upstreams, uri, 'resource');
+    const upstream = owner(upstreamsOf(extra), uri, 'resource');
     await govern(setup, extra, 'resource_read', uri, upstream);
     return upstream.readResource(uri, extra.signal);
   });
-  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+  server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) => {
     const { items, nextCursor } = await listAcross(
-      upstreams,
+      upstreamsOf(extra),
       request.params?.cursor,
       async (upstream, cursor) => {
         const result = await upstream.listPrompts(cursor);
@@ -205,7 +207,7 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
   });
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
-    const upstream = owner(upstreams, name, 'prompt');
+    const upstream = owner(upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
     return upstream.getPrompt(name, args, extra.signal);
   });

@@ -51,9 +51,13 @@ export interface CheckInsConfig {
 }
 
 export interface AuditConfig {
+  /** Ed25519 private key (PKCS#8 PEM, JWK or raw), as `${file:…}` or `${env:…}`. */
   readonly signingKey: string;
+  /** HMAC key of the argument and result digests; default derived from `signingKey`. */
   readonly digestKey?: string;
-  readonly onFailure?: 'refuse' | 'allow';
+  readonly onAuditFailure?: 'refuse' | 'allow';
+  /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
+  readonly store?: string;
 }
 
 export interface ResultCeilingConfig {

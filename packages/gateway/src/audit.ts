@@ -1,0 +1,125 @@
+// The gateway's audit log (`audit:` in the configuration): an `auditLog` over the store the
+// configuration names (`audit.store`, else `stores.state`), attached to every tenant's dispatcher,
+// and the records of what is not a call (a reload, a pin accepted). Keys come as `${file:…}` or
+// `${env:…}`; with no `digestKey`, one is derived from the signing key, never equal to it.
+
+import { createHmac } from 'node:crypto';
+import { resolve } from 'node:path';
+import { auditLog, inMemoryAuditStore, type AuditEntry, type AuditLog } from '@toolgate/audit';
+import type { AuditStore, Dispatcher } from '@toolgate/core';
+import { postgresAuditStore } from '@toolgate/store-postgres';
+import { sqliteAuditStore } from '@toolgate/store-sqlite';
+import { ConfigError } from './config/errors';
+import type { AuditConfig, GatewayConfig } from './config/types';
+import type { Runtime } from './runtime';
+
+export interface OpenedAuditStore {
+  readonly kind: 'memory' | 'sqlite' | 'postgres';
+  readonly store: AuditStore;
+  close(): Promise<void>;
+}
+
+export interface GatewayAudit {
+  /** Equal keys mean equal configuration: a reload keeps the same log (and its writer) open. */
+  readonly key: string;
+  readonly kind: OpenedAuditStore['kind'];
+  readonly log: AuditLog;
+  /** `dispatcher` with every dispatch and resume recorded. */
+  attach(dispatcher: Dispatcher): Dispatcher;
+  /** Appends an action; rejects when it cannot be stored (then do not act). */
+  record(entry: AuditEntry): Promise<void>;
+  /** Resolves when the store answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Where the log is kept: `audit.store` when set, else `stores.state`, else memory. */
+export function auditStoreUrl(config: GatewayConfig): string {
+  return config.audit?.store ?? config.stores?.state ?? 'memory:';
+}
+
+/** `memory:`, `sqlite:PATH` (relative to `baseDir`) or `postgres://…`. */
+export function openAuditStore(url: string, baseDir: string): OpenedAuditStore {
+  if (url === 'memory:') return { kind: 'memory', store: inMemoryAuditStore(), close: async () => {} };
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    const store = sqliteAuditStore({ path: path === ':memory:' ? path : resolve(baseDir, path) });
+    return { kind: 'sqlite', store, close: async () => store.close() };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const store = postgresAuditStore({ connectionString: url });
+    return { kind: 'postgres', store, close: () => store.close() };
+  }
+  throw new TypeError("audit.store: expected 'memory:', 'sqlite:PATH' or a 'postgres://' URL.");
+}
+
+/**
+ * The digest key when the configuration gives none: an HMAC of a fixed label under the signing key.
+ * It is as secret as the signing key, differs from it, and stays the same across restarts, so the
+ * digests of one value stay comparable.
+ */
+export function derivedDigestKey(signingKey: string): string {
+  return createHmac('sha256', signingKey).update('toolgate audit digest key v1').digest('hex');
+}
+
+/** What decides whether a reload can keep the log open: its settings and where it is kept. */
+export function auditKeyOf(config: GatewayConfig): string {
+  return JSON.stringify([config.audit, auditStoreUrl(config)]);
+}
+
+/** Opens the log the configuration describes; `ready()` is the caller's to await. */
+export function openAudit(config: GatewayConfig, baseDir: string): GatewayAudit {
+  const audit = config.audit as AuditConfig;
+  const url = auditStoreUrl(config);
+  const opened = openAuditStore(url, baseDir);
+  const log = auditLog({
+    store: opened.store,
+    signingKey: audit.signingKey,
+    digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
+    onAuditFailure: audit.onAuditFailure ?? 'refuse',
+  });
+  return {
+    key: auditKeyOf(config),
+    kind: opened.kind,
+    log,
+    attach: (dispatcher) => log.attach(dispatcher),
+    record: async (entry) => {
+      await log.record(entry);
+    },
+    ping: async () => {
+      await opened.store.head();
+    },
+    async close() {
+      try {
+        await log.close();
+      } finally {
+        await opened.close();
+      }
+    },
+  };
+}
+
+/**
+ * Records that `runtime`'s configuration starts serving (`config.loaded`, `config.reloaded`), with
+ * its keyed digest, before it does. A record that cannot be written stops it, unless the log is
+ * configured to let calls through (`onAuditFailure: allow`).
+ */
+export async function recordConfig(
+  runtime: Runtime,
+  kind: 'config.loaded' | 'config.reloaded',
+): Promise<void> {
+  const audit = runtime.audit;
+  if (audit === undefined) return;
+  try {
+    await audit.record({ kind, args: runtime.config });
+  } catch (error) {
+    if (runtime.config.audit?.onAuditFailure === 'allow') return;
+    throw new ConfigError([
+      runtime.loaded.issue(
+        ['audit'],
+        `the audit log could not record this configuration (${(error as Error).name})`,
+        "check the audit store; with onAuditFailure: allow the gateway serves while it is down",
+      ),
+    ]);
+  }
+}
