@@ -5,17 +5,21 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from '../config/errors';
 import { loadConfig } from '../config/load';
+import { auditCommand } from './audit';
 import { checkCommand } from './check';
 import { gatewayCommand } from './gateway';
 import { NotSupportedError, parseArgs, UsageError, type CommandIo } from './io';
+import { pinsCommand } from './pins';
 
 export const USAGE = `usage: toolgate <command> [--config toolgate.yaml]
 
   gateway [--port N] [--host H] [--stdio]   serve until SIGINT/SIGTERM; SIGHUP reloads
   check                                     validate, connect every upstream, print each tenant's tools
   policy test CASES.yaml                    run policy cases against the configured rules
-  pins list | pins accept TOOL              show pinned tool definitions; accept a changed one
-  audit verify | audit export               check the audit log's hash chain; print it as JSON lines
+  pins list [--changed] [--upstream U]      show pinned tool definitions and which changed
+  pins accept TOOL [--by NAME]              show a changed definition's diff and accept it
+  audit verify [--public-key PEM]           check the audit log's hash chain and signatures
+  audit export [--out FILE]                 print the audit log as JSON lines
 
 --config defaults to ./toolgate.yaml (or ./toolgate.json).`;
 
@@ -50,15 +54,17 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
       case 'pins':
         if (rest[0] !== 'list' && !(rest[0] === 'accept' && rest[1] !== undefined))
           throw new UsageError('usage: toolgate pins list | toolgate pins accept TOOL --config F');
-        throw new NotSupportedError(
-          '`toolgate pins` needs tool-definition pinning in @toolgate/mcp, which this build does not include yet',
+        return await pinsCommand(
+          loadConfig(configFile(), { env: io.env }),
+          rest[0],
+          rest[1],
+          args,
+          io,
         );
       case 'audit':
         if (rest[0] !== 'verify' && rest[0] !== 'export')
           throw new UsageError('usage: toolgate audit verify | export --config F');
-        throw new NotSupportedError(
-          '`toolgate audit` needs the audit log, which this build does not include yet',
-        );
+        return await auditCommand(loadConfig(configFile(), { env: io.env }), rest[0], args, io);
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
