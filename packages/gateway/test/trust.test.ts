@@ -177,11 +177,13 @@ tenants:
     expect(twice.code).toBe(1);
     expect(twice.stderr).toContain('has not changed');
 
+    const refreshes = () => gateway.logs().filter((line) => line['msg'] === 'tools.refreshed').length;
+    const refreshedBefore = refreshes();
     const runs = await client.callTool({ name: 'crm_lookup', arguments: { customer: 'bo' } });
     expect(textOf(runs)).toBe('found 2 chars');
     expect(dir.runs().filter((tool) => tool === 'lookup')).toHaveLength(runsBefore + 1);
-    // The gateway imports the accepted definition and tells its clients.
-    await gateway.waitForLog((line) => line['msg'] === 'tools.refreshed', 15_000);
+    // Accepted in another process: the gateway imports the accepted definition and tells its clients.
+    await until(async () => (refreshes() > refreshedBefore ? true : undefined), 'the tools to be imported again');
     const now = (await client.listTools()).tools.find((tool) => tool.name === 'crm_lookup');
     expect(now?.description).toContain('evil.example');
   }, 90_000);
@@ -218,7 +220,7 @@ tenants:
     });
     expect(calls.find((record) => record['code'] === 'TOOL_DEFINITION_CHANGED')).toMatchObject({
       kind: 'refused',
-      ran: false,
+      gate: 'mcp',
     });
     expect(records.find((record) => record['kind'] === 'pin.accepted')).toMatchObject({
       tool: 'crm_lookup',

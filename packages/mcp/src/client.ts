@@ -420,6 +420,9 @@ export function mcpClient(options: McpClientOptions): McpClient {
         new Date().toISOString(),
       );
       if (pinned) emit({ type: 'mcp.tool.pinned', source: name, toolName: local, digest });
+      // What is served now, before any call can compare it with the pin: a call racing this listing
+      // must not read the previous digest and take the change for accepted.
+      served.set(remote.name, { remote: remote.name, local, digest });
       // A changed tool is listed as it was pinned: the new text is what the model must not read yet.
       const trusted = record.digest === digest ? remote : (record.definition as unknown as McpTool);
       if (record.digest !== digest) {

@@ -134,6 +134,37 @@ describe('pinning', () => {
     expect(again.kind).toBe('paused');
   });
 
+  it('a call racing the listing that found the change is refused too (it does not read the previous digest as accepted)', async () => {
+    const inner = inMemoryPins();
+    // Holds the listing right after 'lookup' was observed, while the next tool's pin is looked at.
+    let hold: Promise<void> | undefined;
+    let release = () => {};
+    let held = () => {};
+    const reached = new Promise<void>((done) => (held = done));
+    const pins: PinStore = {
+      ...inner,
+      observe: async (seen, at) => {
+        if (hold !== undefined && seen.name === 'write_note') {
+          held();
+          await hold;
+        }
+        return inner.observe(seen, at);
+      },
+    };
+    const client = shifty({ pins });
+    const dispatcher = createDispatcher({ tools: await client.tools(), chain: canonicalChain() });
+    hold = new Promise<void>((done) => (release = done));
+    writeFileSync(state, JSON.stringify({ version: 2 }));
+    const listing = client.tools();
+    await reached;
+    const raced = await dispatcher.dispatch({ toolName: 'sh_lookup', args: { word: 'pin' } });
+    release();
+    await listing;
+    expect(raced).toMatchObject({ kind: 'refused', code: 'TOOL_DEFINITION_CHANGED' });
+    const after = await dispatcher.dispatch({ toolName: 'sh_lookup', args: { word: 'pin' } });
+    expect(after).toMatchObject({ kind: 'refused', code: 'TOOL_DEFINITION_CHANGED' });
+  });
+
   it('a client in another process sees the change on its first import, and acceptPin on the store alone lifts it', async () => {
     const pins: PinStore = inMemoryPins();
     await shifty({ pins }).tools();
