@@ -221,7 +221,12 @@ async function openedAudit(
   try {
     audit = openAudit(config, baseDir);
   } catch (error) {
-    issues.push(loaded.issue(['audit'], (error as Error).message.replace(/\.$/, '')));
+    // The library names the key that is wrong, never its value.
+    const message = (error as Error).message.replace(/^auditLog: /, '').replace(/\.$/, '');
+    const field = /'(signingKey|digestKey)'/.exec(message)?.[1];
+    issues.push(
+      loaded.issue(field !== undefined ? ['audit', field] : ['audit'], `the audit log cannot start: ${message}`),
+    );
     return undefined;
   }
   opened.push(audit);

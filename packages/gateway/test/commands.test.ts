@@ -101,19 +101,57 @@ describe('toolgate command line', () => {
   it('says plainly which commands this build does not include yet (exit 2)', async () => {
     const dir = tempDir();
     try {
-      for (const argv of [
-        ['policy', 'test', 'cases.yaml'],
-        ['pins', 'list'],
-        ['audit', 'verify'],
-      ]) {
+      for (const argv of [['policy', 'test', 'cases.yaml']]) {
         const run = io(dir);
         expect(await runCli([...argv, '--config', 'x.yaml'], run.io)).toBe(2);
         expect(run.err.join('\n')).toMatch(
-          /^toolgate: not supported: `toolgate (policy test|pins|audit)` needs /,
+          /^toolgate: not supported: `toolgate policy test` needs /,
         );
       }
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe('toolgate pins and toolgate audit, where they cannot work', () => {
+  let dir: TempDir;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(() => dir.remove());
+  const minimal = `auth: { tokens: [{ token: t-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
+upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
+tenants: { acme: { upstreams: [shop] } }
+`;
+
+  it('pins on a memory: store: says the pins live inside the running gateway (exit 2)', async () => {
+    dir.write('toolgate.yaml', minimal);
+    const run = io(dir);
+    expect(await runCli(['pins', 'list'], run.io)).toBe(2);
+    expect(run.err.join('\n')).toContain('stores.state is memory:, so the pins live only inside the running gateway');
+  });
+
+  it('pins accept of a tool nobody pinned: exit 1, naming it', async () => {
+    dir.write('toolgate.yaml', `${minimal}stores: { state: "sqlite:./state.db" }\n`);
+    const run = io(dir);
+    expect(await runCli(['pins', 'accept', 'nothing_here'], run.io)).toBe(1);
+    expect(run.err.join('\n')).toContain("no pinned tool 'nothing_here'");
+  });
+
+  it('audit without an audit log configured: exit 1 saying how to add one', async () => {
+    dir.write('toolgate.yaml', `${minimal}stores: { state: "sqlite:./state.db" }\n`);
+    const run = io(dir);
+    expect(await runCli(['audit', 'verify'], run.io)).toBe(1);
+    expect(run.err.join('\n')).toContain('this configuration has no audit log');
+  });
+
+  it('an audit log whose signing key is not a key: the gateway refuses to start, naming audit', async () => {
+    dir.write('toolgate.yaml', `${minimal}audit: { signingKey: "not-a-key" }\n`);
+    const run = io(dir);
+    expect(await runCli(['check'], run.io)).toBe(1);
+    const printed = run.err.join('\n');
+    expect(printed).toMatch(/toolgate\.yaml:4:22: audit\.signingKey: the audit log cannot start: 'signingKey': expected a PEM or JWK Ed25519 key/);
+    expect(printed).not.toContain('not-a-key');
   });
 });

@@ -188,7 +188,9 @@ tenants:
     expect(now?.description).toContain('evil.example');
   }, 90_000);
 
-  it('records every call, the configuration and the acceptance in the audit log, which verifies; no argument value in it', async () => {
+  it('records every call, the configuration, a reload and the acceptance in the audit log, which verifies; no argument value in it', async () => {
+    gateway.child.kill('SIGHUP');
+    await gateway.waitForLog((line) => line['msg'] === 'reload');
     const verified = await runToolgate(['audit', 'verify', '--config', configFile], env);
     expect(verified.stderr).toBe('');
     expect(verified.code).toBe(0);
@@ -208,6 +210,7 @@ tenants:
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.map((record) => record['seq'])).toEqual(records.map((_, index) => index + 1));
     expect(records[0]).toMatchObject({ kind: 'config.loaded' });
+    expect(records.filter((record) => record['kind'] === 'config.reloaded')).toHaveLength(1);
     const calls = records.filter((record) => record['tool'] === 'crm_lookup' && record['kind'] !== 'pin.accepted');
     expect(calls.map((record) => record['kind'])).toEqual(
       expect.arrayContaining(['result', 'refused']),
