@@ -118,7 +118,7 @@ export async function recordConfig(
       runtime.loaded.issue(
         ['audit'],
         `the audit log could not record this configuration (${(error as Error).name})`,
-        "check the audit store; with onAuditFailure: allow the gateway serves while it is down",
+        'check the audit store; with onAuditFailure: allow the gateway serves while it is down',
       ),
     ]);
   }

@@ -225,7 +225,10 @@ async function openedAudit(
     const message = (error as Error).message.replace(/^auditLog: /, '').replace(/\.$/, '');
     const field = /'(signingKey|digestKey)'/.exec(message)?.[1];
     issues.push(
-      loaded.issue(field !== undefined ? ['audit', field] : ['audit'], `the audit log cannot start: ${message}`),
+      loaded.issue(
+        field !== undefined ? ['audit', field] : ['audit'],
+        `the audit log cannot start: ${message}`,
+      ),
     );
     return undefined;
   }

@@ -104,9 +104,7 @@ describe('toolgate command line', () => {
       for (const argv of [['policy', 'test', 'cases.yaml']]) {
         const run = io(dir);
         expect(await runCli([...argv, '--config', 'x.yaml'], run.io)).toBe(2);
-        expect(run.err.join('\n')).toMatch(
-          /^toolgate: not supported: `toolgate policy test` needs /,
-        );
+        expect(run.err.join('\n')).toMatch(/^toolgate: not supported: `toolgate policy test` needs /);
       }
     } finally {
       dir.remove();
@@ -129,7 +127,9 @@ tenants: { acme: { upstreams: [shop] } }
     dir.write('toolgate.yaml', minimal);
     const run = io(dir);
     expect(await runCli(['pins', 'list'], run.io)).toBe(2);
-    expect(run.err.join('\n')).toContain('stores.state is memory:, so the pins live only inside the running gateway');
+    expect(run.err.join('\n')).toContain(
+      'stores.state is memory:, so the pins live only inside the running gateway',
+    );
   });
 
   it('pins accept of a tool nobody pinned: exit 1, naming it', async () => {
@@ -151,7 +151,9 @@ tenants: { acme: { upstreams: [shop] } }
     const run = io(dir);
     expect(await runCli(['check'], run.io)).toBe(1);
     const printed = run.err.join('\n');
-    expect(printed).toMatch(/toolgate\.yaml:4:22: audit\.signingKey: the audit log cannot start: 'signingKey': expected a PEM or JWK Ed25519 key/);
+    expect(printed).toMatch(
+      /toolgate\.yaml:4:22: audit\.signingKey: the audit log cannot start: 'signingKey': expected a PEM or JWK Ed25519 key/,
+    );
     expect(printed).not.toContain('not-a-key');
   });
 });

@@ -137,14 +137,15 @@ describe('pinning', () => {
   it('a call racing the listing that found the change is refused too (it does not read the previous digest as accepted)', async () => {
     const inner = inMemoryPins();
     // Holds the listing right after 'lookup' was observed, while the next tool's pin is looked at.
-    let hold: Promise<void> | undefined;
+    let holding = false;
     let release = () => {};
     let held = () => {};
+    const hold = new Promise<void>((done) => (release = done));
     const reached = new Promise<void>((done) => (held = done));
     const pins: PinStore = {
       ...inner,
       observe: async (seen, at) => {
-        if (hold !== undefined && seen.name === 'write_note') {
+        if (holding && seen.name === 'write_note') {
           held();
           await hold;
         }
@@ -153,7 +154,7 @@ describe('pinning', () => {
     };
     const client = shifty({ pins });
     const dispatcher = createDispatcher({ tools: await client.tools(), chain: canonicalChain() });
-    hold = new Promise<void>((done) => (release = done));
+    holding = true;
     writeFileSync(state, JSON.stringify({ version: 2 }));
     const listing = client.tools();
     await reached;

@@ -16,7 +16,9 @@ export async function auditCommand(
 ): Promise<number> {
   const { config } = loaded;
   if (config.audit === undefined) {
-    io.err('toolgate audit: this configuration has no audit log; add audit: { signingKey: "${file:./audit-key.pem}" }');
+    io.err(
+      'toolgate audit: this configuration has no audit log; add audit: { signingKey: "${file:./audit-key.pem}" }',
+    );
     return 1;
   }
   const url = auditStoreUrl(config);
@@ -33,7 +35,9 @@ export async function auditCommand(
       if (typeof out === 'string') {
         const stream = createWriteStream(resolve(io.cwd, out));
         for await (const line of exportAuditLog(opened.store)) if (!stream.write(line)) await drained(stream);
-        await new Promise<void>((done, fail) => stream.end((error?: Error | null) => (error ? fail(error) : done())));
+        await new Promise<void>((done, fail) =>
+          stream.end((error?: Error | null) => (error ? fail(error) : done())),
+        );
       } else for await (const line of exportAuditLog(opened.store)) io.out(line.replace(/\n$/, ''));
       return 0;
     }

@@ -54,13 +54,7 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
       case 'pins':
         if (rest[0] !== 'list' && !(rest[0] === 'accept' && rest[1] !== undefined))
           throw new UsageError('usage: toolgate pins list | toolgate pins accept TOOL --config F');
-        return await pinsCommand(
-          loadConfig(configFile(), { env: io.env }),
-          rest[0],
-          rest[1],
-          args,
-          io,
-        );
+        return await pinsCommand(loadConfig(configFile(), { env: io.env }), rest[0], rest[1], args, io);
       case 'audit':
         if (rest[0] !== 'verify' && rest[0] !== 'export')
           throw new UsageError('usage: toolgate audit verify | export --config F');

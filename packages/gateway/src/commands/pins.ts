@@ -88,7 +88,9 @@ async function accept(
   const record = await find(loaded, pins, tool, args);
   const name = localName(loaded, record);
   if (record.changed === undefined) {
-    io.err(`toolgate pins: the definition of '${name}' has not changed since it was pinned; nothing to accept`);
+    io.err(
+      `toolgate pins: the definition of '${name}' has not changed since it was pinned; nothing to accept`,
+    );
     return 1;
   }
   io.out(`${name} (upstream ${record.source}, tool ${record.name}): the definition changed`);
@@ -124,11 +126,18 @@ async function accept(
     );
     return 1;
   }
-  io.out(`accepted: '${name}' runs again with the served definition (every gateway on this store, at its next call)`);
+  io.out(
+    `accepted: '${name}' runs again with the served definition (every gateway on this store, at its next call)`,
+  );
   return 0;
 }
 
-async function find(loaded: LoadedConfig, pins: PinStore, tool: string, args: ParsedArgs): Promise<PinRecord> {
+async function find(
+  loaded: LoadedConfig,
+  pins: PinStore,
+  tool: string,
+  args: ParsedArgs,
+): Promise<PinRecord> {
   const only = args.flags.get('upstream');
   const candidates: PinRecord[] = [];
   for (const [source, upstream] of Object.entries(loaded.config.upstreams)) {
@@ -160,7 +169,8 @@ export function definitionDiff(pinned: unknown, served: unknown): string {
   const table = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--)
     for (let j = b.length - 1; j >= 0; j--)
-      table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
+      table[i]![j] =
+        a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
   const out = ['--- pinned', '+++ served'];
   let i = 0;
   let j = 0;
