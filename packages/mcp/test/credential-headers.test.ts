@@ -165,9 +165,9 @@ describe('mcpClient credentialHeaders against a Streamable HTTP server', () => {
       await client.connect(transport);
       // Every message the downstream client receives.
       const receive = transport.onmessage!;
-      transport.onmessage = (message, extra) => {
+      transport.onmessage = (message: JSONRPCMessage) => {
         wire.push(message);
-        receive(message, extra);
+        receive(message);
       };
       return client;
     };
@@ -191,7 +191,7 @@ describe('mcpClient credentialHeaders against a Streamable HTTP server', () => {
 
   it("sends each call its own caller's credential as the header, with no cross-talk under concurrency", async () => {
     upstreamCalls.length = 0;
-    const order = Array.from({ length: 24 }, (_, i) => (i % 3 === 0 ? 'globex' : 'acme') as const);
+    const order = Array.from({ length: 24 }, (_, i): 'acme' | 'globex' => (i % 3 === 0 ? 'globex' : 'acme'));
     // Delays that make later calls finish first, so headers built for one call meet others in flight.
     const results = await Promise.all(
       order.map((tenant, i) => call(tenant, 'whoami', { delayMs: ((i * 37) % 11) * 5 })),
