@@ -91,7 +91,7 @@ export function adapterDesk(): Desk {
     chain: canonicalChain({
       permissions,
       credentials: staticCredentials({ billing: DESK_SECRET }),
-      checkInKey: 'adapter-desk-key',
+      checkInKey: 'adapter-desk-check-in-key-0123456789ab',
       checkIns: inMemoryCheckIns({ now: clock.now }),
     }),
     clock: clock.now,

@@ -103,7 +103,10 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
     const desk = adapterDesk();
     const dispatcher = createDispatcher({
       tools: [desk.dispatcher.tools.get('refund_order')!],
-      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }).use(asking),
+      chain: canonicalChain({
+        checkInKey: 'k'.repeat(32),
+        checkIns: inMemoryCheckIns({ now: clock.now }),
+      }).use(asking),
       clock: clock.now,
     });
     const resolved: string[] = [];

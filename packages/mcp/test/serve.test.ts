@@ -231,7 +231,7 @@ describe('mcpServe', () => {
 
   it('refuses configuration it cannot honor when built, naming the fix', () => {
     const base = { name: 'governed', version: '1.0.0', chain: governedChain() };
-    expect(() => mcpServe(governedTools(), { ...base, checkInKey: 'k' } as never)).toThrow(
+    expect(() => mcpServe(governedTools(), { ...base, checkInKey: 'k'.repeat(32) } as never)).toThrow(
       new McpServeConfigError(
         `mcpServe 'governed': the check-in key belongs to the chain; pass canonicalChain({ checkInKey }) as 'chain'.`,
       ),

@@ -145,7 +145,10 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     const desk = adapterDesk();
     const dispatcher = createDispatcher({
       tools: [desk.dispatcher.tools.get('lookup_order')!],
-      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }).use(asking),
+      chain: canonicalChain({
+        checkInKey: 'k'.repeat(32),
+        checkIns: inMemoryCheckIns({ now: clock.now }),
+      }).use(asking),
       clock: clock.now,
     });
     const paused: [CheckInRequest, PausedCall<typeof ada>][] = [];
@@ -188,7 +191,7 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     const hyphenated = { ...refund, schema: { ...refund.schema, name: 'refund-order' } };
     const dispatcher = createDispatcher({
       tools: [hyphenated],
-      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }),
+      chain: canonicalChain({ checkInKey: 'k'.repeat(32), checkIns: inMemoryCheckIns({ now: clock.now }) }),
       clock: clock.now,
     });
     const { agent } = agentWith(
@@ -202,7 +205,7 @@ describe('governedTools with the OpenAI Agents SDK', () => {
 
     const both = createDispatcher({
       tools: [refund, hyphenated],
-      chain: canonicalChain({ checkInKey: 'k' }),
+      chain: canonicalChain({ checkInKey: 'k'.repeat(32) }),
     });
     expect(() => governedTools(both)).toThrow(
       "tools 'refund_order' and 'refund-order' both become 'refund_order'",
