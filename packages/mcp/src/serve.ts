@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   createDispatcher,
+  formatCount,
   isChain,
   refusalReason,
   type ChainSource,
@@ -25,7 +26,7 @@ import {
   type ToolgateEmitter,
   type TraceContext,
 } from '@toolgate/core';
-import { askPerson, canElicitForm } from './elicit';
+import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { callToolResult, refusalResult } from './results';
 
 /** What the SDK hands a request handler: the request's signal, auth info, session and request ids. */
@@ -160,9 +161,21 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           ),
         );
       }
+      const shown = approvalForm(outcome.checkIn);
+      if (shown.form === undefined) {
+        await revoke(outcome, identity);
+        return refusalResult(
+          outcome.checkIn.asker,
+          refusalReason(
+            `'${outcome.toolName}' needs a person's approval, but its arguments are too long to show in full in the MCP client's approval form (${formatCount(shown.tooLong)} characters; at most ${formatCount(MAX_FORM_ARGUMENTS_CHARS)})`,
+            'Retrying with the same arguments will not help',
+            'Call it again with shorter arguments, or do the work in smaller calls',
+          ),
+        );
+      }
       let decision;
       try {
-        decision = await askPerson(server, outcome.checkIn, identity?.principal ?? 'mcp-client', {
+        decision = await askPerson(server, shown.form, identity?.principal ?? 'mcp-client', {
           relatedRequestId: extra.requestId,
           signal: extra.signal,
           timeoutMs: checkInTimeoutMs,

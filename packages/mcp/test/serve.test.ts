@@ -166,7 +166,9 @@ describe('mcpServe', () => {
         `Allow 'refund' to run with the arguments shown?`,
         '',
         `Tool: 'refund'`,
-        `Arguments:\n${JSON.stringify({ orderId: 'form-1', amount: 12.5 }, null, 2)}`,
+        'Arguments (2), each shown in full: amount, orderId',
+        '  amount: 12.5',
+        '  orderId: "form-1"',
         `Evidence:\n${JSON.stringify({ customer: 'customer of form-1', lastRefunds: 2 }, null, 2)}`,
       ].join('\n'),
     );
