@@ -9,5 +9,5 @@ export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';
 export { mcpServe, McpServeConfigError } from './serve';
 
 // Running a served set over stdio or Streamable HTTP
-export type { HttpServing, ServeHttpOptions, Serving } from './transports';
+export type { HttpServing, ServeHttpOptions, ServeHttpWarning, Serving } from './transports';
 export { serveHttp, serveStdio } from './transports';
