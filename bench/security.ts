@@ -326,10 +326,11 @@ async function redaction(): Promise<void> {
   console.log(
     `  a numeric secret echoed as a number, MCP structuredContent: ${JSON.stringify((asNumber as { structuredContent?: unknown }).structuredContent)}`,
   );
-  const asBytes = await echoedCredential(SECRET, (key) => ({ raw: new TextEncoder().encode(key) }));
+  // A Node Buffer: its JSON form lists the bytes, as an upstream client library would hand them over.
+  const asBytes = await echoedCredential(SECRET, (key) => ({ raw: Buffer.from(key) }));
   const wire = JSON.stringify(asBytes);
   console.log(
-    `  a secret in a Uint8Array: its bytes on the wire: ${wire.includes([...utf8(SECRET)].slice(0, 8).join(',')) ? 'yes' : 'no'}`,
+    `  a secret in a Buffer: its bytes on the wire: ${wire.includes([...utf8(SECRET)].slice(0, 8).join(',')) ? 'yes' : 'no'}`,
   );
 }
 

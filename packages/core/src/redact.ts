@@ -85,15 +85,37 @@ function base64Cores(source: string): string[] {
 
 /** How one set of secrets is found and removed, built once per call. */
 interface Redactor {
+  /** The shortest text that can hold a form: anything shorter is skipped without a search. */
+  readonly minLength: number;
   holds(text: string): boolean;
   replace(text: string): string;
 }
 
-const NOTHING: Redactor = { holds: () => false, replace: (text) => text };
+const NOTHING: Redactor = { minLength: Infinity, holds: () => false, replace: (text) => text };
+/** The longest text a number or bigint up to 2^64 can spell. */
+const MAX_NUMBER_CHARS = 24;
+
+// A call redacts its value and then its text with the same secrets, and most deployments resolve the
+// same few secrets call after call: the forms are worked out once. Bounded, and holding only what a
+// credential provider hands out anyway.
+const RECENT_REDACTORS = 16;
+const recentRedactors = new Map<string, Redactor>();
 
 function redactorOf(secrets: readonly string[]): Redactor {
   const present = secrets.filter((secret) => typeof secret === 'string' && secret.length > 0);
   if (present.length === 0) return NOTHING;
+  const id = present.join('\u0000');
+  let redactor = recentRedactors.get(id);
+  if (redactor === undefined) {
+    redactor = buildRedactor(present);
+    if (recentRedactors.size >= RECENT_REDACTORS)
+      recentRedactors.delete(recentRedactors.keys().next().value as string);
+    recentRedactors.set(id, redactor);
+  }
+  return redactor;
+}
+
+function buildRedactor(present: readonly string[]): Redactor {
   // Longest first, so a secret that contains a shorter one goes whole.
   const forms = [...new Set(present.flatMap(escapedForms))].sort((a, b) => b.length - a.length);
   const cores = [
@@ -104,8 +126,12 @@ function redactorOf(secrets: readonly string[]): Redactor {
       }),
     ),
   ];
+  const minLength = Math.min(...forms.map((form) => form.length), ...cores.map((core) => core.length));
   return {
-    holds: (text) => forms.some((form) => text.includes(form)) || cores.some((core) => text.includes(core)),
+    minLength,
+    holds: (text) =>
+      text.length >= minLength &&
+      (forms.some((form) => text.includes(form)) || cores.some((core) => text.includes(core))),
     replace(text) {
       let out = text;
       for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
@@ -185,6 +211,7 @@ export function redactValue(value: unknown, secrets: readonly string[]): unknown
   const walk = (node: unknown): unknown => {
     if (typeof node === 'string') return redactor.holds(node) ? redactor.replace(node) : node;
     if (typeof node === 'number' || typeof node === 'bigint') {
+      if (redactor.minLength > MAX_NUMBER_CHARS && typeof node === 'number') return node;
       const text = String(node);
       return redactor.holds(text) ? redactor.replace(text) : node;
     }
@@ -234,30 +261,32 @@ export function redactValue(value: unknown, secrets: readonly string[]): unknown
  * getters are read (as JSON would) and become values; another object's accessors are left alone.
  */
 function walkOwn(node: object, walk: (value: unknown) => unknown, readGetters: boolean): object | undefined {
+  const entries: { key: PropertyKey; descriptor: PropertyDescriptor; read: boolean; value: unknown }[] = [];
   let changed = false;
-  // No prototype: a '__proto__' key is then an entry like any other.
-  const descriptors = Object.create(null) as PropertyDescriptorMap;
+  // Most results hold no secret: walk first, and build a copy only when something changed.
   for (const key of Reflect.ownKeys(node)) {
     const descriptor = Object.getOwnPropertyDescriptor(node, key);
     if (descriptor === undefined) continue;
     const cleanKey = typeof key === 'string' ? (walk(key) as string) : key;
-    if ('value' in descriptor || readGetters) {
+    const read = 'value' in descriptor || readGetters;
+    let value: unknown;
+    if (read) {
       const item = 'value' in descriptor ? (descriptor.value as unknown) : Reflect.get(node, key);
-      const cleanItem = walk(item);
-      changed ||= cleanKey !== key || cleanItem !== item;
-      // Defined, not assigned: a '__proto__' key stays a key.
-      descriptors[cleanKey] = {
-        value: cleanItem,
-        enumerable: descriptor.enumerable ?? false,
-        writable: true,
-        configurable: true,
-      };
-    } else {
-      changed ||= cleanKey !== key;
-      descriptors[cleanKey] = descriptor;
+      value = walk(item);
+      changed ||= value !== item;
     }
+    changed ||= cleanKey !== key;
+    entries.push({ key: cleanKey, descriptor, read, value });
   }
-  return changed ? Object.create(Object.getPrototypeOf(node) as object | null, descriptors) : undefined;
+  if (!changed) return undefined;
+  // No prototype: a '__proto__' key is then an entry like any other, defined, not assigned.
+  const descriptors = Object.create(null) as PropertyDescriptorMap;
+  for (const { key, descriptor, read, value } of entries) {
+    descriptors[key] = read
+      ? { value, enumerable: descriptor.enumerable ?? false, writable: true, configurable: true }
+      : descriptor;
+  }
+  return Object.create(Object.getPrototypeOf(node) as object | null, descriptors) as object;
 }
 
 function redactedJson(value: unknown, redactor: Redactor): unknown {
