@@ -2,8 +2,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from 'jest';
 
+// Node 22+ loads this file as an ES module (type stripping), where there is no __dirname; jest runs
+// from the repository root there.
+const root = typeof __dirname === 'string' ? __dirname : process.cwd();
+
 // Every folder under packages/ is a jest project, plus the examples; a new package needs no edit here.
-const packages = [...readdirSync(join(__dirname, 'packages')).sort(), 'examples'];
+const packages = [...readdirSync(join(root, 'packages')).sort(), 'examples'];
 
 // Tests import sibling packages from source, so no build is needed before `jest`.
 const moduleNameMapper = {
@@ -22,16 +26,19 @@ function project(name: string): NonNullable<Config['projects']>[number] {
     testEnvironment: 'node',
     testMatch: ['**/*.test.ts'],
     transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
-    // typebox 1.x and the AI SDK (ai, @ai-sdk/*, @workflow/*, and zod files imported by path) ship ESM only; let swc turn them into CommonJS for jest.
-    transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(typebox|ai|@ai-sdk|zod|@workflow))'],
+    // typebox 1.x, CEL (@marcbachmann/cel-js) and the AI SDK (ai, @ai-sdk/*, @workflow/*, and zod files imported by path) ship ESM only; let swc turn them into CommonJS for jest.
+    transformIgnorePatterns: [
+      '/node_modules/(?!(\\.pnpm/)?(typebox|ai|@ai-sdk|zod|@workflow|@marcbachmann))',
+    ],
     moduleNameMapper,
   };
 }
 
 const config: Config = {
   // A package with no tests yet has no test folder in a fresh clone, and jest rejects a missing root.
-  projects: packages.filter((name) => existsSync(join(__dirname, testFolder(name)))).map(project),
+  projects: packages.filter((name) => existsSync(join(root, testFolder(name)))).map(project),
   testTimeout: 30_000,
+  globalSetup: '<rootDir>/test-support/global-setup.ts',
 };
 
 export default config;

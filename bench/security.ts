@@ -1,17 +1,23 @@
 // `node --expose-gc --import tsx bench/security.ts` (`pnpm bench:security`): the figures behind the
 // security bounds, printed, not asserted. 1) A pathological schema pattern, '^(a+)+$', checked by
 // validate-args (RE2) against inputs a backtracking engine cannot finish, next to native RegExp on
-// short inputs. 2) serveHttp's heap across 2,000 initializes on loopback and the idle expiry after.
-// 3) What one client can take of serveHttp: sessions it can hold (with the per-client cap and with it
-// lifted, as before it existed), whether stalled bodies lock others out, whether an idle SSE stream
-// keeps its session, whether a DNS-rebinding page reaches a tool off loopback. 4) Which encoded forms
-// of a credential redaction catches, and what of the other #20 items a caller can observe. Written to
-// run unchanged against an older tree too, so before and after come from the same code.
+// short inputs. 2) Format and uniqueItems attacks (#20 items 5-6): "before" is each attack against
+// the libraries as they were configured before (ajv's own uniqueItems, @cfworker/json-schema's
+// interpreter and url format), run in this process at sizes that still finish; "after" is the same
+// attack, at full size, against ajvValidator() and evalFreeValidator(). 3) serveHttp's heap across
+// 2,000 initializes on loopback and the idle expiry after. 4) What one client can take of serveHttp
+// (#20 items 13, 14): sessions it can hold (with the per-client cap and with it lifted, as before it
+// existed), whether stalled bodies lock others out, whether an idle SSE stream keeps its session,
+// whether a DNS-rebinding page reaches a tool off loopback. 5) Which encoded forms of a credential
+// redaction catches (#20 items 8, 9), and what of items 10, 11, 15 and the key length a caller can
+// observe. Parts 4 and 5 are written to run unchanged against an older tree, so their before and
+// after come from the same code.
 
 import { request } from 'node:http';
+import { createRequire } from 'node:module';
 import { connect, type Socket } from 'node:net';
-import { createDispatcher, defineTool, redact } from '@toolgate/core';
-import { ajvValidator, canonicalChain } from '@toolgate/middleware';
+import { createDispatcher, defineTool, redact, type JsonSchema } from '@toolgate/core';
+import { ajvValidator, canonicalChain, evalFreeValidator } from '@toolgate/middleware';
 import { mcpServe, serveHttp, type ServeHttpOptions } from '@toolgate/mcp';
 
 const PATTERN = '^(a+)+$';
@@ -37,6 +43,68 @@ function patterns(): void {
     const input = `${'a'.repeat(n)}!`;
     validate({ s: input });
     console.log(`  validate-args (RE2), ${n + 1} chars: ${ms(() => validate({ s: input })).toFixed(1)} ms`);
+  }
+}
+
+// The raw libraries, resolved where middleware resolves them: the "before" configuration.
+const fromMiddleware = createRequire(import.meta.resolve('@toolgate/middleware'));
+const { Ajv } = fromMiddleware('ajv') as {
+  Ajv: new (options: object) => { compile(schema: object): (data: unknown) => boolean };
+};
+const { Validator } = fromMiddleware('@cfworker/json-schema') as {
+  Validator: new (
+    schema: object,
+    draft: string,
+    shortCircuit: boolean,
+  ) => { validate(data: unknown): unknown };
+};
+
+const URL_SCHEMA = { type: 'object', properties: { link: { type: 'string', format: 'url' } } };
+const UNIQUE = { type: 'object', properties: { items: { type: 'array', uniqueItems: true } } };
+const objects = (n: number) => ({ items: Array.from({ length: n }, (_, i) => ({ i })) });
+const strings = (n: number) => ({ items: Array.from({ length: n }, (_, i) => `s${i}`) });
+
+function validationAttacks(): void {
+  console.log('\nvalidation attacks (#20 items 5-6)');
+  console.log(
+    '  before: @cfworker/json-schema, format url (its pattern backtracks; the time doubles per character)',
+  );
+  const cfUrl = new Validator(URL_SCHEMA, '7', false);
+  cfUrl.validate({ link: 'http://example.com' });
+  for (const n of [19, 21, 23, 25]) {
+    const link = `http://${'a'.repeat(n)}-`;
+    console.log(`    ${link.length} chars: ${ms(() => cfUrl.validate({ link })).toFixed(1)} ms`);
+  }
+  console.log("  before: ajv's own uniqueItems on distinct objects (pairwise: quadratic)");
+  const rawAjv = new Ajv({ allErrors: true }).compile(UNIQUE);
+  for (const n of [2_500, 5_000, 10_000]) {
+    const args = objects(n);
+    console.log(`    ${n} objects: ${ms(() => rawAjv(args)).toFixed(0)} ms`);
+  }
+  console.log('  before: @cfworker/json-schema uniqueItems on distinct strings (pairwise: quadratic)');
+  const cfUnique = new Validator(UNIQUE, '7', false);
+  for (const n of [5_000, 10_000, 15_000]) {
+    const args = strings(n);
+    console.log(`    ${n} strings: ${ms(() => cfUnique.validate(args)).toFixed(0)} ms`);
+  }
+  const fourMb = strings(450_000);
+  const attacks: ReadonlyArray<readonly [string, JsonSchema, Record<string, unknown>]> = [
+    ['format url, 38 chars', URL_SCHEMA, { link: `http://${'a'.repeat(30)}-` }],
+    ['format url, 100,000 chars', URL_SCHEMA, { link: `http://${'a'.repeat(100_000)}-` }],
+    ['uniqueItems, 20,000 objects (0.23 MB)', UNIQUE, objects(20_000)],
+    ['uniqueItems, 50,000 strings', UNIQUE, strings(50_000)],
+    [`uniqueItems, 450,000 strings (${(JSON.stringify(fourMb).length / 1e6).toFixed(1)} MB)`, UNIQUE, fourMb],
+  ];
+  for (const [name, make] of [
+    ['ajvValidator()', ajvValidator],
+    ['evalFreeValidator()', evalFreeValidator],
+  ] as const) {
+    console.log(`  after: ${name}`);
+    for (const [what, schema, args] of attacks) {
+      const validate = make().compile(schema);
+      validate(args);
+      console.log(`    ${what}: ${ms(() => validate(args)).toFixed(1)} ms`);
+    }
   }
 }
 
@@ -382,6 +450,7 @@ async function until(condition: () => boolean, limitMs: number): Promise<void> {
 }
 
 patterns();
+validationAttacks();
 await sessions();
 await serving13and14();
 await redaction();

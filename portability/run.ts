@@ -2,22 +2,31 @@
 // binary from the npm registry. Prints a table, writes RESULTS.md, and exits non-zero when a runtime
 // that started failed a case or read a refusal differently from ajv on Node. A runtime whose binary
 // cannot start is reported as skipped, with the reason.
+// The runtimes (~320 MB) are not part of the workspace install: only this check needs them, so they are
+// fetched here, once, into portability/.runtimes (see runtimes.ts).
 
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { Miniflare } from 'miniflare';
 import type { RuntimeReport } from './entry';
+import { installedRuntimes, type Runtimes } from './runtimes';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, '.out');
-const bin = (name: string) => join(here, 'node_modules', '.bin', name);
 const run = promisify(execFile);
 const RUN_TIMEOUT_MS = 120_000;
+
+/** The part of Miniflare's API this check uses (the package lives outside the workspace). */
+interface MiniflareModule {
+  readonly Miniflare: new (options: { modules: boolean; script: string; compatibilityDate: string }) => {
+    dispatchFetch(url: string): Promise<{ json(): Promise<unknown> }>;
+    dispose(): Promise<void>;
+  };
+}
 
 interface Outcome {
   readonly runtime: string;
@@ -70,14 +79,15 @@ async function onCommandLine(
   };
 }
 
-async function onWorkerd(): Promise<Outcome> {
-  const require = createRequire(import.meta.url);
+async function onWorkerd(runtimes: Runtimes): Promise<Outcome> {
+  const require = createRequire(runtimes.miniflare);
   const workerdVersion = (
-    require(require.resolve('workerd/package.json', { paths: [dirname(require.resolve('miniflare'))] })) as {
+    require(require.resolve('workerd/package.json', { paths: [dirname(runtimes.miniflare)] })) as {
       version: string;
     }
   ).version;
-  let miniflare: Miniflare | undefined;
+  const { Miniflare } = (await import(pathToFileURL(runtimes.miniflare).href)) as MiniflareModule;
+  let miniflare: InstanceType<MiniflareModule['Miniflare']> | undefined;
   try {
     miniflare = new Miniflare({
       modules: true,
@@ -156,13 +166,14 @@ function rowOf(outcome: Outcome, reference: RuntimeReport['suites'][number]['ref
 }
 
 async function main(): Promise<number> {
+  const runtimes = installedRuntimes();
   await bundle();
   const node = await onCommandLine('Node', process.execPath, ['--version'], []);
   const outcomes = [
     node,
-    await onCommandLine('Bun', bin('bun'), ['--version'], ['run']),
-    await onCommandLine('Deno', bin('deno'), ['--version'], ['run', '--quiet', '--no-prompt']),
-    await onWorkerd(),
+    await onCommandLine('Bun', runtimes.bun, ['--version'], ['run']),
+    await onCommandLine('Deno', runtimes.deno, ['--version'], ['run', '--quiet', '--no-prompt']),
+    await onWorkerd(runtimes),
   ];
   const reference = node.report?.suites.find((s) => s.validator === 'ajv')?.refusals;
   if (reference === undefined) throw new Error('the Node run produced no ajv reference');

@@ -3,18 +3,22 @@
 // and returns its findings as JSON so each runtime's runner can report them.
 
 import {
+  carryOutDecision,
   checkInApproved,
   checkInDeclined,
   createDispatcher,
   defineTool,
   EVENT_TYPES,
+  inMemoryCheckIns,
   isArtifactRef,
   type CredentialProvider,
   type DispatchOutcome,
   type PermissionChecker,
 } from '@toolgate/core';
+import { inboxApp, staticApprovers } from '@toolgate/inbox';
 import { canonicalChain, inMemoryArtifacts, type SchemaValidator } from '@toolgate/middleware';
 import { SCHEMA_CASES } from '../packages/middleware/test/schema-cases';
+import { policyCases } from './policy-cases';
 
 export interface CaseResult {
   readonly name: string;
@@ -108,6 +112,7 @@ const credentials: CredentialProvider = { resolve: () => ({ kind: 'api_key', val
 
 function cases(validator: SchemaValidator): Record<string, () => Promise<void>> {
   return {
+    ...policyCases(validator),
     async 'a governed call runs, with a ledger row per gate and a chainId'() {
       const dispatcher = createDispatcher({ tools: [lookup], chain: canonicalChain({ validator }) });
       const outcome = expectKind(
@@ -332,6 +337,55 @@ function cases(validator: SchemaValidator): Record<string, () => Promise<void>> 
         chain: canonicalChain({ validator }),
       }).dispatch({ toolName: 'slow', args: {} }, { signal: controller.signal });
       check(outcome.kind !== 'result' && runs.count === 0, `outcome was ${outcome.kind}`);
+    },
+
+    async 'the approval inbox shows a check-in escaped and carries out a narrowed approval once'() {
+      const ran: number[] = [];
+      const refund = defineTool({
+        name: 'refund',
+        description: 'refund',
+        inputSchema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+        checkIn: 'always',
+        execute: (args: { amount: number }) => {
+          ran.push(args.amount);
+          return 'refunded';
+        },
+      });
+      const checkInKey = 'portable-check-in-key-0123456789abcdef';
+      const checkIns = inMemoryCheckIns();
+      const chain = canonicalChain({ validator, checkInKey, checkIns });
+      const dispatcher = createDispatcher({ tools: [refund], chain });
+      const paused = expectKind(
+        await dispatcher.dispatch(
+          { toolName: 'refund', args: { amount: 500, note: '<script>x</script>' } },
+          { identity: { tenant: 'acme' } },
+        ),
+        'paused',
+      );
+      const inbox = inboxApp({
+        checkIns,
+        checkInKey,
+        approvers: staticApprovers([{ token: 'portable-approver-token', id: 'ana', tenants: ['acme'] }]),
+        carryOut: (record) => carryOutDecision(dispatcher, record, { checkIns }),
+      });
+      const auth = { authorization: 'Bearer portable-approver-token' };
+      const page = await (await inbox.request(`/check-ins/${paused.checkIn.id}`, { headers: auth })).text();
+      check(
+        page.includes('&lt;script&gt;x&lt;/script&gt;') && !page.includes('<script>x'),
+        'the page is not escaped',
+      );
+      const approve = () =>
+        inbox.request(`/api/check-ins/${paused.checkIn.id}/approve`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ args: { amount: 200 } }),
+        });
+      const [first, second] = await Promise.all([approve(), approve()]);
+      check(
+        [first.status, second.status].sort().join() === '200,409',
+        `statuses ${first.status}, ${second.status}`,
+      );
+      check(ran.join() === '200', `the tool ran with ${ran.join() || 'nothing'}`);
     },
   };
 }

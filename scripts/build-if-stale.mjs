@@ -46,16 +46,23 @@ if (stale.length === 0) {
 console.log(`build-if-stale: building the packages (${stale.join(', ')} not built or out of date)`);
 // Inside `pnpm install`, npm_execpath is the pnpm that runs us; otherwise fall back to npx.
 const pnpm = process.env.npm_execpath;
+// Only the stale packages: tsup leaves sibling packages external, so the others need no rebuild.
+const build = ['-r', ...stale.flatMap((name) => ['--filter', `./packages/${name}`]), 'run', 'build'];
 const [command, args] =
   pnpm === undefined || pnpm === ''
-    ? ['npx', ['-y', 'pnpm@12.4.2', 'build']]
+    ? ['npx', ['-y', 'pnpm@12.4.2', ...build]]
     : /\.[cm]?js$/.test(pnpm)
-      ? [process.execPath, [pnpm, 'build']]
-      : [pnpm, ['build']];
-const run = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+      ? [process.execPath, [pnpm, ...build]]
+      : [pnpm, build];
+// The build's own log (a few hundred lines) is kept back; a failure prints it whole.
+const started = Date.now();
+const run = spawnSync(command, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 if (run.status !== 0) {
+  process.stdout.write(run.stdout ?? '');
+  process.stderr.write(run.stderr ?? '');
   console.error(
-    'build-if-stale: the build failed; the demo and tests run from source, but packages/*/dist is incomplete. Run `npx -y pnpm@12.4.2 build` to see why.',
+    'build-if-stale: the build failed (its log is above); the demo and tests run from source, but packages/*/dist is incomplete. Run `pnpm build` to see it again.',
   );
   process.exit(run.status ?? 1);
 }
+console.log(`build-if-stale: built ${stale.length} package(s) in ${((Date.now() - started) / 1000).toFixed(1)} s`);

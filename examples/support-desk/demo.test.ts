@@ -56,10 +56,27 @@ const runsOf = (events: Event[], tool: string) =>
   events.filter((e) => e.type === 'tool.start' && e['toolName'] === tool).length;
 
 describe('the support-desk demo', () => {
-  it('lets every canonical gate and the custom policy decide at least once', async () => {
+  it('lets every canonical gate and the policy decide at least once', async () => {
     const { events } = await demoEvents();
     const gates = decidedGates(events);
-    for (const gate of [...CANONICAL_ORDER, 'refund-cap']) expect(gates).toContain(gate);
+    for (const gate of [...CANONICAL_ORDER, 'policy']) expect(gates).toContain(gate);
+  });
+
+  it('refuses the same refunds whether the cap is one CEL rule or a TypeScript middleware', async () => {
+    const cel = await demoTrace();
+    const ts = await demoTrace({ refundCap: 'typescript' });
+    const capped = (outcomes: typeof cel.result.outcomes, gate: string) =>
+      outcomes.filter((o) => o.kind === 'refused' && o.gate === gate).map((o) => [o.tenant, o.toolName]);
+    expect(capped(cel.result.outcomes, 'policy')).toEqual([
+      ['acme', 'issue_refund'],
+      ['globex', 'issue_refund'],
+    ]);
+    expect(capped(ts.result.outcomes, 'refund-cap')).toEqual(capped(cel.result.outcomes, 'policy'));
+    const celRefusal = cel.result.outcomes.find((o) => o.kind === 'refused' && o.gate === 'policy');
+    expect(celRefusal).toMatchObject({ code: 'POLICY_DENIED', ran: false });
+    expect(celRefusal?.content).toContain('Refunds above 1,000 EUR cannot be issued by an agent');
+    expect(celRefusal?.ledger.find((r) => r.gate === 'policy')?.why).toContain("rule 'refund-cap'");
+    expect(cel.result.refundsIssued).toBe(ts.result.refundsIssued);
   });
 
   it('denies at least once at every gate the script aims at', async () => {
@@ -71,7 +88,7 @@ describe('the support-desk demo', () => {
       'capabilities',
       'limits',
       'permission',
-      'refund-cap',
+      'policy',
       'result-ceiling',
       'validate-args',
       'wants',
@@ -190,13 +207,18 @@ describe('the support-desk demo', () => {
     expect(globex).toMatch(/^chain_/);
     expect(acme).not.toBe(globex);
     for (const outcome of result.outcomes) expect(outcome.chainId).toBe(result.chainIds[outcome.tenant]);
-    expect(lines).toContain(`── tenant globex, chain ${globex} ──────────────────────────`);
+    expect(lines.some((line) => line.startsWith(`── tenant globex, chain ${globex} ───`))).toBe(true);
     expect(lines.some((line) => line.startsWith(`acme's chain ${acme}: permission → `))).toBe(true);
     // The same 250 EUR refund pauses under acme's chain and is refused by globex's stricter cap.
     const refunds = result.outcomes.filter((o) => o.toolName === 'issue_refund' && o.kind !== 'refused');
     expect(refunds.map((o) => o.tenant)).toEqual(['acme']);
     const globexRefund = result.outcomes.find((o) => o.tenant === 'globex' && o.toolName === 'issue_refund');
-    expect(globexRefund).toMatchObject({ kind: 'refused', gate: 'refund-cap', ran: false });
+    expect(globexRefund).toMatchObject({
+      kind: 'refused',
+      gate: 'policy',
+      code: 'POLICY_DENIED',
+      ran: false,
+    });
   });
 
   it("refuses globex's second knowledge-base search in a minute once, by its limit, and says when it resets", async () => {
@@ -206,12 +228,12 @@ describe('the support-desk demo', () => {
     expect(searches.map((o) => o.kind)).toEqual(['result', 'refused']);
     expect(searches[1]).toMatchObject({
       gate: 'limits',
-      code: 'BUDGET_EXCEEDED',
+      code: 'RATE_LIMITED',
       retryable: true,
       ran: false,
     });
     expect(searches[1]!.content).toMatch(
-      /'kb-searches' \(1 per minute for each tenant\).*room again in 60 s/,
+      /the rate limit 'kb-searches' \(1 call per minute for each tenant\) is used up.*room again in 60 s/,
     );
     expect(result.outcomes.filter((o) => o.kind === 'refused' && o.gate === 'limits')).toHaveLength(1);
   });
@@ -227,6 +249,45 @@ describe('the support-desk demo', () => {
     },
   );
 
+  it.each([80, 60, 132])('fits every line of the trace in %i columns', async (width) => {
+    const { lines } = await demoTrace({ width, decide: 'unanswered' });
+    const { lines: approved } = await demoTrace({ width });
+    // Counted in characters as a terminal shows them (✓, →, ─ are one column each).
+    const tooWide = [...lines, ...approved].filter((line) => [...line].length > width);
+    expect(tooWide).toEqual([]);
+    expect(approved.length).toBeGreaterThan(100);
+  });
+
+  it('cuts what the model reads at a word, and shows all of it with --verbose', async () => {
+    const refusal = /^ {2}model reads: \[capabilities refused: 'search_kb'/;
+    const readsOf = (lines: string[]) => {
+      const at = lines.findIndex((line) => refusal.test(line));
+      const block = [lines[at]!];
+      for (const line of lines.slice(at + 1)) {
+        if (!line.startsWith('    ')) break;
+        block.push(line);
+      }
+      return block;
+    };
+    const short = readsOf((await demoTrace()).lines);
+    expect(short).toHaveLength(3);
+    expect(short[2]).toMatch(/ \S+ …$/);
+    const full = readsOf((await demoTrace({ verbose: true })).lines).join(' ');
+    expect(full.replace(/\s+/g, ' ')).toContain('Continue without it, or tell the user what you cannot do.]');
+  });
+
+  it('accepts the `--` that `pnpm demo -- --yes` passes through', () => {
+    const parsed = parseDemoArgs(['--', '--yes', '--verbose'], { interactive: false, color: false });
+    expect(parsed).toMatchObject({ ok: true, options: { decide: 'approve', verbose: true } });
+  });
+
+  it('says in the closing notes which call paused and who approved it', async () => {
+    const { lines } = await demoTrace();
+    expect(lines.join('\n')).toMatch(
+      /#9 issue_refund paused for a check-in; approved by supervisor \(--yes\), note:\s+damage\s+confirmed\s+from\s+photos, then ran/,
+    );
+  });
+
   it('labels the ceiling’s after-half, and says the tool ran but its result was withheld', async () => {
     const { lines } = await demoTrace();
     const ceilingRows = lines.filter((line) => /^ {4}. result-ceiling/.test(line));
@@ -236,10 +297,94 @@ describe('the support-desk demo', () => {
     expect(ceilingRows.filter((line) => / deny /.test(line)).every((line) => line.includes('(after)'))).toBe(
       true,
     );
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        /→ refused by result-ceiling .*the tool ran, but its result was withheld from the model/,
-      ),
+    expect(lines.join('\n')).toMatch(
+      /→ refused by result-ceiling .*\s+·? ?the tool ran, but its result was withheld from the model/,
     );
+  });
+});
+
+describe('the support-desk demo with --inbox', () => {
+  /** A person at the inbox, through its JSON API: waits for the refund, then decides it. */
+  function personAtTheInbox(decide: (id: string) => { path: 'approve' | 'decline'; body: object }) {
+    let done: Promise<unknown> = Promise.resolve();
+    const onInbox = ({ url, token }: { url: string; token: string }) => {
+      const api = `${url}api/check-ins`;
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      done = (async () => {
+        for (;;) {
+          const listed = (await (await fetch(api, { headers })).json()) as {
+            checkIns: Array<{ id: string }>;
+          };
+          const waiting = listed.checkIns[0];
+          if (waiting !== undefined) {
+            const { path, body } = decide(waiting.id);
+            const response = await fetch(`${api}/${waiting.id}/${path}`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify(body),
+            });
+            return response.json();
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+    };
+    return { onInbox, decided: () => done };
+  }
+
+  it('parses --inbox and --inbox-port, and refuses them beside --yes or --no', () => {
+    const parse = (argv: string[]) => parseDemoArgs(argv, { interactive: false, color: false });
+    expect(parse(['--inbox'])).toMatchObject({ ok: true, options: { decide: 'inbox' } });
+    expect(parse(['--inbox', '--inbox-port', '8788'])).toMatchObject({
+      ok: true,
+      options: { decide: 'inbox', inboxPort: 8788 },
+    });
+    expect(parse(['--inbox', '--yes'])).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/contradict/),
+    });
+    expect(parse(['--inbox-port', '8788'])).toMatchObject({ ok: false });
+    expect(parse(['--inbox', '--inbox-port', 'http'])).toMatchObject({ ok: false });
+  });
+
+  it('the refund waits in the inbox at a printed local URL until a person approves it there', async () => {
+    const person = personAtTheInbox(() => ({ path: 'approve', body: { note: 'photos look right' } }));
+    const { lines, result } = await demoTrace({ decide: 'inbox', onInbox: person.onInbox });
+    expect(lines.some((line) => /approval inbox: http:\/\/127\.0\.0\.1:\d+\/inbox\//.test(line))).toBe(true);
+    expect(lines.some((line) => line.includes('waiting in the inbox:'))).toBe(true);
+    expect(await person.decided()).toMatchObject({
+      checkIn: { decision: { approved: true, by: 'supervisor' } },
+    });
+    expect(result.refundsIssued).toBe(1);
+    expect(result.decisions[0]).toMatchObject({
+      approved: true,
+      by: 'supervisor',
+      note: 'photos look right',
+    });
+    expect(result.finalWords['acme']).toMatch(/^Refunded 250 EUR to Ada Park/);
+  });
+
+  it('a person who narrows the refund in the inbox refunds the narrower amount', async () => {
+    const person = personAtTheInbox(() => ({
+      path: 'approve',
+      body: { args: { customerId: 'c_42', amount: 80, reason: 'damaged on arrival' } },
+    }));
+    const { result } = await demoTrace({ decide: 'inbox', onInbox: person.onInbox });
+    expect(result.refundsIssued).toBe(1);
+    expect(result.finalWords['acme']).toMatch(/^Refunded 80 EUR to Ada Park/);
+    const refund = result.outcomes.find((o) => o.kind === 'result' && o.toolName === 'issue_refund');
+    expect(refund?.kind === 'result' ? refund.receipts?.[0]?.askedArgsDigest : undefined).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+  });
+
+  it('a person who declines in the inbox: no refund, and the model reads the reason', async () => {
+    const person = personAtTheInbox(() => ({
+      path: 'decline',
+      body: { reason: 'refunds are frozen today' },
+    }));
+    const { result } = await demoTrace({ decide: 'inbox', onInbox: person.onInbox });
+    expect(result.refundsIssued).toBe(0);
+    expect(result.finalWords['acme']).toContain('refunds are frozen today');
   });
 });

@@ -2,9 +2,11 @@
 // model talk to them, and report every gate decision. main.ts is the command line around it.
 
 import {
+  awaitDecision,
   checkInApproved,
   checkInDeclined,
   createDispatcher,
+  decisionOf,
   EVENT_TYPES,
   type Chain,
   type CheckInDecision,
@@ -14,9 +16,18 @@ import {
   type Identity,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
+import { policyGate } from '@toolgate/policy';
 import { runAgentLoop, scriptedModel, type ScriptStep } from '@toolgate/testing';
 import { connectKnowledgeBase } from './knowledge-base';
-import { describeRules, limitsFor, refundCap, rulesFor, supportDeskPermissions } from './policy';
+import { startInbox, type DemoInbox } from './inbox';
+import {
+  describeRules,
+  limitsFor,
+  refundCap,
+  refundCapRule,
+  rulesFor,
+  supportDeskPermissions,
+} from './policy';
 import { acmeScript, globexScript } from './script';
 import { openStores, type StoreKind } from './stores';
 import { createTrace, type Trace } from './trace';
@@ -25,15 +36,26 @@ import { exportReport, issueRefund, lookupCustomer, refundsIssued, ticketRows } 
 export interface DemoOptions {
   /**
    * How a paused refund is decided: the person at the terminal (`ask`), a flag (`approve`,
-   * `decline`), or nobody (`unanswered`: no terminal and no flag), which declines.
+   * `decline`), a person in the approval inbox (`inbox`), or nobody (`unanswered`: no terminal and
+   * no flag), which declines.
    */
-  readonly decide: 'ask' | 'approve' | 'decline' | 'unanswered';
+  readonly decide: 'ask' | 'approve' | 'decline' | 'inbox' | 'unanswered';
+  /** With `decide: 'inbox'`: the port the inbox listens on (default a free one). */
+  readonly inboxPort?: number;
+  /** With `decide: 'inbox'`: told where the inbox is once it listens (the trace prints it too). */
+  readonly onInbox?: (inbox: Pick<DemoInbox, 'url' | 'token'>) => void;
   readonly ask?: (request: CheckInRequest) => Promise<CheckInDecision>;
   readonly json: boolean;
   readonly color: boolean;
+  /** Show what the model reads in full. */
+  readonly verbose?: boolean;
+  /** Columns to fit the trace to (the terminal's); 80 when absent. */
+  readonly width?: number;
   readonly store: StoreKind;
   readonly dbPath?: string;
   readonly write: (line: string) => void;
+  /** How the refund cap is written: one CEL rule in the policy gate (default), or a TypeScript middleware. */
+  readonly refundCap?: 'cel' | 'typescript';
 }
 
 export interface DemoResult {
@@ -52,8 +74,9 @@ const CHECK_IN_KEY = 'support-desk-demo-check-in-key-0001';
 
 /** What nobody answering means: the refund is declined, and the model reads why. */
 export const UNANSWERED = {
-  by: 'unattended run (no terminal, no --yes/--no)',
-  reason: 'nobody was there to approve it, and a refund is never approved by default',
+  by: 'the unattended demo',
+  reason:
+    'nobody was at a terminal to approve it and no --yes was given, and a refund is never approved by default',
 } as const;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
@@ -64,7 +87,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   );
   const kb = await connectKnowledgeBase();
   const refundsBefore = refundsIssued.length;
+  let inbox: DemoInbox | undefined;
   try {
+    if (options.decide === 'inbox') {
+      inbox = await startInbox({
+        checkIns,
+        artifacts,
+        checkInKey: CHECK_IN_KEY,
+        ...(options.inboxPort !== undefined ? { port: options.inboxPort } : {}),
+      });
+      trace.inbox(inbox.url, inbox.token);
+      options.onInbox?.({ url: inbox.url, token: inbox.token });
+    }
     // The model passes data by reference: the tenant's export lives in its own artifact scope.
     const acme: Identity = { tenant: 'acme', principal: 'agent-7', conversation: 'conv-1' };
     await artifacts.put(acme, {
@@ -93,7 +127,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           }),
           defaultMaxChars: 8000,
           ...(limitsFor(tenant).length > 0 ? { limits: { store: limits, limits: limitsFor(tenant) } } : {}),
-        }).use(refundCap(rulesFor(tenant).refundCap));
+          ...(options.refundCap !== 'typescript'
+            ? { policy: policyGate([refundCapRule(rulesFor(tenant).refundCap)]) }
+            : {}),
+        });
+        if (options.refundCap === 'typescript') chain = chain.use(refundCap(rulesFor(tenant).refundCap));
         chains.set(tenant, chain);
       }
       return chain;
@@ -115,7 +153,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const onPause = async (request: CheckInRequest): Promise<CheckInDecision> => {
       trace.pause(request);
       let decision: CheckInDecision;
-      if (options.decide === 'ask' && options.ask !== undefined) decision = await options.ask(request);
+      if (options.decide === 'inbox') decision = await decidedInInbox(request);
+      else if (options.decide === 'ask' && options.ask !== undefined) decision = await options.ask(request);
       else if (options.decide === 'approve')
         decision = checkInApproved({ by: 'supervisor (--yes)', note: 'damage confirmed from photos' });
       else if (options.decide === 'decline')
@@ -127,6 +166,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       decisions.push(decision);
       trace.decided(decision);
       return decision;
+    };
+
+    // The refund waits in the store until a person decides it in the inbox, or it expires.
+    const decidedInInbox = async (request: CheckInRequest): Promise<CheckInDecision> => {
+      trace.waitingInInbox(inbox!.url, request.id);
+      const record = await awaitDecision(checkIns, request.id, { pollMs: 200 });
+      if (record?.decision !== undefined) return decisionOf(record.decision);
+      return checkInDeclined({ by: 'the inbox', reason: 'nobody decided before the request expired' });
     };
 
     const outcomes: (DispatchOutcome & { tenant: string })[] = [];
@@ -161,6 +208,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const chainIds = Object.fromEntries([acme, globex].map((id) => [id.tenant, chainFor(id).id]));
     return { outcomes, decisions, chainIds, finalWords, refundsIssued: issued };
   } finally {
+    await inbox?.close();
     await kb.close();
     await close();
   }

@@ -44,6 +44,7 @@ if (!parsed.ok) {
 const options: DemoOptions = {
   ...parsed.options,
   ask: askAtTerminal,
+  ...(process.stdout.columns !== undefined ? { width: process.stdout.columns } : {}),
   write: (line) => process.stdout.write(`${line}\n`),
 };
 

@@ -1,6 +1,8 @@
-// The support desk's policy: who may call what, per tenant, plus one custom middleware.
+// The support desk's policy: who may call what, per tenant, plus the refund cap, written twice: as
+// one CEL rule for the policy gate (what the demo runs) and as a custom middleware in TypeScript.
 
 import type { LimitRule } from '@toolgate/middleware';
+import type { PolicyRule } from '@toolgate/policy';
 import {
   formatCount,
   refusalReason,
@@ -48,9 +50,9 @@ export function limitsFor(tenant: string): LimitRule[] {
     {
       name: 'kb-searches',
       per: 'tenant',
-      budget: perMinute,
+      calls: perMinute,
       windowMs: 60_000,
-      cost: ({ toolName }) => (toolName === 'search_kb' ? 1 : 0),
+      tools: ['search_kb'],
     },
   ];
 }
@@ -73,7 +75,21 @@ export function supportDeskPermissions(tenant: string): PermissionChecker {
 }
 
 /**
- * A custom policy middleware: no agent refunds more than the tenant's cap, whoever approves. The cap
+ * The refund cap as one CEL rule: no agent refunds more than the tenant's cap, whoever approves.
+ * `args.amount` is checked against issue_refund's schema (a number) when the dispatcher is built.
+ */
+export function refundCapRule(cap: number): PolicyRule {
+  return {
+    name: 'refund-cap',
+    tools: ['issue_refund'],
+    when: `args.amount > ${cap.toFixed(1)}`,
+    effect: 'deny',
+    reason: `Refunds above ${formatCount(cap)} EUR cannot be issued by an agent; offer the customer a refund up to the cap, or hand the case to a supervisor`,
+  };
+}
+
+/**
+ * The same cap as a custom middleware in TypeScript: no agent refunds more than the tenant's cap. The cap
  * is in its fingerprint, so tenants with different caps run under different chain ids.
  */
 export function refundCap(cap: number): Middleware {

@@ -23,8 +23,11 @@ function gist(refusal: string): string {
 function reportRefund(who: string, amount: number, also: string) {
   return (transcript: readonly TranscriptEntry[]): string => {
     const read = lastToolMessage(transcript) ?? '';
-    if (read.startsWith('{') && read.includes('"refundId"'))
-      return `Refunded ${amount} EUR to ${who}. ${also}`;
+    if (read.startsWith('{') && read.includes('"refundId"')) {
+      // A person may have approved a smaller amount than asked: say what was refunded.
+      const refunded = (JSON.parse(read) as { amount?: unknown }).amount;
+      return `Refunded ${typeof refunded === 'number' ? refunded : amount} EUR to ${who}. ${also}`;
+    }
     if (read.startsWith('[')) return `I did not refund ${who}: ${gist(read)}. No money was sent. ${also}`;
     return `I could not tell whether the refund to ${who} went through; please check billing. ${also}`;
   };
@@ -52,7 +55,7 @@ export function acmeScript(refs: { notes: string }): ScriptStep[] {
         lastCall !== undefined && 'call' in lastCall ? (lastCall.call.args as { rows: string }).rows : '';
       return { toolName: 'export_report', args: { rows, limit: 10 } };
     },
-    // refund-cap, the custom policy, refuses a refund no approval could allow.
+    // the refund cap (a policy rule), refuses a refund no approval could allow.
     { toolName: 'issue_refund', args: { customerId: 'c_42', amount: 5000 } },
     // check-in: over 100 EUR a person approves; credentials are fetched only after consent.
     { toolName: 'issue_refund', args: { customerId: 'c_42', amount: 250, reason: 'damaged on arrival' } },

@@ -8,7 +8,7 @@ import type { CallContext } from './context';
 import { withDeadline } from './deadline';
 import { newId } from './ids';
 import type { AskOptions } from './middleware-context';
-import { Pause, refusalReason } from './refusal';
+import { Pause, Refusal, refusalReason } from './refusal';
 import type { ToolArgs } from './tool';
 
 /** The answer to `asker`'s question: an approval from the resumed run, or a pause (thrown). */
@@ -64,13 +64,15 @@ async function answerRequest(
     resolved(ctx, request, false, decision.by);
     return ctx.deny(
       refusalReason(
-        `a person (${decision.by}) declined '${ctx.toolName}': ${decision.reason}`,
+        `'${ctx.toolName}' was declined by ${decision.by}: ${decision.reason}`,
         'Do not call it again with the same arguments',
       ),
       { code: 'CHECKIN_DECLINED' },
     );
   }
-  if (argsDigest !== request.argsDigest) {
+  // An approval with changes covers the person's args, not the ones asked.
+  const approvedDigest = decision.args === undefined ? request.argsDigest : await digestOf(decision.args);
+  if (argsDigest !== approvedDigest) {
     resolved(ctx, request, false, undefined, 'args changed since approval');
     return ctx.deny(
       refusalReason(
@@ -80,20 +82,66 @@ async function answerRequest(
       { code: 'CHECKIN_MISMATCH' },
     );
   }
-  const receipt = await receiptFor(ctx, request, decision, service);
+  const receipt = await receiptFor(ctx, request, decision, approvedDigest, service);
   await consumeOnce(ctx, request, receipt, service);
-  ctx.recordApproval(decision, request.asker, receipt, `approved by ${decision.by}`);
+  ctx.recordApproval(decision, request.asker, receipt, approvalWhy(decision));
   resolved(ctx, request, true, decision.by);
   return decision;
 }
 
-/** Consumes the request in the store, exactly once; anything else refuses. */
+const approvalWhy = (decision: CheckInApproval): string =>
+  decision.args === undefined ? `approved by ${decision.by}` : `approved with changes by ${decision.by}`;
+
+/**
+ * A resumed approval with changes whose asker did not ask again: the changed call no longer needs
+ * it (policy judged the narrower args). The approval is still spent, exactly once, before the tool
+ * runs, so the decision cannot run twice; its args must be exactly the ones approved.
+ */
+export async function spendUnaskedChange(ctx: CallContext, service: PauseService): Promise<void> {
+  const resume = ctx.resume!;
+  const { request, decision } = resume;
+  resume.answered = true;
+  if (!decision.approved || decision.args === undefined) return;
+  const approvedDigest = await digestOf(decision.args);
+  if ((await digestOf(ctx.reviewArgs())) !== approvedDigest) {
+    resolved(ctx, request, false, undefined, 'args changed since approval');
+    throw ctx.refuse(
+      new Refusal(
+        request.asker,
+        refusalReason(
+          `the arguments of '${ctx.toolName}' changed after a person approved them, so the approval does not cover this call`,
+          'Ask for a new approval',
+        ),
+        { code: 'CHECKIN_MISMATCH' },
+      ),
+    );
+  }
+  const receipt = await receiptFor(ctx, request, decision, approvedDigest, service);
+  await consumeOnce(ctx, request, receipt, service, request.asker);
+  ctx.recordUnaskedApproval(
+    decision,
+    request.asker,
+    receipt,
+    `${approvalWhy(decision)}; the changed call did not need to ask`,
+  );
+  resolved(ctx, request, true, decision.by);
+}
+
+/**
+ * Consumes the request in the store, exactly once; anything else refuses, in the running middleware's
+ * name or, from the executor, in `gate`'s.
+ */
 async function consumeOnce(
   ctx: CallContext,
   request: CheckInRequest,
   receipt: CheckInReceipt,
   service: PauseService,
+  gate?: string,
 ): Promise<void> {
+  const refuse = (reason: string, detail: { code: string; retryable?: boolean }): never => {
+    if (gate === undefined) return ctx.deny(reason, detail);
+    throw ctx.refuse(new Refusal(gate, reason, detail));
+  };
   let consumed: boolean;
   try {
     const answer: unknown = await withDeadline(
@@ -106,7 +154,7 @@ async function consumeOnce(
     consumed = answer;
   } catch {
     resolved(ctx, request, false, undefined, 'store failed');
-    return ctx.deny(
+    return refuse(
       refusalReason(
         `the approval for '${ctx.toolName}' could not be checked because the check-in store is unavailable`,
         'Retrying later may help',
@@ -116,7 +164,7 @@ async function consumeOnce(
   }
   if (!consumed) {
     resolved(ctx, request, false, undefined, 'not pending');
-    return ctx.deny(
+    return refuse(
       refusalReason(
         `this approval for '${ctx.toolName}' was already used, revoked or has expired`,
         'An approval is good for one run only',
@@ -131,6 +179,7 @@ async function receiptFor(
   ctx: CallContext,
   request: CheckInRequest,
   decision: CheckInApproval,
+  approvedDigest: string,
   service: PauseService,
 ): Promise<CheckInReceipt> {
   const unsigned = {
@@ -139,7 +188,8 @@ async function receiptFor(
     by: decision.by,
     ...(decision.note !== undefined ? { note: decision.note } : {}),
     approvedAt: new Date(ctx.now()).toISOString(),
-    argsDigest: request.argsDigest,
+    argsDigest: approvedDigest,
+    ...(approvedDigest !== request.argsDigest ? { askedArgsDigest: request.argsDigest } : {}),
     chainIdRaised: request.chainId,
     chainIdRun: ctx.chainId,
   };

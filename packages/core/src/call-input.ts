@@ -43,9 +43,17 @@ export function identityOf(raw: unknown): Identity | undefined {
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
-/** A decision as checkInApproved / checkInDeclined build it: who decided, and a reason for a decline. */
+/**
+ * A decision as checkInApproved / checkInDeclined build it: who decided, a reason for a decline, and
+ * for an approval with changes, its args as a plain object.
+ */
 export function isDecision(decision: unknown): decision is CheckInDecision {
   if (typeof decision !== 'object' || decision === null) return false;
-  const { approved, by, reason } = decision as Record<string, unknown>;
-  return isText(by) && (approved === true || (approved === false && isText(reason)));
+  const { approved, by, reason, args } = decision as Record<string, unknown>;
+  if (!isText(by)) return false;
+  if (approved === false) return isText(reason);
+  return (
+    approved === true &&
+    (args === undefined || (typeof args === 'object' && args !== null && !Array.isArray(args)))
+  );
 }

@@ -34,6 +34,25 @@ export interface Middleware {
    * plan leaves it out of the onion and files that pass in its place. Absent: it always runs.
    */
   passThrough?(tool: Tool, chain: Chain): PassThrough | undefined;
+  /**
+   * Build-time: whether this middleware may call `ctx.requireCheckIn` on calls of `tool`, so the gate
+   * that asks (check-in) is never planned out of that tool's onion. Absent: it never does.
+   */
+  requiresCheckIn?(tool: Tool, chain: Chain): boolean;
+}
+
+/**
+ * Whether some middleware of `chain` may require a check-in on calls of `tool`. A declaration that
+ * throws counts as yes: planning the asker out would only turn that call into a refusal.
+ */
+export function mayRequireCheckIn(tool: Tool, chain: Chain): boolean {
+  return chain.middleware.some((m) => {
+    try {
+      return m.requiresCheckIn?.(tool, chain) === true;
+    } catch {
+      return true;
+    }
+  });
 }
 
 /** The canonical order of the built-in gates. User policy goes just before `validate-args`. */
@@ -199,10 +218,16 @@ export class Chain {
     }));
   }
 
-  /** Inserts at the policy anchor: before it in a canonical chain, else last before any innermost middleware. */
+  /**
+   * Inserts at the policy anchor: before it in a canonical chain (right after it, for middleware that
+   * declares it must stand after the anchor), else last before any innermost middleware.
+   */
   use(middleware: Middleware, unsafe?: UnsafeOrder): Chain {
     const list = [...this.#middleware];
-    let at = this.#policyAnchor === undefined ? -1 : list.findIndex((m) => m.name === this.#policyAnchor);
+    const anchor = this.#policyAnchor;
+    let at = anchor === undefined ? -1 : list.findIndex((m) => m.name === anchor);
+    // A policy that reads validated args declares after: [anchor]; "just before" would break its order.
+    if (at !== -1 && anchor !== undefined && middleware?.after?.includes(anchor) === true) at += 1;
     if (at === -1) {
       at = list.findIndex((m) => m.innermost === true);
       if (at === -1) at = list.length;
@@ -270,6 +295,17 @@ export class Chain {
   }
 }
 
+/** 'tenantPolicy' → 'tenant-policy', 'Tenant_Policy' → 'tenant-policy'. */
+function kebabCase(name: string): string {
+  const kebab = name
+    .slice(0, 64)
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .toLowerCase();
+  return KEBAB_CASE.test(kebab) ? kebab : 'tenant-policy';
+}
+
 function assertMiddleware(middleware: unknown, index: number): asserts middleware is Middleware {
   const m = middleware as Partial<Middleware> | null;
   if (typeof m !== 'object' || m === null) {
@@ -278,8 +314,14 @@ function assertMiddleware(middleware: unknown, index: number): asserts middlewar
     );
   }
   if (typeof m.name !== 'string' || !KEBAB_CASE.test(m.name)) {
+    // Name it by what was given, so a 'tenantPolicy' is found by its name, not its position.
+    const given =
+      typeof m.name === 'string' && m.name !== ''
+        ? `'${m.name.slice(0, 64)}' (#${index})`
+        : `#${index} (it has no name)`;
+    const suggestion = typeof m.name === 'string' && m.name !== '' ? kebabCase(m.name) : 'tenant-policy';
     throw new ChainConfigError(
-      `createChain: middleware #${index} needs a kebab-case 'name' (e.g. 'tenant-policy').`,
+      `createChain: middleware ${given} needs a kebab-case 'name', e.g. '${suggestion}'.`,
     );
   }
   if (typeof m.run !== 'function') {

@@ -1,7 +1,7 @@
 // The per-call context every middleware reads, and the bookkeeping behind its verbs: which
 // middleware is speaking, the ledger, the first refusal or pause, and what the executor recorded.
 
-import type { Chain } from './chain';
+import type { Chain, PauseService } from './chain';
 import type { CheckInApproval, CheckInDecision, CheckInReceipt, CheckInRequest } from './check-in';
 import { neverAborted } from './abort';
 import { askHuman } from './asking';
@@ -14,7 +14,7 @@ import type { FiledPass, Plan } from './plan';
 import type { ArtifactMeta } from './ports';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
-import type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
+import type { AskOptions, CheckInRequirement, ToolMiddlewareContext, ToolState } from './middleware-context';
 import type { Tool, ToolArgs } from './tool';
 import { pollutingKeyPath, unsafeKeyReason } from './unsafe-keys';
 
@@ -42,6 +42,7 @@ export interface CallInit {
 }
 
 const NO_RECEIPTS: readonly CheckInReceipt[] = Object.freeze([]);
+const NO_REQUIREMENTS: readonly CheckInRequirement[] = Object.freeze([]);
 
 /** What a dispatcher lends every call: its clock and its event emitter. */
 export interface CallEnvironment {
@@ -115,6 +116,9 @@ export class CallContext implements ToolMiddlewareContext {
   #ownSignal: AbortSignal | undefined;
   readonly #chain: Chain;
   readonly #plan: Plan;
+  #required: CheckInRequirement[] | undefined;
+  /** The first requirement no approval has answered since it was made. */
+  #unanswered: CheckInRequirement | undefined;
   #usedReceipts: Set<CheckInReceipt> | undefined;
   #receipts: CheckInReceipt[] | undefined;
   #state: (ToolState & Record<string, unknown>) | undefined;
@@ -167,6 +171,13 @@ export class CallContext implements ToolMiddlewareContext {
   }
   get checkIn(): CheckInDecision | undefined {
     return this.#checkIn;
+  }
+  get checkInsRequired(): readonly CheckInRequirement[] {
+    return this.#required ?? NO_REQUIREMENTS;
+  }
+  /** A requirement made in this run that no later approval answered, if any. */
+  get unansweredRequirement(): CheckInRequirement | undefined {
+    return this.#unanswered;
   }
   get ran(): boolean {
     return this.#ran;
@@ -273,6 +284,16 @@ export class CallContext implements ToolMiddlewareContext {
     this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
   }
 
+  requireCheckIn(why: string): void {
+    if (typeof why !== 'string' || why.trim() === '') {
+      throw new TypeError(`ctx.requireCheckIn(why): say in a few words why a person must approve.`);
+    }
+    if (this.#ran) throw new Error(`ctx.requireCheckIn: the tool has already run; require it before next().`);
+    const requirement = Object.freeze({ gate: this.#speaker, why });
+    (this.#required ??= []).push(requirement);
+    this.#unanswered ??= requirement;
+  }
+
   note(why: string): void {
     if (typeof why === 'string' && why.trim() !== '') this.#pendingWhy = why;
   }
@@ -339,6 +360,11 @@ export class CallContext implements ToolMiddlewareContext {
     return askHuman(this, asker, question, evidence, options, service);
   }
 
+  /** The chain's pause service, for the executor spending an approval nobody asked for again. */
+  pauseService(): PauseService | undefined {
+    return this.#chain.pauseService();
+  }
+
   /** The args a human reviews: the current args, with each resolved artifact shown by its ref. */
   reviewArgs(): Readonly<ToolArgs> {
     if (this.#wanted === undefined) return this.#args;
@@ -379,7 +405,24 @@ export class CallContext implements ToolMiddlewareContext {
     (this.#receipts ??= []).push(receipt);
     this.#checkIn = decision;
     this.#approved = { asker, argsDigest: receipt.argsDigest };
+    this.#unanswered = undefined;
     this.#pendingWhy = why;
+  }
+
+  /**
+   * An approval with changes spent by the executor because its asker no longer asked: recorded like
+   * `recordApproval`, with the asker's ledger row filed at once (no middleware continues after it).
+   */
+  recordUnaskedApproval(
+    decision: CheckInApproval,
+    asker: string,
+    receipt: CheckInReceipt,
+    why: string,
+  ): void {
+    (this.#receipts ??= []).push(receipt);
+    this.#checkIn = decision;
+    this.#approved = { asker, argsDigest: receipt.argsDigest };
+    this.#file({ gate: asker, outcome: 'allow', why, changed: false });
   }
 
   /** A receipt the resumed request carries for `asker` and these args, not yet used in this run. */

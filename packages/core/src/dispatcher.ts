@@ -65,6 +65,11 @@ export interface DispatcherOptions {
   readonly clock?: () => number;
   /** Ids for calls dispatched without a `toolCallId`. */
   readonly callIds?: () => string;
+  /**
+   * Where a setup problem found at call time (a per-tenant chain that cannot serve the tools) is
+   * reported, once per problem; `console.warn` by default. The refused outcome's `detail` says it too.
+   */
+  readonly warn?: (message: string) => void;
 }
 
 export interface Dispatcher {
@@ -110,7 +115,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     registry,
     env,
     callIds: options.callIds ?? (() => newId('call')),
-    chainFor: chainResolver(chainSource, registry, env),
+    chainFor: chainResolver(chainSource, registry, env, options.warn ?? ((message) => console.warn(message))),
   };
   const dispatcher: Dispatcher = {
     dispatch: (call, opts = {}) => dispatchCall(core, call, opts),
@@ -153,8 +158,19 @@ function chainResolver(
   source: ChainSource,
   registry: ToolRegistry,
   env: CallEnvironment,
+  warn: (message: string) => void,
 ): DispatcherCore['chainFor'] {
   const checked = new WeakMap<Chain, string | null>();
+  const warned = new Set<string>();
+  const warnOnce = (message: string) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    try {
+      warn(message);
+    } catch {
+      // A logger that throws must not turn a refusal into a crash.
+    }
+  };
   if (isChain(source)) {
     const problem = chainProblem(source, registry.tools.values());
     if (problem !== undefined) throw new DispatcherConfigError(`createDispatcher: ${problem}.`);
@@ -172,12 +188,15 @@ function chainResolver(
         at: env.now(),
       });
     }
-    return refusedBeforeChain(
+    const detail = `toolgate: the chain for this caller${chainId === '' ? '' : ` (${chainId})`} cannot be used: ${problem}`;
+    warnOnce(detail);
+    const refused = refusedBeforeChain(
       env,
       { ...call, chainId },
       code,
       refusalReason(`'${call.toolName}' cannot run because ${what}`, 'Retrying will not help'),
     );
+    return { ...refused, detail };
   };
   return (identity, call) => {
     let chain: Chain;
@@ -307,7 +326,18 @@ async function resumeCall(
   }
   // The signature covers the canonical JSON of the request, which look-alikes also match (-0 for 0,
   // NaN for null, a toJSON object for a string): run exactly what was signed, not the object handed in.
-  const args = Object.freeze(JSON.parse(canonicalJson(request.args)) as ToolArgs);
+  // An approval with changes runs the person's args instead, through the whole chain again.
+  const changed = decision.approved ? decision.args : undefined;
+  let args: Readonly<ToolArgs>;
+  try {
+    args = Object.freeze(JSON.parse(canonicalJson(changed ?? request.args)) as ToolArgs);
+  } catch {
+    const reason = refusalReason(
+      'the changed arguments given with the approval cannot be read as JSON',
+      'Approve again with a JSON object of arguments',
+    );
+    return refuse('CHECKIN_BAD_DECISION', reason);
+  }
   const resume = { request, decision, answered: false };
   const { signal } = opts;
   return runCall(core.env, { tool, chain, args, toolCallId: request.toolCallId, identity, signal, resume });

@@ -1,6 +1,8 @@
 // The executor at the centre of the onion, and how whatever ended a run is recorded on its context.
 
 import { whenAborted } from './abort';
+import { spendUnaskedChange } from './asking';
+import { contentText, isContentResult } from './content';
 import { CallContext, resultTextOf, ToolFailure } from './context';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason } from './refusal';
@@ -19,6 +21,15 @@ function failedMessage(error: unknown): { name: string; message: string } {
     name: 'Error',
     message: typeof error === 'string' ? error : `a non-Error value (${typeof error}) was thrown`,
   };
+}
+
+/** Whether a tool threw a Refusal; a thrown proxy whose traps throw is not one. */
+function refusalFrom(error: unknown): boolean {
+  try {
+    return error instanceof Refusal;
+  } catch {
+    return false;
+  }
 }
 
 function serializationProblem(error: unknown): string {
@@ -51,6 +62,12 @@ export function executeTurn(ctx: CallContext): Promise<void> {
 
 /** The terminal step: the only place a result is ever set. */
 async function execute(ctx: CallContext): Promise<void> {
+  // An approval with changes whose asker no longer asked is spent here, once, before the tool runs.
+  if (ctx.resume !== undefined && !ctx.resume.answered && ctx.resume.decision.approved) {
+    const service = ctx.pauseService();
+    if (ctx.resume.decision.args !== undefined && service !== undefined && ctx.stopped === undefined)
+      await spendUnaskedChange(ctx, service);
+  }
   // An approval covers the args the person saw; a change made after it must not ride on it.
   const approval = ctx.approvalCheck();
   if (approval !== undefined) await approval;
@@ -71,6 +88,25 @@ async function execute(ctx: CallContext): Promise<void> {
       ),
     );
   }
+  const required = ctx.unansweredRequirement;
+  if (required !== undefined) {
+    // A middleware required a person's approval and nothing asked for it (no check-in gate, or one
+    // that does not honor requirements): the call must not run unapproved.
+    throw ctx.refuse(
+      new Refusal(
+        required.gate,
+        refusalReason(
+          `'${ctx.toolName}' needs a person's approval, but nothing in this deployment asked for it`,
+          'Retrying will not help',
+          'Tell the user the action needs approval',
+        ),
+        {
+          code: 'CHECKIN_NOT_ASKED',
+          detail: `'${required.gate}' required a check-in; no middleware after it asked`,
+        },
+      ),
+    );
+  }
   if (ctx.signal.aborted)
     throw ctx.refuse(
       new Refusal('dispatch', refusalReason(`the call to '${ctx.toolName}' was cancelled before it ran`), {
@@ -84,6 +120,9 @@ async function execute(ctx: CallContext): Promise<void> {
   try {
     value = await ctx.tool.execute(ctx.args as never, ctx);
   } catch (error) {
+    // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
+    // changed): the model reads a refusal it can act on, not a failure.
+    if (refusalFrom(error)) throw ctx.refuse(error as Refusal);
     const { name, message } = failedMessage(error);
     const secrets = ctx.credential?.secrets() ?? [];
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
@@ -99,7 +138,8 @@ async function execute(ctx: CallContext): Promise<void> {
   if (secrets !== undefined) value = redactValue(value, secrets);
   let text: string;
   try {
-    text = resultTextOf(value);
+    // An MCP tool's blocks read as their text; anything else as JSON.
+    text = ctx.toolSource !== undefined && isContentResult(value) ? contentText(value) : resultTextOf(value);
   } catch (error) {
     ctx.publish('tool.error', () => ({
       errorName: 'UnserializableResult',

@@ -14,7 +14,7 @@ export type {
 export { assertTool, CAPABILITIES, defineTool, TOOL_NAME_PATTERN, ToolDefinitionError } from './tool';
 
 // Context and verbs
-export type { AskOptions, ToolMiddlewareContext, ToolState } from './middleware-context';
+export type { AskOptions, CheckInRequirement, ToolMiddlewareContext, ToolState } from './middleware-context';
 export type { RefusalDetail } from './refusal';
 export { formatCount, Pause, Refusal, refusalReason, sentence } from './refusal';
 
@@ -37,6 +37,7 @@ export {
   createChain,
   DEFAULT_CHECK_IN_TTL_MS,
   isChain,
+  mayRequireCheckIn,
   POLICY_ANCHOR,
 } from './chain';
 
@@ -80,8 +81,20 @@ export type {
   CheckInState,
   CheckInStore,
   InMemoryCheckInsOptions,
+  RecordedDecision,
 } from './check-in';
-export { checkInApproved, checkInDeclined, inMemoryCheckIns } from './check-in';
+export {
+  checkInApproved,
+  checkInDeclined,
+  checkInFilter,
+  inMemoryCheckIns,
+  recordedDecision,
+} from './check-in';
+export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
+export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
+export type { ApprovedCall, CheckInLookup, CheckInLookupOptions } from './check-in-lookup';
+export { checkInLookup, checkInRaisedFor } from './check-in-lookup';
+export { comparePins, inMemoryPins, pinMatches } from './pins';
 
 // Ports a deployment plugs in
 export type {
@@ -94,6 +107,11 @@ export type {
   Decision,
   PermissionChecker,
   PermissionRequest,
+  PinFilter,
+  PinKind,
+  PinObservation,
+  PinRecord,
+  PinStore,
   ResolvedCredential,
   StoredArtifact,
 } from './ports';
@@ -101,6 +119,8 @@ export type { ArtifactScope, Identity } from './identity';
 export { scopeOf } from './identity';
 export { Credential } from './credential';
 export { redact, redactValue } from './redact';
+export type { ContentBlock, ContentResult, ContentSize } from './content';
+export { base64Bytes, contentSize, contentText, isContentResult } from './content';
 
 // Helpers for gate and store authors
 export type { Signer } from './canonical';

@@ -17,6 +17,14 @@ export interface AskOptions {
   readonly component?: CheckInComponent;
 }
 
+/** A middleware's demand that a person approve this call before it runs (`ctx.requireCheckIn`). */
+export interface CheckInRequirement {
+  /** The middleware that required it. */
+  readonly gate: string;
+  /** Why, in words for the person who approves (never an argument value). */
+  readonly why: string;
+}
+
 /** One object per call; the only thing a middleware reads. */
 export interface ToolMiddlewareContext<TArgs = ToolArgs> {
   readonly toolName: string;
@@ -40,6 +48,8 @@ export interface ToolMiddlewareContext<TArgs = ToolArgs> {
   readonly wanted?: Readonly<Record<string, ArtifactMeta>> | undefined;
   /** The human's decision, once a check-in has been answered. */
   readonly checkIn?: CheckInDecision | undefined;
+  /** Check-ins middleware required so far in this run (`requireCheckIn`), in order; empty when none. */
+  readonly checkInsRequired: readonly CheckInRequirement[];
 
   /** Whether the tool's execute has started. */
   readonly ran: boolean;
@@ -55,6 +65,12 @@ export interface ToolMiddlewareContext<TArgs = ToolArgs> {
   deny(reason: string, detail?: RefusalDetail | string): never;
   /** Pauses the call for a human; on an approved resume the same ask returns the approval. */
   ask(question: string, evidence?: unknown, options?: AskOptions): Promise<CheckInApproval>;
+  /**
+   * Requires a person's approval before the tool runs, whatever the tool declares: the check-in gate
+   * (standing later, after every transform) asks. A call that reaches its tool with the requirement
+   * unanswered is refused. Before execution only.
+   */
+  requireCheckIn(why: string): void;
   /** Replaces the args before the tool runs; `why` goes in the ledger. */
   setArgs(value: TArgs, why: string): void;
   /** Replaces the result after the tool ran; `why` goes in the ledger. */

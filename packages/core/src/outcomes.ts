@@ -43,6 +43,8 @@ export interface RefusedOutcome extends OutcomeBase {
   readonly reason: string;
   /** Whether calling again as-is may succeed (a store or provider was unavailable). */
   readonly retryable: boolean;
+  /** For the developer, never the model: what is wrong with the setup, when the refusal is about it. */
+  readonly detail?: string;
 }
 
 export interface PausedOutcome extends OutcomeBase {

@@ -83,3 +83,62 @@ export interface ArtifactStore {
   /** Live artifacts of `kind` in `scope`, newest first, at most `limit`. */
   list(scope: ArtifactScope, kind: string, limit?: number): Promise<ArtifactMeta[]>;
 }
+
+/** What a pin is of: one tool's definition, or what identifies the server itself. */
+export type PinKind = 'tool' | 'server';
+
+/** A definition as seen from a server: its digest, and the definition itself for a person to diff. */
+export interface PinObservation {
+  /** The MCP client's name: whose server it is. */
+  readonly source: string;
+  readonly kind: PinKind;
+  /** The tool's name as the server lists it; `''` for the server itself. */
+  readonly name: string;
+  /** Lowercase hex SHA-256 of the definition's canonical JSON. */
+  readonly digest: string;
+  readonly definition: Readonly<Record<string, unknown>>;
+}
+
+/** A pinned definition, and the different one a server serves now, if it does. */
+export interface PinRecord extends PinObservation {
+  /** ISO 8601: when this definition was pinned (first seen, or accepted). */
+  readonly pinnedAt: string;
+  /** The definition served instead of the pinned one, awaiting acceptance. */
+  readonly changed?: {
+    readonly digest: string;
+    readonly definition: Readonly<Record<string, unknown>>;
+    readonly seenAt: string;
+  };
+}
+
+export interface PinFilter {
+  readonly source?: string;
+  readonly kind?: PinKind;
+  /** Only records whose served definition differs from the pinned one. */
+  readonly changed?: boolean;
+}
+
+/**
+ * Where definitions are pinned. `observe` pins on first sight and records any later difference;
+ * nothing but `accept` ever changes a pinned digest. A store shared by several processes must keep
+ * `observe` and `accept` atomic across them.
+ */
+export interface PinStore {
+  /**
+   * Pins `seen` when nothing is pinned under its source, kind and name; otherwise records it as the
+   * changed definition when its digest differs from the pinned one, and clears the change when it
+   * matches again. Answers the record as it stands after, and whether this call pinned it.
+   */
+  observe(
+    seen: PinObservation,
+    at: string,
+  ): Promise<{ readonly record: PinRecord; readonly pinned: boolean }>;
+  get(source: string, kind: PinKind, name: string): Promise<PinRecord | undefined>;
+  /**
+   * Makes the changed definition whose digest is `digest` the pinned one. False when no change with
+   * that digest is recorded (nothing changed, or it changed again since it was reviewed).
+   */
+  accept(source: string, kind: PinKind, name: string, digest: string, at: string): Promise<boolean>;
+  /** Records by source, kind and name. */
+  list(filter?: PinFilter): Promise<PinRecord[]>;
+}

@@ -388,3 +388,17 @@ describe('composition', () => {
     expect(composeSpy).toHaveBeenCalledTimes(2);
   });
 });
+
+describe('middleware names', () => {
+  it('names a middleware with a camelCase name by that name, and suggests the kebab-case one', () => {
+    expect(() => createChain([{ name: 'tenantPolicy', run: async (_ctx, next) => next() }])).toThrow(
+      "createChain: middleware 'tenantPolicy' (#0) needs a kebab-case 'name', e.g. 'tenant-policy'.",
+    );
+  });
+
+  it('says when a middleware has no name at all', () => {
+    expect(() => createChain([{ run: async () => undefined } as never])).toThrow(
+      "createChain: middleware #0 (it has no name) needs a kebab-case 'name', e.g. 'tenant-policy'.",
+    );
+  });
+});

@@ -318,7 +318,7 @@ describe('resuming a paused call', () => {
     expect(outcome.gate).toBe('approval');
     expect(outcome.code).toBe('CHECKIN_DECLINED');
     expect(outcome.content).toBe(
-      `[approval refused: a person (ana) declined 'echo': the customer asked us not to email them. Do not call it again with the same arguments.]`,
+      `[approval refused: 'echo' was declined by ana: the customer asked us not to email them. Do not call it again with the same arguments.]`,
     );
     expect(outcome.ran).toBe(false);
     expect((await store.get(checkIn.id))?.state).toBe('consumed');

@@ -43,7 +43,7 @@ describe('createDispatcher at build', () => {
     expect(() =>
       createDispatcher({ tools: [countingTool('search'), imported], chain: createChain([]) }),
     ).toThrow(
-      `createDispatcher: two tools are named 'search' (from our own tools and MCP server 'github'). Rename one, or give the MCP client a prefix.`,
+      `createDispatcher: two tools are named 'search' (from our own tools and MCP server 'github'). Rename one, or give the MCP client a prefix, e.g. mcpClient({ name: 'github', prefix: 'github_' }).`,
     );
   });
 
@@ -349,11 +349,13 @@ describe('per-tenant chains', () => {
 
   it('a chain function that throws refuses the call by dispatch and emits chain.rejected', async () => {
     const tool = countingTool();
+    const warned: string[] = [];
     const dispatcher = createDispatcher({
       tools: [tool],
       chain: () => {
         throw new Error('tenant table unreachable: password=hunter2');
       },
+      warn: (message) => warned.push(message),
     });
     const events = recordEvents(dispatcher);
     const outcome = refused(
@@ -370,12 +372,17 @@ describe('per-tenant chains', () => {
       expect.objectContaining({ toolName: 'echo', problem: 'the chain function failed: Error' }),
     ]);
     expect(JSON.stringify(events)).not.toContain('hunter2');
+    expect(outcome.detail).toBe(
+      'toolgate: the chain for this caller cannot be used: the chain function failed: Error',
+    );
+    expect(warned).toEqual([outcome.detail]);
   });
 
   it('a chain function that returns something other than a chain refuses the call', async () => {
     const dispatcher = createDispatcher({
       tools: [countingTool()],
       chain: () => [passThrough('a')] as never,
+      warn: () => undefined,
     });
     const events = recordEvents(dispatcher);
     expect(refused(await dispatcher.dispatch({ toolName: 'echo' })).code).toBe('CHAIN_UNAVAILABLE');
@@ -386,7 +393,12 @@ describe('per-tenant chains', () => {
     const tool = countingTool();
     const checkTool = jest.fn((): string | undefined => 'no credential provider');
     const strict = createChain([{ ...passThrough('credentials'), checkTool }]);
-    const dispatcher = createDispatcher({ tools: [tool], chain: () => strict });
+    const warned: string[] = [];
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: () => strict,
+      warn: (message) => warned.push(message),
+    });
     const events = recordEvents(dispatcher);
     for (let i = 0; i < 3; i++) {
       const outcome = refused(await dispatcher.dispatch({ toolName: 'echo' }));
@@ -404,6 +416,20 @@ describe('per-tenant chains', () => {
       chainId: strict.id,
       problem: `tool 'echo' cannot be served by gate 'credentials': no credential provider`,
     });
+    // The developer reads why on the outcome, and once in the log, however many calls fail.
+    const why = `toolgate: the chain for this caller (${strict.id}) cannot be used: tool 'echo' cannot be served by gate 'credentials': no credential provider`;
+    expect(warned).toEqual([why]);
+  });
+
+  it('a logger that throws does not turn the refusal into a crash', async () => {
+    const dispatcher = createDispatcher({
+      tools: [countingTool()],
+      chain: () => createChain([{ ...passThrough('credentials'), checkTool: () => 'no provider' }]),
+      warn: () => {
+        throw new Error('log full');
+      },
+    });
+    expect(refused(await dispatcher.dispatch({ toolName: 'echo' })).code).toBe('CHAIN_MISCONFIGURED');
   });
 });
 

@@ -63,12 +63,28 @@ export interface ServeHttpOptions {
    * `allowedOrigins`). Default: one line on stderr.
    */
   readonly onWarning?: (warning: ServeHttpWarning) => void;
+  /**
+   * OAuth 2.1 resource server metadata (RFC 9728), served with `authenticate` at
+   * `/.well-known/oauth-protected-resource` (and that path followed by `path`); a 401 names it in
+   * `WWW-Authenticate: Bearer resource_metadata="…"`, so a standard client knows where to sign in.
+   */
+  readonly oauth?: ProtectedResourceOptions;
 }
 
 /** Something an operator should know about how the server was started. */
 export interface ServeHttpWarning {
   readonly code: 'BROWSER_ORIGINS_REFUSED';
   readonly message: string;
+}
+
+export interface ProtectedResourceOptions {
+  /** Issuer URLs of the authorization servers whose tokens `authenticate` accepts. */
+  readonly authorizationServers: readonly string[];
+  readonly scopesSupported?: readonly string[];
+  /** A name for people, e.g. 'Acme tools gateway'. */
+  readonly resourceName?: string;
+  /** The URL clients use, when it differs from what they send in `Host` (e.g. behind a TLS proxy). */
+  readonly publicUrl?: string | URL;
 }
 
 export interface HttpServing extends Serving {
@@ -108,7 +124,7 @@ const CORS_HEADERS = {
   'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
   'access-control-allow-headers':
     'authorization, content-type, last-event-id, mcp-protocol-version, mcp-session-id',
-  'access-control-expose-headers': 'mcp-session-id',
+  'access-control-expose-headers': 'mcp-session-id, www-authenticate',
   'access-control-max-age': '600',
 };
 
@@ -146,6 +162,34 @@ function loopbackHost(header: string | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+const METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+/** This server's URL as the client reached it: the configured public URL, or the request's own Host. */
+function resourceUrl(req: IncomingMessage, path: string, oauth: ProtectedResourceOptions | undefined): URL {
+  if (oauth?.publicUrl !== undefined) return new URL(oauth.publicUrl);
+  return new URL(path, `http://${req.headers.host ?? 'localhost'}`);
+}
+
+/** RFC 9728 metadata for the resource at `resource`. */
+function protectedResource(
+  resource: URL,
+  oauth: ProtectedResourceOptions | undefined,
+): Record<string, unknown> {
+  return {
+    resource: resource.href,
+    authorization_servers: [...(oauth?.authorizationServers ?? [])],
+    ...(oauth?.scopesSupported !== undefined ? { scopes_supported: [...oauth.scopesSupported] } : {}),
+    bearer_methods_supported: ['header'],
+    ...(oauth?.resourceName !== undefined ? { resource_name: oauth.resourceName } : {}),
+  };
+}
+
+/** Where the metadata for `resource` lives (RFC 9728 §3.1: the well-known path, then the resource's path). */
+function metadataUrl(resource: URL): string {
+  const path = resource.pathname === '/' ? '' : resource.pathname;
+  return new URL(`${METADATA_PATH}${path}`, resource.origin).href;
 }
 
 /** Serves over Streamable HTTP with sessions, so check-ins can ride elicitation mid-call. */
@@ -276,7 +320,17 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
         return;
       }
     }
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) return sendJson(res, 404, 'Not found');
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (
+      options.authenticate !== undefined &&
+      (pathname === METADATA_PATH || pathname === `${METADATA_PATH}${path}`)
+    ) {
+      if (req.method !== 'GET') return sendJson(res, 405, 'Method not allowed', { allow: 'GET' });
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' });
+      res.end(JSON.stringify(protectedResource(resourceUrl(req, path, options.oauth), options.oauth)));
+      return;
+    }
+    if (pathname !== path) return sendJson(res, 404, 'Not found');
     let auth: AuthInfo | undefined;
     if (options.authenticate !== undefined) {
       try {
@@ -284,7 +338,10 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       } catch {
         auth = undefined;
       }
-      if (auth === undefined) return sendJson(res, 401, 'Unauthorized', { 'www-authenticate': 'Bearer' });
+      if (auth === undefined)
+        return sendJson(res, 401, 'Unauthorized', {
+          'www-authenticate': `Bearer resource_metadata="${metadataUrl(resourceUrl(req, path, options.oauth))}"`,
+        });
     }
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;

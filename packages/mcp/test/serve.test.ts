@@ -69,12 +69,16 @@ describe('mcpServe', () => {
     const dispatcher = createDispatcher({ tools: await edge.tools(), chain: canonicalChain() });
 
     const echoed = await dispatcher.dispatch({ toolName: 'echo', args: { text: 'three hops' } });
-    expect(echoed).toMatchObject({ kind: 'result', toolSource: 'edge', value: { echoed: 'three hops' } });
+    expect(echoed).toMatchObject({
+      kind: 'result',
+      toolSource: 'edge',
+      value: { structuredContent: { echoed: 'three hops' } },
+    });
     const provenance = await dispatcher.dispatch({ toolName: 'provenance', args: { toolSource: 'spoofed' } });
     // The upstream server serves its own tool (no source) to a caller without auth info.
     expect(provenance).toMatchObject({
       kind: 'result',
-      value: { principal: 'local-user', tenant: null, toolSource: null },
+      value: { structuredContent: { principal: 'local-user', tenant: null, toolSource: null } },
     });
     expect(seenMid).toEqual(['upstream', 'upstream']);
 

@@ -7,6 +7,7 @@ import {
   type Chain,
   type CheckInStore,
   type CredentialProvider,
+  type Middleware,
   type PermissionChecker,
   type ToolMiddlewareContext,
 } from '@toolgate/core';
@@ -36,6 +37,8 @@ export interface CanonicalChainOptions {
   readonly credentials?: CredentialProvider;
   /** The ceiling for tools that declare none. */
   readonly defaultMaxChars?: number;
+  /** The ceiling on decoded bytes of binary result blocks (MCP images, audio, blobs) for tools that declare none. */
+  readonly defaultMaxBytes?: number;
   /** Per-gate deadline for checkers, providers and stores; default 5000 ms. */
   readonly deadlineMs?: number;
   /** Default ajv; pass an eval-free validator on edge workers. */
@@ -45,11 +48,16 @@ export interface CanonicalChainOptions {
    * `deadlineMs` unless the options set their own.
    */
   readonly limits?: LimitsGateOptions;
+  /**
+   * A policy gate (e.g. `policyGate(rules)` from `@toolgate/policy`): stands right after validate-args,
+   * so its rules read validated args, and before wants, limits and check-in.
+   */
+  readonly policy?: Middleware;
 }
 
 /**
- * Builds the chain in canonical order: permission → capabilities → (your policy, via `use`) → validate-args →
- * wants → (limits, when `limits` is given) → check-in → credentials → result-ceiling → execute.
+ * Builds the chain in canonical order: permission → capabilities → (your middleware, via `use`) → validate-args →
+ * (policy, when given) → wants → (limits, when `limits` is given) → check-in → credentials → result-ceiling → execute.
  *
  * @example
  * const chain = canonicalChain({ permissions, artifacts: inMemoryArtifacts(), checkInKey: process.env.CHECKIN_KEY });
@@ -65,6 +73,7 @@ export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
     permissionGate(options.permissions, deadline),
     capabilitiesGate(options.permissions, deadline),
     validateArgsGate(options.validator === undefined ? {} : { validator: options.validator }),
+    ...(options.policy !== undefined ? [options.policy] : []),
     wantsGate({ ...(options.artifacts !== undefined ? { store: options.artifacts } : {}), ...deadline }),
     // Optional, so a chain without limits keeps CANONICAL_ORDER exactly.
     ...(options.limits !== undefined ? [limitsGate({ ...deadline, ...options.limits })] : []),
@@ -74,9 +83,10 @@ export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
       ...deadline,
     }),
     credentialsGate(options.credentials, deadline),
-    resultCeilingGate(
-      options.defaultMaxChars === undefined ? {} : { defaultMaxChars: options.defaultMaxChars },
-    ),
+    resultCeilingGate({
+      ...(options.defaultMaxChars !== undefined ? { defaultMaxChars: options.defaultMaxChars } : {}),
+      ...(options.defaultMaxBytes !== undefined ? { defaultMaxBytes: options.defaultMaxBytes } : {}),
+    }),
   ];
   const checkIns =
     options.checkInKey === undefined

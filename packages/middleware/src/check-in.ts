@@ -4,6 +4,7 @@
 import {
   canonicalJson,
   DeadlineError,
+  mayRequireCheckIn,
   refusalReason,
   scopeOf,
   withDeadline,
@@ -30,7 +31,8 @@ const CANNOT_APPROVE = 'Tell the user the action cannot be approved right now';
 
 function questionFor(ctx: ToolMiddlewareContext): string {
   const from = ctx.toolSource === undefined ? '' : ` (from MCP server '${ctx.toolSource}')`;
-  return `Allow '${ctx.toolName}'${from} to run with the arguments shown?`;
+  const why = ctx.checkInsRequired.map((r) => ` ${r.gate}: ${r.why}`).join('');
+  return `Allow '${ctx.toolName}'${from} to run with the arguments shown?${why}`;
 }
 
 /**
@@ -136,9 +138,13 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
       }
       return undefined;
     },
-    passThrough: (tool) => (tool.checkIn === undefined ? NO_CHECK_IN : undefined),
+    // Planned out only when nothing may require a check-in (ctx.requireCheckIn) on this tool's calls.
+    passThrough: (tool, chain) =>
+      tool.checkIn === undefined && !mayRequireCheckIn(tool, chain) ? NO_CHECK_IN : undefined,
     // A tool that declares no check-in passes without an async frame.
     run: function checkIn(ctx, next) {
+      // An earlier middleware required a person (a policy's `ask`): ask whatever the tool declares.
+      if (ctx.checkInsRequired.length > 0) return consider('always', ctx, next);
       const rule = ctx.tool.checkIn;
       if (rule === undefined) {
         ctx.note('no check-in declared');

@@ -2,7 +2,7 @@
 
 // Gates
 export type { PermissionGateOptions } from './permission';
-export { permissionGate } from './permission';
+export { permissionCheckerOf, permissionGate } from './permission';
 export type { CapabilitiesGateOptions } from './capabilities';
 export { capabilitiesGate } from './capabilities';
 export type { ValidateArgsGateOptions } from './validate-args';

@@ -38,6 +38,8 @@ interface LimitRuleBase {
    * limit may hold at most 20 units per millisecond of window.
    */
   readonly windowMs: number;
+  /** Only calls of these tools count against the limit; every tool when absent. */
+  readonly tools?: readonly string[];
 }
 
 /** A rate: at most `calls` calls per window. */
@@ -171,7 +173,10 @@ export function limitsGate(options: LimitsGateOptions): Middleware {
     }
     if (!answer.allowed)
       return refuse(ctx, applied[answer.index]!, charges[answer.index]!.amount, answer.retryAfterMs);
-    ctx.note(`took ${charges.map((c) => `${formatCount(c.amount)} from '${c.rule}'`).join(', ')}`);
+    const counted = charges.map((c, i) =>
+      applied[i]!.cost === undefined ? `1 call on '${c.rule}'` : `${formatCount(c.amount)} from '${c.rule}'`,
+    );
+    ctx.note(`took ${counted.join(', ')}`);
     try {
       await next();
     } finally {
@@ -196,7 +201,7 @@ export function limitsGate(options: LimitsGateOptions): Middleware {
     fingerprint: [
       ...rules.map(
         (r) =>
-          `${r.name} ${r.cost === undefined ? 'calls' : 'budget'} ${r.limit}/${r.windowMs}ms per ${r.per.join('+')}`,
+          `${r.name} ${r.cost === undefined ? 'calls' : 'budget'} ${r.limit}/${r.windowMs}ms per ${r.per.join('+')}${r.tools === undefined ? '' : ` on ${[...r.tools].join(',')}`}`,
       ),
       ...(failOpen ? ['fail open'] : []),
     ].join('; '),
@@ -204,6 +209,7 @@ export function limitsGate(options: LimitsGateOptions): Middleware {
       const charges: LimitCharge[] = [];
       const applied: Rule[] = [];
       for (const rule of rules) {
+        if (rule.tools !== undefined && !rule.tools.has(ctx.toolName)) continue;
         let amount = 1;
         if (rule.cost !== undefined) {
           try {

@@ -495,7 +495,7 @@ describe('check-in gate', () => {
     expect(tool.calls).toHaveLength(0);
     expect(declined).toMatchObject({ gate: 'check-in', code: 'CHECKIN_DECLINED', retryable: false });
     expect(declined.content).toBe(
-      "[check-in refused: a person (supervisor@acme) declined 'refund': the customer already got a voucher. " +
+      "[check-in refused: 'refund' was declined by supervisor@acme: the customer already got a voucher. " +
         'Do not call it again with the same arguments.]',
     );
     expect(later.code).toBe('CHECKIN_NOT_PENDING');

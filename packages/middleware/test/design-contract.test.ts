@@ -1223,6 +1223,7 @@ describe('§5 dispatch', () => {
     const dispatcher = createDispatcher({
       tools: [tool],
       chain: (identity) => (identity?.tenant === 'bad' ? bad : good),
+      warn: () => undefined,
     });
     const rejected: SeenEvent[] = [];
     dispatcher.on('chain.rejected', (event) => rejected.push(event as unknown as SeenEvent));
@@ -1245,6 +1246,7 @@ describe('§5 dispatch', () => {
       chain: () => {
         throw new Error('tenant db down');
       },
+      warn: () => undefined,
     });
     const outcome = as(
       await dispatcher.dispatch({ toolName: 'echo' }, { identity: { tenant: 'x' } }),

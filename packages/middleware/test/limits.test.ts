@@ -300,7 +300,7 @@ describe('limitsGate: what a call is charged', () => {
     expect(outcome.ledger.find((row) => row.gate === 'limits')).toEqual({
       gate: 'limits',
       outcome: 'allow',
-      why: "took 1 from 'tenant-calls'",
+      why: "took 1 call on 'tenant-calls'",
       changed: false,
     });
   });
@@ -464,5 +464,44 @@ describe('limitsGate: events and configuration', () => {
     ],
   ])('fails at build on %s', (_, options, message) => {
     expect(() => limitsGate(options as unknown as LimitsGateOptions)).toThrow(message);
+  });
+});
+
+describe('limitsGate: rules scoped to tools', () => {
+  it('counts only the named tools, and says the rate is used up in a rate’s own words', async () => {
+    const clock = manualClock();
+    const search = recordingTool({ name: 'search' });
+    const lookup = recordingTool({ name: 'lookup' });
+    const dispatcher = createDispatcher({
+      tools: [search, lookup],
+      chain: canonicalChain({
+        limits: {
+          limits: [{ name: 'searches', per: 'tenant', calls: 1, windowMs: 60_000, tools: ['search'] }],
+        },
+        checkInKey: KEY,
+      }),
+      clock: clock.now,
+    });
+    const call = (toolName: string) => dispatcher.dispatch({ toolName, args: {} }, ACME);
+    expectResult(await call('search'));
+    for (let i = 0; i < 3; i++) expectResult(await call('lookup'));
+    const refused = expectRefused(await call('search'));
+    expect(refused.code).toBe('RATE_LIMITED');
+    expect(refused.content).toContain(
+      "'search' did not run: the rate limit 'searches' (1 call per minute for each tenant) is used up",
+    );
+    expect(refused.content).not.toContain('costs');
+    expect(lookup.calls).toHaveLength(3);
+  });
+
+  it('refuses an empty or malformed tools list at build', () => {
+    for (const tools of [[], [''], 'search']) {
+      expect(() =>
+        canonicalChain({
+          limits: { limits: [{ name: 'x', per: 'tenant', calls: 1, windowMs: 1000, tools } as LimitRule] },
+          checkInKey: KEY,
+        }),
+      ).toThrow(/'tools' to be a non-empty array of tool names/);
+    }
   });
 });

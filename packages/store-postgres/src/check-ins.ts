@@ -1,13 +1,16 @@
 // A CheckInStore in PostgreSQL, shared by every process and machine on the database: consume is one
 // conditional UPDATE, so of all the processes resuming one approval exactly one is told true.
 
-import type {
-  CheckInFilter,
-  CheckInReceipt,
-  CheckInRecord,
-  CheckInRequest,
-  CheckInState,
-  CheckInStore,
+import {
+  checkInFilter,
+  recordedDecision,
+  type CheckInFilter,
+  type CheckInReceipt,
+  type CheckInRecord,
+  type CheckInRequest,
+  type CheckInState,
+  type CheckInStore,
+  type RecordedDecision,
 } from '@toolgate/core';
 import { Connection, type PostgresStoreOptions } from './connection';
 import { prefixOf } from './schema';
@@ -31,13 +34,18 @@ interface Row {
   readonly state: CheckInState;
   readonly request: CheckInRequest;
   readonly receipt: CheckInReceipt | null;
+  readonly decision: RecordedDecision | null;
 }
 
+const COLUMNS = 'state, request, receipt, decision';
+
 // pg parses JSON columns into fresh objects on every read, so a caller never holds the store's copy.
-const recordOf = (row: Row): CheckInRecord =>
-  row.receipt === null
-    ? { request: row.request, state: row.state }
-    : { request: row.request, state: row.state, receipt: row.receipt };
+const recordOf = (row: Row): CheckInRecord => ({
+  request: row.request,
+  state: row.state,
+  ...(row.receipt !== null ? { receipt: row.receipt } : {}),
+  ...(row.decision !== null ? { decision: row.decision } : {}),
+});
 
 function requireId(id: unknown): string {
   if (typeof id !== 'string' || id === '') {
@@ -47,29 +55,26 @@ function requireId(id: unknown): string {
 }
 
 /** The WHERE clause and parameters of a `list` filter; the limit is the last parameter. */
-function listQuery(t: string, filter: CheckInFilter): { text: string; values: unknown[] } {
-  if (typeof filter !== 'object' || filter === null) {
-    throw new TypeError(`${STORE}: list's filter must be an object { tenant?, toolName?, state?, limit? }.`);
-  }
-  const { tenant, toolName, state, limit } = filter;
-  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
-    throw new TypeError(`${STORE}: list's 'limit' must be a non-negative integer.`);
-  }
+function listQuery(t: string, raw: CheckInFilter): { text: string; values: unknown[] } {
+  const filter = checkInFilter(STORE, raw);
   const values: unknown[] = [];
   const where: string[] = [];
-  const add = (column: string, value: unknown, name: string) => {
+  const add = (column: string, value: string | undefined) => {
     if (value === undefined) return;
-    if (typeof value !== 'string') throw new TypeError(`${STORE}: list's '${name}' must be a string.`);
     values.push(value);
     where.push(`${column} = $${values.length}`);
   };
-  add('tenant', tenant, 'tenant');
-  add('tool_name', toolName, 'toolName');
-  add('state', state, 'state');
-  values.push(limit ?? null);
+  add('tenant', filter.tenant);
+  add('principal', filter.principal);
+  add('tool_name', filter.toolName);
+  add('state', filter.state);
+  add('args_digest', filter.argsDigest);
+  if (filter.decided !== undefined) where.push(`decision IS ${filter.decided ? 'NOT NULL' : 'NULL'}`);
+  values.push(filter.limit ?? null);
   const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  const order = filter.order === 'newest' ? 'DESC' : 'ASC';
   return {
-    text: `SELECT state, request, receipt FROM ${t}toolgate_check_ins ${clause} ORDER BY seq LIMIT $${values.length}`,
+    text: `SELECT ${COLUMNS} FROM ${t}toolgate_check_ins ${clause} ORDER BY seq ${order} LIMIT $${values.length}`,
     values,
   };
 }
@@ -103,14 +108,16 @@ export function postgresCheckIns(options: PostgresCheckInsOptions): PostgresChec
       const values = [
         id,
         request.identity?.tenant ?? null,
+        request.identity?.principal ?? null,
         request.toolName,
+        typeof request.argsDigest === 'string' ? request.argsDigest : null,
         expiresMs,
         JSON.stringify(request),
       ];
       await connection.use(`store check-in '${id}'`, (pool) =>
         pool.query(
-          `INSERT INTO ${t}toolgate_check_ins (id, tenant, tool_name, state, expires_ms, request)
-           VALUES ($1, $2, $3, 'pending', $4, $5)`,
+          `INSERT INTO ${t}toolgate_check_ins (id, tenant, principal, tool_name, args_digest, state, expires_ms, request)
+           VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)`,
           values,
         ),
       );
@@ -118,7 +125,7 @@ export function postgresCheckIns(options: PostgresCheckInsOptions): PostgresChec
     async get(id) {
       if (typeof id !== 'string') return undefined;
       const { rows } = await connection.use(`read check-in '${id}'`, (pool) =>
-        pool.query<Row>(`SELECT state, request, receipt FROM ${t}toolgate_check_ins WHERE id = $1`, [id]),
+        pool.query<Row>(`SELECT ${COLUMNS} FROM ${t}toolgate_check_ins WHERE id = $1`, [id]),
       );
       return rows[0] === undefined ? undefined : recordOf(rows[0]);
     },
@@ -133,6 +140,20 @@ export function postgresCheckIns(options: PostgresCheckInsOptions): PostgresChec
            WHERE id = $2 AND state = 'pending' AND expires_ms > $3
            RETURNING id`,
           [stored, id, connection.now()],
+        ),
+      );
+      return rowCount === 1;
+    },
+    async decide(id, decision) {
+      const kept = JSON.stringify(recordedDecision(STORE, decision));
+      if (typeof id !== 'string') return false;
+      // One decision per request, like consume: only one UPDATE can fill an empty decision.
+      const { rowCount } = await connection.use(`record a decision on check-in '${id}'`, (pool) =>
+        pool.query(
+          `UPDATE ${t}toolgate_check_ins SET decision = $1
+           WHERE id = $2 AND state = 'pending' AND expires_ms > $3 AND decision IS NULL
+           RETURNING id`,
+          [kept, id, connection.now()],
         ),
       );
       return rowCount === 1;

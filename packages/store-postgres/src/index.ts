@@ -6,3 +6,5 @@ export type { PostgresCheckInsOptions, PostgresCheckInStore } from './check-ins'
 export { postgresCheckIns } from './check-ins';
 export type { PostgresPool, PostgresStoreOptions } from './connection';
 export { PostgresStoreError } from './errors';
+export type { PostgresPinsOptions, PostgresPinStore } from './pins';
+export { postgresPins } from './pins';

@@ -43,6 +43,33 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX toolgate_artifacts_by_scope ON ${t}toolgate_artifacts (tenant, principal, conversation, kind, created_ms);
   CREATE INDEX toolgate_artifacts_by_expiry ON ${t}toolgate_artifacts (expires_ms) WHERE expires_ms IS NOT NULL;
   `,
+  // A person's decision on a check-in, recorded once, and the columns an inbox and a gateway filter by.
+  (t) => `
+  ALTER TABLE ${t}toolgate_check_ins
+    ADD COLUMN principal TEXT,
+    ADD COLUMN args_digest TEXT,
+    ADD COLUMN decision JSON;
+  UPDATE ${t}toolgate_check_ins SET
+    principal = request -> 'identity' ->> 'principal',
+    args_digest = request ->> 'argsDigest';
+  CREATE INDEX toolgate_check_ins_by_principal ON ${t}toolgate_check_ins (tenant, principal, seq);
+  CREATE INDEX toolgate_check_ins_by_digest ON ${t}toolgate_check_ins (args_digest, seq);
+  `,
+  // Pinned tool definitions and server identities of MCP upstreams.
+  (t) => `
+  CREATE TABLE ${t}toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition JSON NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition JSON,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  );
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

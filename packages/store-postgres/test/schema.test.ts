@@ -29,7 +29,12 @@ describePostgres('schema migrations', () => {
     await checkIns.list();
     await checkIns.close();
     expect(await versions(name)).toEqual(MIGRATIONS.map((_, i) => i + 1));
-    expect(await tables(name)).toEqual(['toolgate_artifacts', 'toolgate_check_ins', 'toolgate_migrations']);
+    expect(await tables(name)).toEqual([
+      'toolgate_artifacts',
+      'toolgate_check_ins',
+      'toolgate_migrations',
+      'toolgate_pins',
+    ]);
   });
 
   it('migrates exactly once when eight instances, each with its own pool, start at the same time', async () => {
@@ -125,5 +130,30 @@ describePostgres('schema migrations', () => {
     expect((await pool.query(`SELECT count(*)::int AS n FROM "${name}".toolgate_check_ins`)).rows).toEqual([
       { n: 0 },
     ]);
+  });
+
+  it('upgrades a schema written before decisions were recorded: its check-ins can be listed by principal and digest, and decided', async () => {
+    const name = schema.next();
+    await migrate(pool, name, MIGRATIONS.slice(0, 1));
+    const req = request({ identity: { tenant: 'acme', principal: 'ana' }, argsDigest: 'e'.repeat(64) });
+    await pool.query(
+      `INSERT INTO "${name}".toolgate_check_ins (id, tenant, tool_name, state, expires_ms, request) VALUES ($1, $2, $3, 'pending', $4, $5)`,
+      [req.id, 'acme', req.toolName, Date.parse(req.expiresAt), JSON.stringify(req)],
+    );
+    const checkIns = postgresCheckIns({
+      connectionString: postgresUrl(),
+      schema: name,
+      now: () => Date.parse(req.createdAt),
+    });
+    try {
+      const listed = await checkIns.list({ principal: 'ana', argsDigest: 'e'.repeat(64), decided: false });
+      expect(listed.map((r) => r.request.id)).toEqual([req.id]);
+      const decision = { approved: true as const, by: 'bo', decidedAt: req.createdAt };
+      await expect(checkIns.decide(req.id, decision)).resolves.toBe(true);
+      expect((await checkIns.get(req.id))?.decision).toEqual(decision);
+      expect(await versions(name)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    } finally {
+      await checkIns.close();
+    }
   });
 });

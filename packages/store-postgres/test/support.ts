@@ -18,19 +18,12 @@ export const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 /** The test server's URL, or undefined when the tests cannot reach one. */
 export const POSTGRES_URL = process.env['TOOLGATE_POSTGRES_URL'] || undefined;
 
-const SKIP_NOTE =
-  'store-postgres: TOOLGATE_POSTGRES_URL is not set, so the PostgreSQL tests are skipped. ' +
-  'Run them with a throwaway server: bash .ci/services/postgres.sh -- npx jest packages/store-postgres\n';
-let noted = false;
-
-/** `describe` when a server is configured; otherwise `describe.skip`, saying why once per file. */
+/** `describe` when a server is configured; otherwise `describe.skip` (jest's global setup says why, once). */
 export function describePostgres(title: string, body: () => void): void {
   if (POSTGRES_URL !== undefined) {
     describe(title, body);
     return;
   }
-  if (!noted) process.stderr.write(SKIP_NOTE);
-  noted = true;
   describe.skip(title, body);
 }
 

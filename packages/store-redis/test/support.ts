@@ -13,19 +13,12 @@ import { Redis } from 'ioredis';
 /** The test server's URL, or undefined when the tests cannot reach one. */
 export const REDIS_URL = process.env['TOOLGATE_REDIS_URL'] || undefined;
 
-const SKIP_NOTE =
-  'store-redis: TOOLGATE_REDIS_URL is not set, so the Redis tests are skipped. ' +
-  'Run them with a throwaway server: bash .ci/services/redis.sh -- npx jest packages/store-redis\n';
-let noted = false;
-
-/** `describe` when a server is configured; otherwise `describe.skip`, saying why once per file. */
+/** `describe` when a server is configured; otherwise `describe.skip` (jest's global setup says why, once). */
 export function describeRedis(title: string, body: () => void): void {
   if (REDIS_URL !== undefined) {
     describe(title, body);
     return;
   }
-  if (!noted) process.stderr.write(SKIP_NOTE);
-  noted = true;
   describe.skip(title, body);
 }
 

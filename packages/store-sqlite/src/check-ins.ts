@@ -1,13 +1,16 @@
 // A durable CheckInStore: a check-in survives a restart, and one approval is honored exactly once
 // even when several processes share the file, because consume is one conditional UPDATE.
 
-import type {
-  CheckInFilter,
-  CheckInReceipt,
-  CheckInRecord,
-  CheckInRequest,
-  CheckInState,
-  CheckInStore,
+import {
+  checkInFilter,
+  recordedDecision,
+  type CheckInFilter,
+  type CheckInReceipt,
+  type CheckInRecord,
+  type CheckInRequest,
+  type CheckInState,
+  type CheckInStore,
+  type RecordedDecision,
 } from '@toolgate/core';
 import type { Statement } from 'better-sqlite3';
 import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
@@ -31,7 +34,10 @@ interface Row {
   readonly state: CheckInState;
   readonly request: string;
   readonly receipt: string | null;
+  readonly decision: string | null;
 }
+
+const COLUMNS = 'state, request, receipt, decision';
 
 function prepare(db: SqliteDatabase) {
   const lists = new Map<string, Statement>();
@@ -40,24 +46,40 @@ function prepare(db: SqliteDatabase) {
     `UPDATE toolgate_check_ins SET state = 'consumed', receipt = ?
      WHERE id = ? AND state = 'pending' AND expires_ms > ?`,
   );
+  // Likewise one decision per request: only one UPDATE can fill an empty decision.
+  const decide = db.prepare(
+    `UPDATE toolgate_check_ins SET decision = ?
+     WHERE id = ? AND state = 'pending' AND expires_ms > ? AND decision IS NULL`,
+  );
   return {
     insert: db.prepare(
-      `INSERT INTO toolgate_check_ins (id, tenant, tool_name, state, expires_ms, request)
-       VALUES (@id, @tenant, @toolName, 'pending', @expiresMs, @request)`,
+      `INSERT INTO toolgate_check_ins (id, tenant, principal, tool_name, args_digest, state, expires_ms, request)
+       VALUES (@id, @tenant, @principal, @toolName, @argsDigest, 'pending', @expiresMs, @request)`,
     ),
-    get: db.prepare(`SELECT state, request, receipt FROM toolgate_check_ins WHERE id = ?`),
+    get: db.prepare(`SELECT ${COLUMNS} FROM toolgate_check_ins WHERE id = ?`),
     consume: db.transaction(
       (id: string, receipt: string | null, now: number) => consume.run(receipt, id, now).changes === 1,
     ),
+    decide: db.transaction(
+      (id: string, decision: string, now: number) => decide.run(decision, id, now).changes === 1,
+    ),
     revoke: db.prepare(`UPDATE toolgate_check_ins SET state = 'revoked' WHERE id = ? AND state = 'pending'`),
     sweep: db.prepare(`DELETE FROM toolgate_check_ins WHERE expires_ms <= ?`),
-    list(filter: { tenant?: string; toolName?: string; state?: string }): Statement {
+    list(filter: ListParams): Statement {
       const where = [
         filter.tenant !== undefined ? 'tenant = @tenant' : undefined,
+        filter.principal !== undefined ? 'principal = @principal' : undefined,
         filter.toolName !== undefined ? 'tool_name = @toolName' : undefined,
         filter.state !== undefined ? 'state = @state' : undefined,
+        filter.argsDigest !== undefined ? 'args_digest = @argsDigest' : undefined,
+        filter.decided === undefined
+          ? undefined
+          : filter.decided === 1
+            ? 'decision IS NOT NULL'
+            : 'decision IS NULL',
       ].filter((clause) => clause !== undefined);
-      const sql = `SELECT state, request, receipt FROM toolgate_check_ins ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq LIMIT @limit`;
+      const order = filter.newest ? 'DESC' : 'ASC';
+      const sql = `SELECT ${COLUMNS} FROM toolgate_check_ins ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${order} LIMIT @limit`;
       let statement = lists.get(sql);
       if (statement === undefined) lists.set(sql, (statement = db.prepare(sql)));
       return statement;
@@ -66,10 +88,12 @@ function prepare(db: SqliteDatabase) {
 }
 
 function recordOf(row: Row): CheckInRecord {
-  const request = JSON.parse(row.request) as CheckInRequest;
-  return row.receipt === null
-    ? { request, state: row.state }
-    : { request, state: row.state, receipt: JSON.parse(row.receipt) as CheckInReceipt };
+  return {
+    request: JSON.parse(row.request) as CheckInRequest,
+    state: row.state,
+    ...(row.receipt !== null ? { receipt: JSON.parse(row.receipt) as CheckInReceipt } : {}),
+    ...(row.decision !== null ? { decision: JSON.parse(row.decision) as RecordedDecision } : {}),
+  };
 }
 
 function requireId(id: unknown): string {
@@ -79,15 +103,28 @@ function requireId(id: unknown): string {
   return id;
 }
 
-function filterParams(filter: CheckInFilter) {
-  const { tenant, toolName, state, limit } = filter;
-  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
-    throw new TypeError(`${STORE}: list's 'limit' must be a non-negative integer.`);
-  }
+interface ListParams {
+  readonly tenant?: string;
+  readonly principal?: string;
+  readonly toolName?: string;
+  readonly state?: string;
+  readonly argsDigest?: string;
+  /** better-sqlite3 binds no booleans. */
+  readonly decided?: 0 | 1;
+  readonly newest: boolean;
+  readonly limit: number;
+}
+
+function filterParams(raw: CheckInFilter): ListParams {
+  const { tenant, principal, toolName, state, argsDigest, decided, order, limit } = checkInFilter(STORE, raw);
   return {
     ...(tenant !== undefined ? { tenant } : {}),
+    ...(principal !== undefined ? { principal } : {}),
     ...(toolName !== undefined ? { toolName } : {}),
     ...(state !== undefined ? { state } : {}),
+    ...(argsDigest !== undefined ? { argsDigest } : {}),
+    ...(decided !== undefined ? { decided: decided ? 1 : 0 } : {}),
+    newest: order === 'newest',
     limit: limit ?? -1,
   };
 }
@@ -120,7 +157,9 @@ export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInSto
       const row = {
         id,
         tenant: request.identity?.tenant ?? null,
+        principal: request.identity?.principal ?? null,
         toolName: request.toolName,
+        argsDigest: typeof request.argsDigest === 'string' ? request.argsDigest : null,
         expiresMs,
         request: JSON.stringify(request),
       };
@@ -138,9 +177,18 @@ export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInSto
         s.consume.immediate(id, stored, connection.now()),
       );
     },
+    async decide(id, decision) {
+      const kept = JSON.stringify(recordedDecision(STORE, decision));
+      if (typeof id !== 'string') return false;
+      return connection.use(`record a decision on check-in '${id}'`, (s) =>
+        s.decide.immediate(id, kept, connection.now()),
+      );
+    },
     async list(filter = {}) {
       const params = filterParams(filter);
-      const rows = connection.use('list check-ins', (s) => s.list(params).all(params) as Row[]);
+      // `newest` picks the statement; it is no parameter of it.
+      const { newest: _newest, ...bound } = params;
+      const rows = connection.use('list check-ins', (s) => s.list(params).all(bound) as Row[]);
       return rows.map(recordOf);
     },
     async revoke(id) {

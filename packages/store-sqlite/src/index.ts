@@ -6,3 +6,5 @@ export type { SqliteCheckInsOptions, SqliteCheckInStore } from './check-ins';
 export { sqliteCheckIns } from './check-ins';
 export type { SqliteDatabase, SqliteStoreOptions } from './connection';
 export { SqliteStoreError } from './errors';
+export type { SqlitePinsOptions, SqlitePinStore } from './pins';
+export { sqlitePins } from './pins';

@@ -38,6 +38,32 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX toolgate_artifacts_by_scope ON toolgate_artifacts (tenant, principal, conversation, kind, created_ms);
   CREATE INDEX toolgate_artifacts_by_expiry ON toolgate_artifacts (expires_ms) WHERE expires_ms IS NOT NULL;
   `,
+  // A person's decision on a check-in, recorded once, and the columns an inbox and a gateway filter by.
+  `
+  ALTER TABLE toolgate_check_ins ADD COLUMN principal TEXT;
+  ALTER TABLE toolgate_check_ins ADD COLUMN args_digest TEXT;
+  ALTER TABLE toolgate_check_ins ADD COLUMN decision TEXT;
+  UPDATE toolgate_check_ins SET
+    principal = json_extract(request, '$.identity.principal'),
+    args_digest = json_extract(request, '$.argsDigest');
+  CREATE INDEX toolgate_check_ins_by_principal ON toolgate_check_ins (tenant, principal, seq);
+  CREATE INDEX toolgate_check_ins_by_digest ON toolgate_check_ins (args_digest, seq);
+  `,
+  // Pinned tool definitions and server identities of MCP upstreams.
+  `
+  CREATE TABLE toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition TEXT,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  ) STRICT;
+  `,
 ];
 
 const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;

@@ -23,7 +23,9 @@ describe('schema migrations', () => {
     checkIns.close();
     const db = new Database(path);
     expect(versionOf(db)).toBe(MIGRATIONS.length);
-    expect(tables(db)).toEqual(['toolgate_artifacts', 'toolgate_check_ins']);
+    expect(tables(db)).toEqual(
+      expect.arrayContaining(['toolgate_artifacts', 'toolgate_check_ins', 'toolgate_pins']),
+    );
     db.close();
   });
 
@@ -98,5 +100,29 @@ describe('schema migrations', () => {
     expect(versionOf(db)).toBe(MIGRATIONS.length + 1);
     expect(tables(db)).toEqual([]);
     db.close();
+  });
+
+  it('upgrades a file written before decisions were recorded: its check-ins can be listed by principal and digest, and decided', async () => {
+    const path = tmp.file('before-decisions.db');
+    const old = new Database(path);
+    migrate(old, MIGRATIONS.slice(0, 1));
+    const req = request({ identity: { tenant: 'acme', principal: 'ana' }, argsDigest: 'e'.repeat(64) });
+    old
+      .prepare(
+        `INSERT INTO toolgate_check_ins (id, tenant, tool_name, state, expires_ms, request) VALUES (?, ?, ?, 'pending', ?, ?)`,
+      )
+      .run(req.id, 'acme', req.toolName, Date.parse(req.expiresAt), JSON.stringify(req));
+    old.close();
+
+    const checkIns = sqliteCheckIns({ path, now: () => Date.parse(req.createdAt) });
+    expect(
+      (await checkIns.list({ principal: 'ana', argsDigest: 'e'.repeat(64), decided: false })).map(
+        (r) => r.request.id,
+      ),
+    ).toEqual([req.id]);
+    const decision = { approved: true as const, by: 'bo', decidedAt: req.createdAt };
+    await expect(checkIns.decide(req.id, decision)).resolves.toBe(true);
+    expect((await checkIns.get(req.id))?.decision).toEqual(decision);
+    checkIns.close();
   });
 });

@@ -40,4 +40,5 @@ export {
   describeArtifactStoreConformance,
   describeCheckInStoreConformance,
   describeLimitStoreConformance,
+  describePinStoreConformance,
 } from './conformance/stores';

@@ -10,6 +10,8 @@ export interface Rule {
   readonly windowMs: number;
   readonly limit: number;
   readonly cost: ((call: LimitCall) => number) | undefined;
+  /** The tools the rule counts; every tool when undefined. */
+  readonly tools: ReadonlySet<string> | undefined;
 }
 
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -51,6 +53,12 @@ export function compileRule(value: unknown, index: number): Rule {
     );
   if (!isRate && typeof rule.cost !== 'function')
     fail(`('${rule.name}') is a budget, so it needs cost(call) => number`);
+  const tools = rule.tools;
+  if (
+    tools !== undefined &&
+    (!Array.isArray(tools) || tools.length === 0 || tools.some((t) => typeof t !== 'string' || t === ''))
+  )
+    fail(`('${rule.name}') needs 'tools' to be a non-empty array of tool names, or absent for every tool`);
   // Dimensions in a fixed order, so ['tool', 'tenant'] and ['tenant', 'tool'] share buckets.
   const dims = DIMENSIONS.filter((d) => (per as LimitDimension[]).includes(d));
   return {
@@ -59,6 +67,7 @@ export function compileRule(value: unknown, index: number): Rule {
     windowMs: rule.windowMs!,
     limit,
     cost: isRate ? undefined : rule.cost,
+    tools: tools === undefined ? undefined : new Set(tools),
   };
 }
 

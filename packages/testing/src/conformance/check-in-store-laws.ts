@@ -3,11 +3,14 @@
 
 import { expect } from '@jest/globals';
 import {
+  carryOutDecision,
   checkInApproved,
   createDispatcher,
+  digestOf,
   type CheckInReceipt,
   type CheckInRequest,
   type CheckInStore,
+  type RecordedDecision,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import type { FixedClock } from '../clock';
@@ -64,6 +67,10 @@ function receiptFor(request: CheckInRequest, clock: FixedClock): CheckInReceipt 
 }
 
 const idsOf = (records: readonly { request: CheckInRequest }[]) => records.map((r) => r.request.id).sort();
+
+function approval(clock: FixedClock, by = 'ana@example.com', extra: object = {}): RecordedDecision {
+  return { approved: true, by, note: 'checked with the customer', ...extra, decidedAt: clock.iso() };
+}
 
 export const CHECK_IN_STORE_LAWS: readonly CheckInStoreLaw[] = [
   {
@@ -233,6 +240,195 @@ export const CHECK_IN_STORE_LAWS: readonly CheckInStoreLaw[] = [
       const again = await store.get(request.id);
       expect(again?.request.args).toStrictEqual(request.args);
       expect(again?.state).toBe('pending');
+    },
+  },
+  {
+    title: 'decide records a decision once on a pending request, which stays pending',
+    async check({ store, clock }) {
+      const request = requests(clock, 'decide')();
+      await store.put(request);
+      expect((await store.get(request.id))?.decision).toBeUndefined();
+      const decision = approval(clock);
+      await expect(store.decide(request.id, decision)).resolves.toBe(true);
+      const decline: RecordedDecision = {
+        approved: false,
+        by: 'bo@example.com',
+        reason: 'too much',
+        decidedAt: clock.iso(),
+      };
+      await expect(store.decide(request.id, decline)).resolves.toBe(false);
+      const record = await store.get(request.id);
+      expect(record?.state).toBe('pending');
+      expect(record?.decision).toStrictEqual(decision);
+    },
+  },
+  {
+    title: 'exactly one of 50 parallel decisions is kept, and it is the one the store answered true to',
+    async check({ store, clock }) {
+      const request = requests(clock, 'decide-race')();
+      await store.put(request);
+      const decisions = Array.from({ length: 50 }, (_, i) => approval(clock, `approver-${i}@example.com`));
+      const answers = await Promise.all(decisions.map((d) => store.decide(request.id, d)));
+      expect(answers.filter((won) => won === true)).toHaveLength(1);
+      const winner = decisions[answers.indexOf(true)];
+      expect((await store.get(request.id))?.decision).toStrictEqual(winner);
+    },
+  },
+  {
+    title: 'decide answers false for an unknown, expired, consumed or revoked request and records nothing',
+    async check({ store, clock }) {
+      const make = requests(clock, 'decide-not-pending');
+      const expiring = make({ expiresAt: new Date(clock.now() + 1000).toISOString() });
+      const consumed = make();
+      const revoked = make();
+      for (const request of [expiring, consumed, revoked]) await store.put(request);
+      await store.consume(consumed.id);
+      await store.revoke(revoked.id);
+      clock.advance(1000);
+      await expect(store.decide('chk_unknown000000000000', approval(clock))).resolves.toBe(false);
+      for (const request of [expiring, consumed, revoked]) {
+        await expect(store.decide(request.id, approval(clock))).resolves.toBe(false);
+        expect((await store.get(request.id))?.decision).toBeUndefined();
+      }
+    },
+  },
+  {
+    title: 'a decided request can still be consumed once, and keeps its decision',
+    async check({ store, clock }) {
+      const request = requests(clock, 'decide-consume')();
+      await store.put(request);
+      const decision = approval(clock);
+      await store.decide(request.id, decision);
+      const receipt = receiptFor(request, clock);
+      await expect(store.consume(request.id, receipt)).resolves.toBe(true);
+      await expect(store.consume(request.id, receipt)).resolves.toBe(false);
+      expect(await store.get(request.id)).toStrictEqual({
+        request,
+        state: 'consumed',
+        receipt,
+        decision,
+      });
+    },
+  },
+  {
+    title: 'decide refuses a malformed decision and records nothing',
+    async check({ store, clock }) {
+      const request = requests(clock, 'decide-malformed')();
+      await store.put(request);
+      const bad: unknown[] = [
+        null,
+        { approved: true, by: '', decidedAt: clock.iso() },
+        { approved: true, by: 'ana', decidedAt: 'yesterday' },
+        { approved: false, by: 'ana', decidedAt: clock.iso() },
+        { approved: 'yes', by: 'ana', decidedAt: clock.iso() },
+        { approved: true, by: 'ana', args: [1, 2], decidedAt: clock.iso() },
+      ];
+      for (const decision of bad) {
+        await expect(store.decide(request.id, decision as RecordedDecision)).rejects.toThrow(TypeError);
+      }
+      expect((await store.get(request.id))?.decision).toBeUndefined();
+    },
+  },
+  {
+    title: 'an approval with changed args and a decline survive a JSON round trip exactly',
+    async check({ store, clock }) {
+      const make = requests(clock, 'decide-json');
+      const changed = make();
+      const declined = make();
+      await store.put(changed);
+      await store.put(declined);
+      const withArgs = approval(clock, 'ana', {
+        args: {
+          amount: 5,
+          currency: 'EUR',
+          memo: 'Zoë — “quoted” \\ back\nslash',
+          nested: { list: [1, null] },
+        },
+      });
+      const { note: _note, ...withoutNote } = withArgs as RecordedDecision & { note?: string };
+      const decline: RecordedDecision = {
+        approved: false,
+        by: 'bo',
+        reason: '日本語 <b>no</b>',
+        decidedAt: clock.iso(),
+      };
+      await store.decide(changed.id, withoutNote);
+      await store.decide(declined.id, decline);
+      expect((await store.get(changed.id))?.decision).toStrictEqual(withoutNote);
+      expect((await store.get(declined.id))?.decision).toStrictEqual(decline);
+    },
+  },
+  {
+    title: 'list filters by principal, decision and args digest, and lists newest first when asked',
+    async check({ store, clock }) {
+      const make = requests(clock, 'list-decided');
+      const first = make({ identity: { tenant: 'acme', principal: 'ana' } });
+      const second = make({ identity: { tenant: 'acme', principal: 'bo' }, argsDigest: 'aa'.repeat(32) });
+      const third = make({ identity: { tenant: 'acme', principal: 'ana' }, argsDigest: 'aa'.repeat(32) });
+      for (const request of [first, second, third]) await store.put(request);
+      await store.decide(second.id, approval(clock));
+
+      expect(idsOf(await store.list({ principal: 'ana' }))).toEqual([first.id, third.id].sort());
+      expect(idsOf(await store.list({ tenant: 'acme', principal: 'bo' }))).toEqual([second.id]);
+      expect(idsOf(await store.list({ decided: true }))).toEqual([second.id]);
+      expect(idsOf(await store.list({ decided: false }))).toEqual([first.id, third.id].sort());
+      expect(idsOf(await store.list({ argsDigest: 'aa'.repeat(32) }))).toEqual([second.id, third.id].sort());
+      expect(
+        idsOf(
+          await store.list({
+            principal: 'ana',
+            argsDigest: 'aa'.repeat(32),
+            decided: false,
+            state: 'pending',
+          }),
+        ),
+      ).toEqual([third.id]);
+      const newest = await store.list({ order: 'newest' });
+      expect(newest.map((r) => r.request.id)).toEqual([third.id, second.id, first.id]);
+      const oldest = await store.list({ order: 'oldest', limit: 2 });
+      expect(oldest.map((r) => r.request.id)).toEqual([first.id, second.id]);
+      expect((await store.list({ order: 'newest', limit: 1 })).map((r) => r.request.id)).toEqual([third.id]);
+      await expect(store.list({ decided: 'yes' as never })).rejects.toThrow(TypeError);
+      await expect(store.list({ order: 'random' as never })).rejects.toThrow(TypeError);
+    },
+  },
+  {
+    title: 'a recorded decision carried out by two holders at once runs the tool once',
+    async check({ store, clock }) {
+      const tool = mockTool({ name: 'refund', checkIn: 'always', result: { refunded: true } });
+      const dispatcher = createDispatcher({
+        tools: [tool],
+        chain: canonicalChain({ checkInKey: 'conformance-key-0123456789abcdef', checkIns: store }),
+        clock: clock.now,
+        callIds: seededIds('carry-out'),
+      });
+      const paused = await dispatcher.dispatch(
+        { toolName: 'refund', args: { amount: 12 } },
+        { identity: { tenant: 'acme', principal: 'agent-7' } },
+      );
+      if (paused.kind !== 'paused') throw new Error(`expected a paused outcome, got '${paused.kind}'`);
+      const listed = await store.list({
+        tenant: 'acme',
+        principal: 'agent-7',
+        decided: false,
+        state: 'pending',
+      });
+      expect(idsOf(listed)).toEqual([paused.checkIn.id]);
+      expect(await store.list({ argsDigest: await digestOf({ amount: 12 }) })).toHaveLength(1);
+
+      await expect(store.decide(paused.checkIn.id, approval(clock))).resolves.toBe(true);
+      const record = (await store.get(paused.checkIn.id))!;
+      const outcomes = await Promise.all([
+        carryOutDecision(dispatcher, record, { checkIns: store }),
+        carryOutDecision(dispatcher, record, { checkIns: store }),
+      ]);
+      expect(outcomes.map((o) => o.kind).sort()).toEqual(['refused', 'result']);
+      expect(outcomes.find((o) => o.kind === 'refused')).toMatchObject({ code: 'CHECKIN_NOT_PENDING' });
+      expect(tool.callCount).toBe(1);
+      const after = await store.get(paused.checkIn.id);
+      expect(after?.state).toBe('consumed');
+      expect(after?.receipt?.by).toBe('ana@example.com');
+      expect(after?.decision?.by).toBe('ana@example.com');
     },
   },
   {

@@ -2,12 +2,13 @@
 // suites, for any implementation. The suite owns the clock and hands it to the factory.
 
 import { describe, it } from '@jest/globals';
-import type { ArtifactStore, CheckInStore } from '@toolgate/core';
+import type { ArtifactStore, CheckInStore, PinStore } from '@toolgate/core';
 import type { LimitStore } from '@toolgate/middleware';
 import { fixedClock } from '../clock';
 import { ARTIFACT_STORE_LAWS } from './artifact-store-laws';
 import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
 import { LIMIT_STORE_LAWS } from './limit-store-laws';
+import { PIN_STORE_LAWS } from './pin-store-laws';
 
 /** What the suite hands a store factory: the clock the store must read time from. */
 export interface StoreFactoryContext {
@@ -122,4 +123,20 @@ export function describeLimitStoreConformance<S extends LimitStore>(
       if (options.ownClock === true) await new Promise((resolve) => setTimeout(resolve, ms + 5));
     },
   }));
+}
+
+/**
+ * Registers one test per PinStore law: first sight pins once (also under parallel observers), a
+ * change is recorded beside the pin and cleared on revert, accept takes only the reviewed digest,
+ * records stay apart and list in order, definitions round-trip as JSON.
+ *
+ * @example
+ * describePinStoreConformance('in-memory pins', () => inMemoryPins());
+ */
+export function describePinStoreConformance<S extends PinStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(`${name}: PinStore conformance`, PIN_STORE_LAWS, factory, options, (store) => store);
 }

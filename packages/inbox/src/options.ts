@@ -1,0 +1,184 @@
+// inboxApp's options, checked once when the app is built, and what every route shares.
+
+import type {
+  ArtifactStore,
+  CheckInRecord,
+  CheckInRequest,
+  CheckInStore,
+  DispatchOutcome,
+} from '@toolgate/core';
+import type { Approvers } from './approvers';
+import { inboxKeys, type InboxKeys } from './keys';
+import type { PinDiff } from './views/diff';
+import type { Html } from './views/html';
+
+/**
+ * A check-in screen: renders a tool's `checkInComponent` from its props. Return markup built with
+ * `html` from `hono/html` (it escapes what it interpolates); a plain string is shown as text.
+ */
+export type CheckInScreen = (
+  props: unknown,
+  request: CheckInRequest,
+) => Html | string | Promise<Html | string>;
+
+export interface InboxWebhook {
+  /** Where each new check-in is posted, as a Slack-compatible message (an incoming-webhook URL). */
+  readonly url: string;
+  /** The inbox's public address including `basePath`, e.g. `https://gateway.example/inbox`, for links. */
+  readonly publicUrl: string;
+  /** Tenants whose check-ins are posted; default every tenant. */
+  readonly tenants?: readonly string[] | 'all';
+  /** Who decides through a link, as the decision records it; default `'webhook link'`. */
+  readonly by?: string;
+  /** How long a link lasts; default until its check-in expires. */
+  readonly linkTtlMs?: number;
+  /** How often the store is read for new check-ins; default 2000 ms. 0: only when `deliverWebhook()` is called. */
+  readonly pollMs?: number;
+  /** Extra request headers, e.g. an authorization for a non-Slack receiver. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The fetch used to post; default the global one. */
+  readonly fetch?: typeof fetch;
+}
+
+export interface InboxOptions {
+  readonly checkIns: CheckInStore;
+  /** The chains' check-in key (at least 32 bytes): verifies requests, and derives the inbox's own secrets. */
+  readonly checkInKey: string | Uint8Array;
+  readonly approvers: Approvers;
+  /** Screens by `checkInComponent.id`. */
+  readonly components?: Readonly<Record<string, CheckInScreen>>;
+  /** Where a `checkInComponent.propsRef` is resolved, in the scope of the call's identity. */
+  readonly artifacts?: ArtifactStore;
+  /** Where the app is mounted, e.g. `'/inbox'`; default the root. */
+  readonly basePath?: string;
+  /** The definition diff of a pinned tool that changed, for the check-in page; from the pinning layer. */
+  readonly pinDiffs?: (request: CheckInRequest) => PinDiff | undefined | Promise<PinDiff | undefined>;
+  /**
+   * In the process that holds the dispatcher: carries out a decision as soon as it is recorded, e.g.
+   * `(record) => carryOutDecision(dispatcher, record, { checkIns })`, and shows the approver what
+   * happened. Without it a decision waits in the store for its holder (`awaitDecision`).
+   */
+  readonly carryOut?: (record: CheckInRecord) => Promise<DispatchOutcome>;
+  /**
+   * Checks changed args before an approval with changes is recorded: the problems (empty when they
+   * fit), e.g. the tool's schema through the chain's validator. A problem refuses the approval with
+   * a 400 and records nothing, so the person can fix it. The chain judges the changed call again
+   * either way; this only answers sooner.
+   */
+  readonly checkArgs?: (
+    request: CheckInRequest,
+    args: Readonly<Record<string, unknown>>,
+  ) => readonly string[] | Promise<readonly string[]>;
+  readonly webhook?: InboxWebhook;
+  /** How often an open page's live list reads the store; default 1000 ms. */
+  readonly pollMs?: number;
+  /** Mark cookies `Secure`; default when the request arrived over https. Set true behind a TLS proxy. */
+  readonly secureCookies?: boolean;
+  /** How long a sign-in lasts; default 12 hours. */
+  readonly sessionTtlMs?: number;
+  /** Milliseconds since the epoch; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** What every route reads. */
+export interface InboxContext {
+  readonly checkIns: CheckInStore;
+  readonly approvers: Approvers;
+  readonly keys: InboxKeys;
+  readonly base: string;
+  readonly components: Readonly<Record<string, CheckInScreen>>;
+  readonly artifacts: ArtifactStore | undefined;
+  readonly pinDiffs: InboxOptions['pinDiffs'];
+  readonly carryOut: InboxOptions['carryOut'];
+  readonly checkArgs: InboxOptions['checkArgs'];
+  readonly webhook: InboxWebhook | undefined;
+  readonly pollMs: number;
+  readonly secureCookies: boolean | undefined;
+  readonly sessionTtlMs: number;
+  readonly now: () => number;
+}
+
+const MIN_KEY_BYTES = 32;
+
+function positive(name: string, value: number | undefined, fallback: number, zeroOk = false): number {
+  if (value === undefined) return fallback;
+  if (!(Number.isFinite(value) && (value > 0 || (zeroOk && value === 0))))
+    throw new TypeError(`inboxApp: '${name}' must be a positive number of milliseconds.`);
+  return value;
+}
+
+function basePathOf(value: unknown): string {
+  if (value === undefined || value === '' || value === '/') return '';
+  if (typeof value !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(value))
+    throw new TypeError(`inboxApp: 'basePath' must look like '/inbox' (no trailing slash).`);
+  return value;
+}
+
+function checkWebhook(webhook: InboxWebhook): InboxWebhook {
+  for (const name of ['url', 'publicUrl'] as const) {
+    let url: URL;
+    try {
+      url = new URL(webhook[name]);
+    } catch {
+      throw new TypeError(`inboxApp: 'webhook.${name}' must be an absolute http(s) URL.`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new TypeError(`inboxApp: 'webhook.${name}' must be an absolute http(s) URL.`);
+  }
+  positive('webhook.linkTtlMs', webhook.linkTtlMs, 1);
+  positive('webhook.pollMs', webhook.pollMs, 1, true);
+  if (webhook.by !== undefined && (typeof webhook.by !== 'string' || webhook.by.trim() === ''))
+    throw new TypeError(`inboxApp: 'webhook.by' must be a non-empty string.`);
+  return { ...webhook, publicUrl: webhook.publicUrl.replace(/\/+$/, '') };
+}
+
+export function inboxContext(options: InboxOptions): InboxContext {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('inboxApp: expected { checkIns, checkInKey, approvers, basePath? }.');
+  const { checkIns, checkInKey, approvers } = options;
+  for (const verb of ['get', 'list', 'decide'] as const) {
+    if (typeof checkIns?.[verb] !== 'function')
+      throw new TypeError(
+        `inboxApp: 'checkIns' must be a CheckInStore with ${verb}(); pass the chains' store.`,
+      );
+  }
+  const keyLength =
+    typeof checkInKey === 'string'
+      ? new TextEncoder().encode(checkInKey).length
+      : checkInKey instanceof Uint8Array
+        ? checkInKey.length
+        : 0;
+  if (keyLength < MIN_KEY_BYTES)
+    throw new TypeError(
+      `inboxApp: 'checkInKey' must be the chains' check-in key, at least ${MIN_KEY_BYTES} bytes.`,
+    );
+  if (typeof approvers !== 'function')
+    throw new TypeError(`inboxApp: 'approvers' must be a function (token) => approver | undefined.`);
+  const components = options.components ?? {};
+  for (const [id, screen] of Object.entries(components)) {
+    if (typeof screen !== 'function')
+      throw new TypeError(`inboxApp: component '${id}' must be a render function.`);
+  }
+  if (options.carryOut !== undefined && typeof options.carryOut !== 'function')
+    throw new TypeError(`inboxApp: 'carryOut' must be a function (record) => Promise<DispatchOutcome>.`);
+  if (options.checkArgs !== undefined && typeof options.checkArgs !== 'function')
+    throw new TypeError(`inboxApp: 'checkArgs' must be a function (request, args) => problems.`);
+  if (options.pinDiffs !== undefined && typeof options.pinDiffs !== 'function')
+    throw new TypeError(`inboxApp: 'pinDiffs' must be a function (request) => PinDiff | undefined.`);
+  return {
+    checkIns,
+    approvers,
+    keys: inboxKeys(checkInKey),
+    base: basePathOf(options.basePath),
+    components,
+    artifacts: options.artifacts,
+    pinDiffs: options.pinDiffs,
+    carryOut: options.carryOut,
+    checkArgs: options.checkArgs,
+    webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
+    pollMs: positive('pollMs', options.pollMs, 1000),
+    secureCookies: options.secureCookies,
+    sessionTtlMs: positive('sessionTtlMs', options.sessionTtlMs, 12 * 60 * 60 * 1000),
+    now: options.now ?? Date.now,
+  };
+}
