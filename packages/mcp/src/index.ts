@@ -18,6 +18,11 @@ export { acceptPin, mcpClient, McpClientConfigError } from './client';
 export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';
 export { mcpServe, McpServeConfigError } from './serve';
 
+// For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
+// check-ins over elicitation
+export { callToolResult, refusalResult } from './results';
+export { askPerson, canElicitForm } from './elicit';
+
 // Running a served set over stdio or Streamable HTTP
 export type {
   HttpServing,

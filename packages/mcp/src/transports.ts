@@ -41,6 +41,11 @@ export interface ServeHttpOptions {
    * origin gets CORS headers, including for the preflight.
    */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * Answers a request before the MCP endpoint does, after the Host and Origin checks: resolve true
+   * when it answered. A gateway serves its other routes (health, inbox) and its own 401s this way.
+   */
+  readonly intercept?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
   /** Open sessions at most; an initialize over the cap gets 503 with `Retry-After`. Default 1,000. */
   readonly maxSessions?: number;
   /**
@@ -320,6 +325,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
         return;
       }
     }
+    if (options.intercept !== undefined && (await options.intercept(req, res))) return;
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (
       options.authenticate !== undefined &&
