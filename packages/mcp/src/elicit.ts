@@ -121,16 +121,19 @@ export function approvalForm(request: CheckInRequest): ApprovalForm {
 }
 
 /**
- * Asks the person at the client with `form` (from `approvalForm`). Declining the form, or dismissing
- * it, declines the call. Rejects when no answer arrives (the client failed, went away, or took
- * longer than `timeoutMs`).
+ * Asks the person at the client with `approvalForm(request)`. Declining the form, or dismissing it,
+ * declines the call. Rejects when no answer arrives (the client failed, went away, or took longer
+ * than `timeoutMs`), and, without asking, when the arguments are too long to show in full: check
+ * `approvalForm(request).form` first to say so to the model.
  */
 export async function askPerson(
   server: Server,
-  form: ElicitRequestFormParams,
+  request: CheckInRequest,
   by: string,
   options: { relatedRequestId: string | number; signal: AbortSignal; timeoutMs: number },
 ): Promise<CheckInDecision> {
+  const { form } = approvalForm(request);
+  if (form === undefined) throw new RangeError('the arguments are too long to show in full');
   const answer = await server.elicitInput(form, {
     relatedRequestId: options.relatedRequestId,
     signal: options.signal,

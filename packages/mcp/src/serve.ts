@@ -259,7 +259,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       }
       let decision;
       try {
-        decision = await askPerson(server, shown.form, identity?.principal ?? 'mcp-client', {
+        decision = await askPerson(server, outcome.checkIn, identity?.principal ?? 'mcp-client', {
           relatedRequestId: extra.requestId,
           signal: extra.signal,
           timeoutMs: checkInTimeoutMs,
