@@ -55,10 +55,16 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     if (issues.length > 0) throw new ConfigError(issues);
     const bytesCeilings =
       config.defaults?.resultCeiling?.maxBytes !== undefined ||
-      Object.values(config.upstreams).some((u) => Object.values(u.tools ?? {}).some((t) => t.resultCeiling?.maxBytes !== undefined));
+      Object.values(config.upstreams).some((u) =>
+        Object.values(u.tools ?? {}).some((t) => t.resultCeiling?.maxBytes !== undefined),
+      );
     // Stricter, not looser: until the MCP client counts binary blocks by bytes, they count as text against maxChars.
     if (bytesCeilings)
-      options.log?.({ msg: 'config.max-bytes-pending', level: 'warn', why: 'maxBytes takes effect once @toolgate/mcp counts binary blocks by bytes; until then they count as characters against maxChars' });
+      options.log?.({
+        msg: 'config.max-bytes-pending',
+        level: 'warn',
+        why: 'maxBytes takes effect once @toolgate/mcp counts binary blocks by bytes; until then they count as characters against maxChars',
+      });
     const auth = (() => {
       try {
         return createAuthenticator(config.auth, { tenants: Object.keys(config.tenants), baseDir });
@@ -212,7 +218,14 @@ function unsupported(loaded: LoadedConfig): ConfigIssue[] {
   const { config } = loaded;
   const issues: ConfigIssue[] = [];
   const missing = (path: (string | number)[], what: string, needs: string) =>
-    issues.push(loaded.issue(path, `${what} is not supported by this build yet (it needs ${needs})`, `remove '${String(path[path.length - 1])}' for now`, true));
+    issues.push(
+      loaded.issue(
+        path,
+        `${what} is not supported by this build yet (it needs ${needs})`,
+        `remove '${String(path[path.length - 1])}' for now`,
+        true,
+      ),
+    );
   if (config.policy !== undefined) missing(['policy'], 'policy', '@toolgate/policy');
   for (const [name, tenant] of Object.entries(config.tenants))
     if (tenant.policy !== undefined) missing(['tenants', name, 'policy'], 'policy', '@toolgate/policy');

@@ -70,6 +70,28 @@ export const MIGRATIONS: readonly Migration[] = [
     PRIMARY KEY (source, kind, name)
   );
   `,
+  // The audit log (@toolgate/audit): records as written (JSON keeps their text), and the head row an
+  // append locks; seq 0 there means the log is empty.
+  (t) => `
+  CREATE TABLE ${t}toolgate_audit (
+    seq BIGINT PRIMARY KEY,
+    at TIMESTAMPTZ NOT NULL,
+    tenant TEXT,
+    tool TEXT,
+    kind TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    record JSON NOT NULL
+  );
+  CREATE INDEX toolgate_audit_by_tenant ON ${t}toolgate_audit (tenant, seq);
+  CREATE INDEX toolgate_audit_by_at ON ${t}toolgate_audit (at);
+
+  CREATE TABLE ${t}toolgate_audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+  );
+  INSERT INTO ${t}toolgate_audit_head (id, seq, hash) VALUES (1, 0, '');
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

@@ -31,6 +31,8 @@ describePostgres('schema migrations', () => {
     expect(await versions(name)).toEqual(MIGRATIONS.map((_, i) => i + 1));
     expect(await tables(name)).toEqual([
       'toolgate_artifacts',
+      'toolgate_audit',
+      'toolgate_audit_head',
       'toolgate_check_ins',
       'toolgate_migrations',
       'toolgate_pins',

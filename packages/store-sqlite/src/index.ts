@@ -1,6 +1,8 @@
 // Every export here is public API of @toolgate/store-sqlite.
 
 export type { SqliteArtifactsOptions, SqliteArtifactStore } from './artifacts';
+export type { SqliteAuditStore, SqliteAuditStoreOptions } from './audit';
+export { sqliteAuditStore } from './audit';
 export { sqliteArtifacts } from './artifacts';
 export type { SqliteCheckInsOptions, SqliteCheckInStore } from './check-ins';
 export { sqliteCheckIns } from './check-ins';

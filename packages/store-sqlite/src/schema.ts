@@ -64,6 +64,26 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (source, kind, name)
   ) STRICT;
   `,
+  // The audit log (@toolgate/audit): records as written, and the head the next append continues.
+  `
+  CREATE TABLE toolgate_audit (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    tenant TEXT,
+    tool TEXT,
+    kind TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    record TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX toolgate_audit_by_tenant ON toolgate_audit (tenant, seq);
+  CREATE INDEX toolgate_audit_by_at ON toolgate_audit (at);
+
+  CREATE TABLE toolgate_audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL
+  ) STRICT;
+  `,
 ];
 
 const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;

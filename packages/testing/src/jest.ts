@@ -38,6 +38,7 @@ export type {
 } from './conformance/stores';
 export {
   describeArtifactStoreConformance,
+  describeAuditStoreConformance,
   describeCheckInStoreConformance,
   describeLimitStoreConformance,
   describePinStoreConformance,

@@ -2,10 +2,11 @@
 // suites, for any implementation. The suite owns the clock and hands it to the factory.
 
 import { describe, it } from '@jest/globals';
-import type { ArtifactStore, CheckInStore, PinStore } from '@toolgate/core';
+import type { ArtifactStore, AuditStore, CheckInStore, PinStore } from '@toolgate/core';
 import type { LimitStore } from '@toolgate/middleware';
 import { fixedClock } from '../clock';
 import { ARTIFACT_STORE_LAWS } from './artifact-store-laws';
+import { AUDIT_STORE_LAWS } from './audit-store-laws';
 import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
 import { LIMIT_STORE_LAWS } from './limit-store-laws';
 import { PIN_STORE_LAWS } from './pin-store-laws';
@@ -139,4 +140,23 @@ export function describePinStoreConformance<S extends PinStore>(
   options: StoreConformanceOptions<S> = {},
 ): void {
   describeStore(`${name}: PinStore conformance`, PIN_STORE_LAWS, factory, options, (store) => store);
+}
+
+/**
+ * Registers one test per AuditStore law: the seal gets the true head, an append is stored whole or not
+ * at all, records come back exactly as written and page in seq order, records that do not continue the
+ * log are refused, and 60 concurrent appends stay one chain. `factory` must return an empty log.
+ * Appends from several processes are the store's own tests to show.
+ *
+ * @example
+ * describeAuditStoreConformance('in-memory audit log', () => inMemoryAuditStore());
+ */
+export function describeAuditStoreConformance<S extends AuditStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(`${name}: AuditStore conformance`, AUDIT_STORE_LAWS, factory, options, (store) => ({
+    store,
+  }));
 }
