@@ -108,27 +108,33 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
   if (issues.length > 0) throw new TenantError(issues);
 
   const checkIns = config.checkIns;
-  const chain = canonicalChain({
-    ...(checkIns !== undefined
-      ? {
-          checkInKey: checkIns.key,
-          checkIns: context.state.checkIns,
-          ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
-        }
-      : {}),
-    ...(config.defaults?.resultCeiling?.maxChars !== undefined
-      ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
-      : {}),
-    ...(config.defaults?.resultCeiling?.maxBytes !== undefined
-      ? {
-          defaultMaxBytes: sizeBytes(
-            config.defaults.resultCeiling.maxBytes,
-            'defaults.resultCeiling.maxBytes',
-          ),
-        }
-      : {}),
-    ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
-  });
+  let chain: ReturnType<typeof canonicalChain>;
+  try {
+    chain = canonicalChain({
+      ...(checkIns !== undefined
+        ? {
+            checkInKey: checkIns.key,
+            checkIns: context.state.checkIns,
+            ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
+          }
+        : {}),
+      ...(config.defaults?.resultCeiling?.maxChars !== undefined
+        ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
+        : {}),
+      ...(config.defaults?.resultCeiling?.maxBytes !== undefined
+        ? {
+            defaultMaxBytes: sizeBytes(
+              config.defaults.resultCeiling.maxBytes,
+              'defaults.resultCeiling.maxBytes',
+            ),
+          }
+        : {}),
+      ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
+    });
+  } catch (error) {
+    // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
+    throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
+  }
 
   let dispatcher: Dispatcher;
   try {
