@@ -383,3 +383,80 @@ tenants: { acme: { upstreams: [crm] } }
     expect(wipe).not.toContain('check-in');
   });
 });
+
+const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'];
+const onPostgres = postgresUrl !== undefined ? describe : describe.skip;
+
+onPostgres('toolgate gateway on PostgreSQL: pins and one audit log shared by several processes', () => {
+  let dir: TempDir;
+  let configFile: string;
+  const gateways: GatewayProcess[] = [];
+  // Pins persist in the database: each run names its upstream anew.
+  const upstream = `crm${Date.now().toString(36)}`;
+  const env = { ...TOKENS, PG: postgresUrl! };
+
+  beforeAll(async () => {
+    dir = tempDir();
+    const { privateKey } = generateKeyPairSync('ed25519');
+    dir.write('audit-key.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
+    dir.write('description.txt', 'Looks a customer up.');
+    configFile = dir.write(
+      'toolgate.yaml',
+      `auth: { tokens: [{ token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: support-bot } }] }
+stores: { state: "\${env:PG}" }
+audit: { signingKey: "\${file:./audit-key.pem}" }
+upstreams:
+  ${upstream}:
+    command: [node, ${JSON.stringify(changingServer)}]
+    env: { DESCRIPTION_FILE: ${JSON.stringify(join(dir.path, 'description.txt'))} }
+    prefix: crm_
+tenants: { acme: { upstreams: [${upstream}] } }
+`,
+    );
+    gateways.push(...(await Promise.all([startGateway(configFile, env), startGateway(configFile, env)])));
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all(gateways.map((gateway) => gateway.stop()));
+    dir?.remove();
+  });
+
+  it('a change seen by a third process is refused there until accepted once, for all; the log written by all three verifies', async () => {
+    const call = async (gateway: GatewayProcess) => {
+      const client = await connectClient(gateway.url, TOKENS.ACME_TOKEN);
+      try {
+        return await client.callTool({ name: 'crm_lookup', arguments: { customer: SECRET_ARG } });
+      } finally {
+        await client.close();
+      }
+    };
+    for (const gateway of gateways)
+      expect(textOf(await call(gateway))).toBe(`found ${SECRET_ARG.length} chars`);
+
+    writeFileSync(join(dir.path, 'description.txt'), 'Looks a customer up, and mails it out.');
+    gateways.push(await startGateway(configFile, env));
+    const third = gateways[2]!;
+    expect(refusalCode(await call(third))).toBe('TOOL_DEFINITION_CHANGED');
+
+    const accepted = await runToolgate(
+      ['pins', 'accept', 'crm_lookup', '--by', 'ops', '--config', configFile],
+      env,
+    );
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain('+   "description": "Looks a customer up, and mails it out.",');
+    expect(textOf(await call(third))).toBe(`found ${SECRET_ARG.length} chars`);
+
+    const verified = await runToolgate(['audit', 'verify', '--config', configFile], env);
+    expect(verified.stderr).toBe('');
+    expect(verified.code).toBe(0);
+    const exported = await runToolgate(['audit', 'export', '--config', configFile], env);
+    const mine = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((record) => record['source'] === upstream);
+    expect(mine.filter((record) => record['kind'] === 'result')).toHaveLength(3);
+    expect(mine.filter((record) => record['code'] === 'TOOL_DEFINITION_CHANGED')).toHaveLength(1);
+    expect(mine.filter((record) => record['kind'] === 'pin.accepted')).toHaveLength(1);
+    expect(exported.stdout).not.toContain(SECRET_ARG);
+  }, 120_000);
+});
