@@ -368,9 +368,16 @@ async function readiness(runtime: Runtime): Promise<Readiness> {
       return { kind: store.kind, ok: false, error: 'not reachable' };
     }
   };
-  const [state, limits] = await Promise.all([probe(runtime.state), probe(runtime.limits)]);
-  const stores = { state, limits };
-  const ready = Object.values(upstreams).every((u) => u.state === 'connected') && state.ok && limits.ok;
+  const audit = runtime.audit;
+  const [state, limits, auditStore] = await Promise.all([
+    probe(runtime.state),
+    probe(runtime.limits),
+    audit === undefined ? undefined : probe({ kind: audit.kind, ping: () => audit.ping() }),
+  ]);
+  const stores = { state, limits, ...(auditStore !== undefined ? { audit: auditStore } : {}) };
+  const ready =
+    Object.values(upstreams).every((u) => u.state === 'connected') &&
+    Object.values(stores).every((store) => store.ok);
   return { ready, upstreams, stores };
 }
 

@@ -10,7 +10,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
+  CHECKIN_KEY,
   connectClient,
   referenceServer,
   runToolgate,
@@ -72,6 +74,7 @@ describe('toolgate gateway: pins, reconnection and the audit log (SQLite state)'
     - { token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: support-bot } }
 stores: { state: "sqlite:./state.db" }
 audit: { signingKey: "\${file:./audit-key.pem}" }
+checkIns: { key: "${CHECKIN_KEY}", hold: 300ms }
 defaults:
   resultCeiling: { maxChars: 8000, maxBytes: 1kb }
 upstreams:
@@ -83,7 +86,7 @@ upstreams:
       DOWN_FILE: ${JSON.stringify(join(dir.path, 'crm.down'))}
       RUN_LOG: ${JSON.stringify(join(dir.path, 'runs.log'))}
     prefix: crm_
-    exclude: [wipe]
+    tools: { wipe: { checkIn: always } }
 tenants:
   acme: { upstreams: [crm] }
 `,
@@ -143,6 +146,10 @@ tenants:
       return answer.status === 200 ? answer : undefined;
     }, '/readyz to be ready again');
     expect(up.body.upstreams['crm']!.state).toBe('connected');
+    expect((up.body as unknown as { stores: Record<string, unknown> }).stores['audit']).toEqual({
+      kind: 'sqlite',
+      ok: true,
+    });
     const again = await client.callTool({ name: 'crm_lookup', arguments: { customer: 'ana' } });
     expect(textOf(again)).toBe('found 3 chars');
   }, 60_000);
@@ -205,6 +212,20 @@ tenants:
     expect(now?.description).toContain('evil.example');
   }, 90_000);
 
+  it('records a decision made in the client: the pause, then the run with its approver and check-in id', async () => {
+    const asking = await connectClient(gateway.url, TOKENS.ACME_TOKEN, { elicitation: true });
+    asking.setRequestHandler(ElicitRequestSchema, () => ({
+      action: 'accept',
+      content: { decision: 'approve', note: 'fine' },
+    }));
+    try {
+      const result = await asking.callTool({ name: 'crm_wipe', arguments: {} });
+      expect(textOf(result)).toBe('wiped');
+    } finally {
+      await asking.close();
+    }
+  });
+
   it('records every call, the configuration, a reload and the acceptance in the audit log, which verifies; no argument value in it', async () => {
     gateway.child.kill('SIGHUP');
     await gateway.waitForLog((line) => line['msg'] === 'reload');
@@ -242,6 +263,10 @@ tenants:
       kind: 'refused',
       gate: 'mcp',
     });
+    const wipes = records.filter((record) => record['tool'] === 'crm_wipe');
+    expect(wipes.map((record) => record['kind'])).toEqual(['paused', 'result']);
+    expect(wipes[1]).toMatchObject({ ran: true, checkInId: wipes[0]!['checkInId'] });
+    expect(typeof wipes[1]!['approver']).toBe('string');
     expect(records.find((record) => record['kind'] === 'pin.accepted')).toMatchObject({
       tool: 'crm_lookup',
       source: 'crm',

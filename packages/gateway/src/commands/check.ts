@@ -20,6 +20,10 @@ export function describeRuntime(runtime: Runtime): string {
   const { config } = runtime;
   const lines: string[] = [`${runtime.loaded.file ?? 'configuration'}: valid`];
   lines.push(`stores: state ${runtime.state.kind}, limits ${runtime.limits.kind}`);
+  if (runtime.audit !== undefined)
+    lines.push(
+      `audit: ${runtime.audit.kind} store, records signed (onAuditFailure: ${config.audit?.onAuditFailure ?? 'refuse'})`,
+    );
   const auth = [
     ...(config.auth?.tokens !== undefined ? [`${config.auth.tokens.length} static token(s)`] : []),
     ...(config.auth?.jwt !== undefined ? ['JWT'] : []),
