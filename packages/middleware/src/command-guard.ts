@@ -39,6 +39,7 @@ const LISTED = SHELL_METACHARACTERS.replace(/[\n\r]/g, '')
   .split('')
   .join(' ');
 // One class, so a value is read once: metacharacters, line breaks and every other control character.
+// eslint-disable-next-line no-control-regex
 const UNSAFE = /[;&|`$<>(){}[\]*?!~#'"\\\u0000-\u0008\u000a-\u001f\u007f]/;
 const SUBSTITUTION = /`|\$[({]/;
 const LINE_BREAK = /[\n\r]/;

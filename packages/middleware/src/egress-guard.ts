@@ -75,7 +75,7 @@ const KIND_WORDS: Record<PrivateKind, string> = {
   loopback: 'a loopback address (this machine)',
   'link-local': 'a link-local address (where cloud metadata services answer)',
   private: 'a private network address',
-  unspecified: 'the unspecified address (0.0.0.0 or ::), which reaches this machine',
+  unspecified: 'the unspecified address (all zeros), which means this machine',
   reserved: 'a reserved address that is not on the public internet',
   'local-name': 'a name that only resolves inside a local network',
 };

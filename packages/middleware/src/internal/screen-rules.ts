@@ -2,6 +2,8 @@
 // pattern does a fixed amount of work per position and a screen is linear in the text. The rules and
 // their false-positive rate on ordinary results are documented in docs/guards.md.
 
+/* eslint-disable no-control-regex, no-misleading-character-class -- these patterns exist to find control, joiner and invisible characters */
+
 /** Characters that hide or reorder text, and what a finding of each is called. */
 export const INVISIBLE_RULES = [
   // Unicode tag characters spell ASCII invisibly ("ASCII smuggling").
