@@ -62,7 +62,10 @@ function decodings(text: string): string[] {
     const run = match[0].replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
     // The encoding may start anywhere in a run glued to other text: read it at each alignment.
     for (let shift = 0; shift < 4; shift++) {
-      const part = run.slice(shift, run.length - ((run.length - shift) % 4));
+      // A tail of two or three characters still spells one or two bytes; a tail of one spells none.
+      let part = run.slice(shift);
+      const tail = part.length % 4;
+      part = tail === 1 ? part.slice(0, -1) : tail === 0 ? part : `${part}${'='.repeat(4 - tail)}`;
       try {
         if (part.length >= 16) out.push(atob(part));
       } catch {
