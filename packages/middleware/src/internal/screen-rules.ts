@@ -4,22 +4,32 @@
 
 /* eslint-disable no-control-regex, no-misleading-character-class -- these patterns exist to find control, joiner and invisible characters */
 
+// Emoji subdivision flags (England, Scotland, Wales) are spelled with tag characters after a black flag.
+const FLAG_TAG_SEQUENCE = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,7}\u{E007F}/gu;
+const TAG_CHARACTER = /[\u{E0000}-\u{E007F}]/u;
+
 /** Characters that hide or reorder text, and what a finding of each is called. */
-export const INVISIBLE_RULES = [
-  // Unicode tag characters spell ASCII invisibly ("ASCII smuggling").
-  { id: 'tag-characters', pattern: /[\u{E0000}-\u{E007F}]/u },
-  // Supplementary variation selectors, or runs of the basic ones, encode bytes after a visible character.
-  { id: 'variation-selectors', pattern: /[\u{E0100}-\u{E01EF}]|[\uFE00-\uFE0F]{2}/u },
+export const INVISIBLE_RULES: readonly { readonly id: string; test(text: string): boolean }[] = [
+  // Unicode tag characters spell ASCII invisibly ("ASCII smuggling"); a flag emoji's tags are its own.
+  {
+    id: 'tag-characters',
+    test: (text) => TAG_CHARACTER.test(text) && TAG_CHARACTER.test(text.replace(FLAG_TAG_SEQUENCE, '')),
+  },
+  // Runs of variation selectors encode bytes after a visible character; one after a character is a glyph variant.
+  { id: 'variation-selectors', test: (text) => /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2}/u.test(text) },
   // Zero-width runs (binary steganography), invisible operators and fillers, a byte-order mark inside text.
   {
     id: 'zero-width',
-    pattern: /[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|[\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0]|(?!^)\uFEFF/,
+    test: (text) =>
+      /[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|[\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0]|(?!^)\uFEFF/.test(
+        text,
+      ),
   },
   // Embeddings, overrides and isolates reorder what a person sees ("Trojan Source").
-  { id: 'bidi-control', pattern: /[\u202A-\u202E\u2066-\u2069]/ },
+  { id: 'bidi-control', test: (text) => /[\u202A-\u202E\u2066-\u2069]/.test(text) },
   // C0 and C1 controls but tab, line feed, carriage return and form feed: ANSI escapes among them.
-  { id: 'control-character', pattern: /[\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]/ },
-] as const;
+  { id: 'control-character', test: (text) => /[\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]/.test(text) },
+];
 
 /** Text addressed to the model rather than to the user. Matched on text with invisible characters removed. */
 export const INSTRUCTION_RULES = [
@@ -31,7 +41,7 @@ export const INSTRUCTION_RULES = [
   {
     id: 'addressed-to-model',
     pattern:
-      /\b(?:attention|note|message|instructions?)\s{0,4}(?:to|for)\s{1,10}(?:the\s{1,10}|any\s{1,10}|all\s{1,10})?(?:ai|assistant|llm|language\s{1,4}model|agent|chatbot|claude|gpt|chatgpt)s?\b/i,
+      /\b(?:attention|note|message|instructions?)\s{0,4}(?:to|for)\s{1,10}(?:the\s{1,10}|any\s{1,10}|all\s{1,10})?(?:ai|assistant|llm|language\s{1,4}model|chatbot|claude|gpt|chatgpt)s?\b/i,
   },
   {
     id: 'role-marker',
@@ -52,14 +62,24 @@ export const INSTRUCTION_RULES = [
 
 /** Everything the screen could find, and the way most results are cleared at once. */
 const ANY_INVISIBLE =
-  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F]{2}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|(?!^)\uFEFF/u;
+  /[\u{E0000}-\u{E007F}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|(?!^)\uFEFF/u;
 const CONTROL_ESCAPE = /\\u00(?:[01][0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])/;
 const MAYBE_INSTRUCTION =
   /ignore|disregard|forget|override|bypass|attention|note|message|instruction|system|assistant|developer|<\||<<\/?SYS|INST\]|_of_turn>|"tool_calls"|"function_call"|"tool_use"|"type"|"(?:name|tool|function)"|<function_calls|<tool_call|<tool_use|<invoke/i;
 
+// What can hide a word from MAYBE_INSTRUCTION: a joiner inside it, or letters NFKC folds to ASCII
+// (fullwidth forms, mathematical alphanumerics, ligatures, circled and parenthesized letters).
+const DISGUISED =
+  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uFE00-\uFE0F\u200B-\u200F\u2060-\u2064\uFEFF\u00AD\u034F\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\uFF01-\uFF5E\u{1D400}-\u{1D7FF}\uFB00-\uFB06\u2460-\u24FF\u1D2C-\u1D6A\u2070-\u209C]/u;
+
 /** Whether `text` (a result's text as the model reads it) could hold anything the screen finds. */
 export function mayHoldFindings(text: string, json: boolean): boolean {
-  return ANY_INVISIBLE.test(text) || (json && CONTROL_ESCAPE.test(text)) || MAYBE_INSTRUCTION.test(text);
+  return (
+    ANY_INVISIBLE.test(text) ||
+    (json && CONTROL_ESCAPE.test(text)) ||
+    MAYBE_INSTRUCTION.test(text) ||
+    DISGUISED.test(text)
+  );
 }
 
 // Every invisible character, single zero-width ones included, so they cannot split a word to hide it.
@@ -69,7 +89,7 @@ const NON_ASCII = /[^\u0000-\u007F]/;
 
 /** Adds to `found` the id of every rule `text` trips. */
 export function screen(text: string, found: Set<string>): void {
-  for (const rule of INVISIBLE_RULES) if (!found.has(rule.id) && rule.pattern.test(text)) found.add(rule.id);
+  for (const rule of INVISIBLE_RULES) if (!found.has(rule.id) && rule.test(text)) found.add(rule.id);
   let plain = text.replace(ALL_INVISIBLE, '');
   // Fullwidth and other compatibility letters (ｉｇｎｏｒｅ) read as their plain forms.
   if (NON_ASCII.test(plain)) plain = plain.normalize('NFKC');
@@ -82,9 +102,10 @@ export const INVISIBLE_IDS: ReadonlySet<string> = new Set(INVISIBLE_RULES.map((r
 const ANSI_SEQUENCE =
   /\u001B\[[0-?]{0,32}[ -/]{0,8}[@-~]|\u001B\][^\u0007\u001B]{0,4096}(?:\u0007|\u001B\\)?/g;
 const STRIPPED =
-  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F]{2,16}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2,4096}|(?!^)\uFEFF/gu;
+  /(\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,7}\u{E007F})|[\u{E0000}-\u{E007F}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,4096}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2,4096}|(?!^)\uFEFF/gu;
 
 /** `text` without what the invisible rules find: ANSI escape sequences go whole. */
 export function stripInvisible(text: string): string {
-  return text.replace(ANSI_SEQUENCE, '').replace(STRIPPED, '');
+  // A subdivision flag's tags are kept: they are the flag.
+  return text.replace(ANSI_SEQUENCE, '').replace(STRIPPED, (_, flag: string | undefined) => flag ?? '');
 }
