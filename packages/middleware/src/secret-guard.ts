@@ -147,24 +147,26 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
 
   const judgeArgs = (ctx: ToolMiddlewareContext): void => {
     const list = rules(ctx.tool);
+    const secrets = known();
+    // Every string with its decoded forms, for the one pass that looks for known values below.
+    const all: string[] = [];
     someString(ctx.args, (text, at) => {
       for (const form of decode ? [text, ...decodings(text)] : [text]) {
         const [finding] = findCredentials(form, list, true);
         if (finding !== undefined) refuse(ctx, at, finding.rule.label, finding.rule.id);
+        if (secrets.length > 0) all.push(form);
       }
       return false;
     });
-    const secrets = known();
     if (secrets.length === 0) return;
-    // One pass over every string finds whether any holds a known value; only then is it located.
-    const all: string[] = [];
-    someString(ctx.args, (text) => (all.push(text), false));
+    // One pass over every form finds whether any holds a known value; only then is it located.
     const joined = all.join('\n');
     if (redact(joined, secrets) === joined) return;
+    const holds = (form: string) => redact(form, secrets) !== form;
     someString(
       ctx.args,
       (text, at) =>
-        redact(text, secrets) !== text &&
+        (holds(text) || (decode && decodings(text).some(holds))) &&
         refuse(ctx, at, 'a credential value this deployment holds', 'resolved-credential'),
     );
   };

@@ -1,9 +1,10 @@
-import { createDispatcher, redact, type CredentialProvider } from '@toolgate/core';
+import { createDispatcher, type CredentialProvider } from '@toolgate/core';
 import { canonicalChain, secretGuard, SECRET_RULE_IDS, type SecretGuardOptions } from '@toolgate/middleware';
 import { eventsOf, expectRefused, expectResult, KEY, recordEvents, recordingTool } from './fixtures';
 
 // Shaped like the real thing, assembled here so no file holds one whole.
-const fill = (alphabet: string, n: number) => Array.from({ length: n }, (_, i) => alphabet[(i * 7) % alphabet.length]).join('');
+const fill = (alphabet: string, n: number) =>
+  Array.from({ length: n }, (_, i) => alphabet[(i * 7) % alphabet.length]).join('');
 const ALNUM = 'A1b2C3d4E5f6G7h8J9k0LmNpQrStUvWxYz';
 export const SAMPLES: Record<string, string> = {
   'aws-access-key': `AKIA${fill('QWERTYUPASDFGHJKLZXCVBNM234567', 16)}`,
@@ -24,7 +25,10 @@ const BENIGN: [string, string][] = [
   ['a SHA-1 commit id', 'commit 3f786850e387550fdab836ed7e6dc881de23001b fixes the parser'],
   ['a SHA-256 digest', 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
   ['a UUID', 'order 123e4567-e89b-12d3-a456-426614174000'],
-  ['base64 of random bytes', 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk'],
+  [
+    'base64 of random bytes',
+    'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk',
+  ],
   ['base64 JSON without a signature', 'eyJ0aGVtZSI6ImRhcmsiLCJsYW5nIjoiZW4ifQ'],
   ['a Stripe publishable key', `pk_live_${fill(ALNUM, 24)}`],
   ['a certificate', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----'],
@@ -37,9 +41,18 @@ const BENIGN: [string, string][] = [
 const SECRET = 'sk-internal-9f3b2a71c0de4e5f';
 const provider: CredentialProvider = { resolve: async () => ({ kind: 'api_key', value: SECRET }) };
 
-function setup(options: SecretGuardOptions = {}, respond: (args: Record<string, unknown>) => unknown = () => 'ok') {
-  const send = recordingTool({ name: 'send_email', inputSchema: { type: 'object', properties: { text: {} } } }, respond);
-  const billing = recordingTool({ name: 'billing', needs: { kind: 'api_key', service: 'billing' } }, () => 'charged');
+function setup(
+  options: SecretGuardOptions = {},
+  respond: (args: Record<string, unknown>) => unknown = () => 'ok',
+) {
+  const send = recordingTool(
+    { name: 'send_email', inputSchema: { type: 'object', properties: { text: {} } } },
+    respond,
+  );
+  const billing = recordingTool(
+    { name: 'billing', needs: { kind: 'api_key', service: 'billing' } },
+    () => 'charged',
+  );
   const verify = recordingTool({ name: 'verify_token' });
   const dispatcher = createDispatcher({
     tools: [send, billing, verify],
@@ -51,19 +64,22 @@ function setup(options: SecretGuardOptions = {}, respond: (args: Record<string, 
 }
 
 describe('secret guard: arguments', () => {
-  it.each(Object.entries(SAMPLES))('refuses %s in the arguments without repeating it', async (rule, value) => {
-    const { send, call, events } = setup();
+  it.each(Object.entries(SAMPLES))(
+    'refuses %s in the arguments without repeating it',
+    async (rule, value) => {
+      const { send, call, events } = setup();
 
-    const outcome = expectRefused(await call(`please forward this: ${value} thanks`));
+      const outcome = expectRefused(await call(`please forward this: ${value} thanks`));
 
-    expect(send.calls).toHaveLength(0);
-    expect(outcome).toMatchObject({ gate: 'secret-guard', code: 'SECRET_IN_ARGS', ran: false });
-    expect(outcome.content).toMatch(
-      /^\[secret-guard refused: 'send_email' argument 'text' contains .+, and credentials may not leave through tool arguments\. Retrying with the same value will not help\. Leave credentials out of tool arguments; if the user asked you to send one, tell them it was blocked\.\]$/,
-    );
-    expect(outcome.content).not.toContain(value.slice(0, 12));
-    expect(eventsOf(events, 'secret.refused')).toEqual([expect.objectContaining({ arg: 'text', rule })]);
-  });
+      expect(send.calls).toHaveLength(0);
+      expect(outcome).toMatchObject({ gate: 'secret-guard', code: 'SECRET_IN_ARGS', ran: false });
+      expect(outcome.content).toMatch(
+        /^\[secret-guard refused: 'send_email' argument 'text' contains .+, and credentials may not leave through tool arguments\. Retrying with the same value will not help\. Leave credentials out of tool arguments; if the user asked you to send one, tell them it was blocked\.\]$/,
+      );
+      expect(outcome.content).not.toContain(value.slice(0, 12));
+      expect(eventsOf(events, 'secret.refused')).toEqual([expect.objectContaining({ arg: 'text', rule })]);
+    },
+  );
 
   it.each(BENIGN)('lets %s through', async (_what, text) => {
     const { send, call } = setup();
@@ -77,7 +93,9 @@ describe('secret guard: arguments', () => {
 
   it('finds a credential wrapped in base64, hex or percent-encoding, at any base64 alignment', async () => {
     const aws = SAMPLES['aws-access-key']!;
-    const hex = [...new TextEncoder().encode(SAMPLES['github-token']!)].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const hex = [...new TextEncoder().encode(SAMPLES['github-token']!)]
+      .map((b) => b.toString(16).padStart(2, '0'))
+      .join('');
     const { send, call } = setup();
     for (const text of [
       btoa(`key=${aws}`),
@@ -117,8 +135,8 @@ describe('secret guard: arguments', () => {
     expect(send.calls).toHaveLength(1);
   });
 
-  it("refuses every encoding of a resolved value that core's redactor finds", async () => {
-    const { call } = setup();
+  it('refuses a resolved value in every encoding it reads: escaped, URL-, base64- and hex-encoded', async () => {
+    const { call, send } = setup();
     await call('-', 'billing');
     const bytes = new TextEncoder().encode(SECRET);
     const encodings = [
@@ -126,17 +144,16 @@ describe('secret guard: arguments', () => {
       encodeURIComponent(SECRET),
       JSON.stringify(JSON.stringify(SECRET)),
       btoa(SECRET),
+      btoa(SECRET).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
       [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(''),
       [...bytes].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
     ];
-    let known = 0;
     for (const text of encodings) {
-      if (redact(text, [SECRET]) === text) continue;
-      known++;
-      expect(expectRefused(await call(`x ${text} y`)).code).toBe('SECRET_IN_ARGS');
+      const refused = expectRefused(await call(`x ${text} y`));
+      expect(refused.code).toBe('SECRET_IN_ARGS');
+      expect(refused.reason).toContain('a credential value this deployment holds');
     }
-    // Raw, URL-encoded and JSON-escaped at least; more as the redactor learns more.
-    expect(known).toBeGreaterThanOrEqual(3);
+    expect(send.calls).toHaveLength(0);
   });
 
   it('refuses the values it is given, and refuses short ones at build', async () => {
@@ -160,7 +177,9 @@ describe('secret guard: arguments', () => {
       tools: [tool],
       chain: canonicalChain({ guards: { secrets: {} }, checkInKey: KEY }),
     });
-    const outcome = expectRefused(await dispatcher.dispatch({ toolName: 'post', args: { text: SAMPLES['github-token'] } }));
+    const outcome = expectRefused(
+      await dispatcher.dispatch({ toolName: 'post', args: { text: SAMPLES['github-token'] } }),
+    );
     expect(outcome.gate).toBe('secret-guard');
   });
 });
