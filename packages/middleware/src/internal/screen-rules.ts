@@ -89,8 +89,9 @@ const NON_ASCII = /[^\u0000-\u007F]/;
 
 /** Adds to `found` the id of every rule `text` trips. */
 export function screen(text: string, found: Set<string>): void {
-  for (const rule of INVISIBLE_RULES) if (!found.has(rule.id) && rule.test(text)) found.add(rule.id);
-  let plain = text.replace(ALL_INVISIBLE, '');
+  if (ANY_INVISIBLE.test(text))
+    for (const rule of INVISIBLE_RULES) if (!found.has(rule.id) && rule.test(text)) found.add(rule.id);
+  let plain = DISGUISED.test(text) ? text.replace(ALL_INVISIBLE, '') : text;
   // Fullwidth and other compatibility letters (ｉｇｎｏｒｅ) read as their plain forms.
   if (NON_ASCII.test(plain)) plain = plain.normalize('NFKC');
   for (const rule of INSTRUCTION_RULES)
