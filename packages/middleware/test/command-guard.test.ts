@@ -1,7 +1,14 @@
 import { createDispatcher } from '@toolgate/core';
 import { canonicalChain, type CommandGuardOptions } from '@toolgate/middleware';
 import { isSafePattern } from '../src/internal/safe-pattern';
-import { eventsOf, expectRefused, expectResult, recordEvents, recordingTool, type RecordingToolSpec } from './fixtures';
+import {
+  eventsOf,
+  expectRefused,
+  expectResult,
+  recordEvents,
+  recordingTool,
+  type RecordingToolSpec,
+} from './fixtures';
 
 const RUN_SCHEMA = {
   type: 'object',
@@ -19,7 +26,10 @@ const RUN_SCHEMA = {
 
 function setup(options: CommandGuardOptions = {}, spec: RecordingToolSpec = { capabilities: ['shell'] }) {
   const tool = recordingTool({ name: 'run', inputSchema: RUN_SCHEMA, ...spec });
-  const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ guards: { commands: options } }) });
+  const dispatcher = createDispatcher({
+    tools: [tool],
+    chain: canonicalChain({ guards: { commands: options } }),
+  });
   const events = recordEvents(dispatcher, ['command.refused']);
   const call = (args: Record<string, unknown>) => dispatcher.dispatch({ toolName: 'run', args });
   return { tool, call, events };
@@ -52,7 +62,9 @@ describe('command guard', () => {
 
     expect(tool.calls).toHaveLength(0);
     expect(outcome).toMatchObject({ gate: 'command-guard', code, ran: false });
-    expect(outcome.content).toMatch(/^\[command-guard refused: 'run' argument 'command' .+\. Retrying with the same text will not help\. .+\.\]$/);
+    expect(outcome.content).toMatch(
+      /^\[command-guard refused: 'run' argument 'command' .+\. Retrying with the same text will not help\. .+\.\]$/,
+    );
     expect(outcome.content).not.toContain(command);
     expect(eventsOf(events, 'command.refused')).toEqual([expect.objectContaining({ arg: 'command', code })]);
   });
@@ -62,7 +74,7 @@ describe('command guard', () => {
     expect(expectRefused(await call({ command: 'echo $(id)' })).content).toBe(
       "[command-guard refused: 'run' argument 'command' contains shell command substitution ('$(', '${' or a backtick). " +
         'Retrying with the same text will not help. ' +
-        "Pass plain words and paths without ; & | ` $ < > ( ) { } [ ] * ? ! ~ # ' \" \\, line breaks or control characters.]",
+        'Pass plain words and paths without ; & | ` $ < > ( ) { } [ ] * ? ! ~ # \' " \\, line breaks or control characters.]',
     );
   });
 
@@ -99,12 +111,18 @@ describe('command guard', () => {
 
   it('judges array items, map values and map keys the schema does not name', async () => {
     const { call, tool } = setup();
-    expect(expectRefused(await call({ files: ['a.txt', 'b.txt;id'] })).reason).toContain("argument 'files.1'");
-    expect(expectRefused(await call({ env: { PATH: '/bin:$(id)' } })).reason).toContain("argument 'env.PATH'");
+    expect(expectRefused(await call({ files: ['a.txt', 'b.txt;id'] })).reason).toContain(
+      "argument 'files.1'",
+    );
+    expect(expectRefused(await call({ env: { PATH: '/bin:$(id)' } })).reason).toContain(
+      "argument 'env.PATH'",
+    );
     const key = expectRefused(await call({ env: { 'X;id': 'y' } }));
     expect(key.reason).toContain("a key in argument 'env'");
     expect(key.content).not.toContain('X;id');
-    expect(expectResult(await call({ files: ['a.txt'], env: { LANG: 'C.UTF-8' }, count: 3 })).kind).toBe('result');
+    expect(expectResult(await call({ files: ['a.txt'], env: { LANG: 'C.UTF-8' }, count: 3 })).kind).toBe(
+      'result',
+    );
     expect(tool.calls).toHaveLength(1);
   });
 

@@ -167,16 +167,14 @@ describe('cross-server guard: the confused deputy', () => {
 
 describe("cross-server guard: action 'ask'", () => {
   it('pauses the call for a person, who approves the final args, and the tool runs once', async () => {
-    const { dispatcher, call, bank, alice } = setup({ action: 'ask' }, true);
+    const { dispatcher, call, bank } = setup({ action: 'ask' }, true);
     await call('web_fetch', { text: 'x' });
 
     const paused = expectPaused(await call('bank_transfer', { to: IBAN }));
     expect(bank.runs).toHaveLength(0);
     expect(paused.checkIn.question).toContain("argument 'to' carries a value returned by MCP server 'web'");
 
-    const resumed = await dispatcher.resume(paused.checkIn, checkInApproved({ by: 'ana' }), {
-      identity: alice,
-    });
+    const resumed = await dispatcher.resume(paused.checkIn, checkInApproved({ by: 'ana' }));
     expectResult(resumed);
     expect(bank.runs).toEqual([{ to: IBAN }]);
   });

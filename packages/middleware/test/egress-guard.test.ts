@@ -144,7 +144,9 @@ describe('egress guard', () => {
 
   it('refuses a URL that carries a user name or password, the classic host confusion included', async () => {
     const { call } = setup();
-    expect(expectRefused(await call({ url: 'https://user:hunter22@example.com/' })).code).toBe('EGRESS_CREDENTIALS');
+    expect(expectRefused(await call({ url: 'https://user:hunter22@example.com/' })).code).toBe(
+      'EGRESS_CREDENTIALS',
+    );
     const confusion = expectRefused(await call({ url: 'http://example.com@127.0.0.1/' }));
     expect(confusion.code).toBe('EGRESS_CREDENTIALS');
     expect(confusion.content).not.toContain('hunter22');
@@ -153,7 +155,10 @@ describe('egress guard', () => {
   it('refuses what the URL parser cannot read, and values that are not strings', async () => {
     const { tool, call } = setup();
     expect(expectRefused(await call({ url: 'http://[::1' })).code).toBe('EGRESS_NOT_A_URL');
-    const tool2 = setup({}, { egress: ['target'], inputSchema: { type: 'object', properties: { target: {} } } });
+    const tool2 = setup(
+      {},
+      { egress: ['target'], inputSchema: { type: 'object', properties: { target: {} } } },
+    );
     expect(expectRefused(await tool2.call({ target: { host: '127.0.0.1' } })).code).toBe('EGRESS_NOT_A_URL');
     // A number is a host a tool could interpolate: 2130706433 is 127.0.0.1.
     expect(expectRefused(await tool2.call({ target: 2130706433 })).code).toBe('EGRESS_PRIVATE_ADDRESS');
@@ -163,7 +168,9 @@ describe('egress guard', () => {
   it('judges every item of an array and nested paths, naming the item that failed', async () => {
     const schema = {
       type: 'object',
-      properties: { hooks: { type: 'array', items: { type: 'object', properties: { url: { type: 'string' } } } } },
+      properties: {
+        hooks: { type: 'array', items: { type: 'object', properties: { url: { type: 'string' } } } },
+      },
     };
     const { tool, call } = setup({}, { egress: ['hooks.*.url'], inputSchema: schema });
 
@@ -190,7 +197,9 @@ describe('egress guard', () => {
     it('judges uri and hostname formats without a declaration, nested and in arrays', async () => {
       const { tool, call } = setup({}, { inputSchema: schema });
       expect(expectRefused(await call({ endpoint: 'http://10.0.0.8/' })).reason).toContain("'endpoint'");
-      expect(expectRefused(await call({ mirrors: ['example.com', '127.1'] })).reason).toContain("'mirrors.1'");
+      expect(expectRefused(await call({ mirrors: ['example.com', '127.1'] })).reason).toContain(
+        "'mirrors.1'",
+      );
       expect(expectRefused(await call({ link: '//10.0.0.8/x' })).reason).toContain("'link'");
       expect(tool.calls).toHaveLength(0);
     });
@@ -235,7 +244,9 @@ describe('egress guard', () => {
       const acme: Identity = { tenant: 'acme', principal: 'ann' };
       expect(expectResult(await call({ url: 'https://api.acme.example/v1' }, acme)).kind).toBe('result');
       expect(expectResult(await call({ url: 'https://xn--bcher-kva.example/' }, acme)).kind).toBe('result');
-      expect(expectRefused(await call({ url: 'https://en.wikipedia.org/' }, acme)).code).toBe('EGRESS_HOST_NOT_ALLOWED');
+      expect(expectRefused(await call({ url: 'https://en.wikipedia.org/' }, acme)).code).toBe(
+        'EGRESS_HOST_NOT_ALLOWED',
+      );
       expect(expectRefused(await call({ url: 'https://api.acme.example/' }, { tenant: 'globex' })).code).toBe(
         'EGRESS_HOST_NOT_ALLOWED',
       );
@@ -251,7 +262,9 @@ describe('egress guard', () => {
       expect(() => egressGuard({ allowHosts: ['https://example.com/'] })).toThrow(
         /allowHosts has "https:\/\/example.com\/", which is not a host name/,
       );
-      expect(() => egressGuard({ tenants: { acme: { allowHosts: ['a b'] } } })).toThrow(/tenants\.acme\.allowHosts/);
+      expect(() => egressGuard({ tenants: { acme: { allowHosts: ['a b'] } } })).toThrow(
+        /tenants\.acme\.allowHosts/,
+      );
     });
   });
 
@@ -310,7 +323,9 @@ describe('egress guard', () => {
       expect(threw).toMatchObject({ code: 'EGRESS_RESOLVE_FAILED', retryable: true });
       expect(threw.content).not.toContain('secret-detail');
       expect(hung.code).toBe('EGRESS_RESOLVE_FAILED');
-      expect(eventsOf(hanging.events, 'egress.resolve-failed')).toEqual([expect.objectContaining({ failure: 'timeout' })]);
+      expect(eventsOf(hanging.events, 'egress.resolve-failed')).toEqual([
+        expect.objectContaining({ failure: 'timeout' }),
+      ]);
       expect(odd.code).toBe('EGRESS_PRIVATE_ADDRESS');
       expect(none.code).toBe('EGRESS_RESOLVE_FAILED');
       for (const { tool } of [throwing, hanging, nonsense, empty]) expect(tool.calls).toHaveLength(0);
@@ -330,7 +345,10 @@ describe('egress guard', () => {
   });
 
   it('is planned out of tools with no URL or host arguments, filing the same pass', async () => {
-    const { call, tool } = setup({}, { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+    const { call, tool } = setup(
+      {},
+      { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
+    );
 
     const outcome = expectResult(await call({ text: 'http://127.0.0.1/' }));
 
@@ -349,20 +367,26 @@ describe('egress guard', () => {
     expect(() => createDispatcher({ tools: [tool], chain: canonicalChain() })).toThrow(
       "tool 'fetch_page' declares 'egress', but no middleware in the chain enforces it; add the egress guard",
     );
-    expect(() => createDispatcher({ tools: [tool], chain: canonicalChain({ guards: { egress: false } }) })).toThrow(
-      DispatcherConfigError,
-    );
-    expect(() => createDispatcher({ tools: [tool], chain: canonicalChain().insertBefore('check-in', egressGuard()) })).not.toThrow();
+    expect(() =>
+      createDispatcher({ tools: [tool], chain: canonicalChain({ guards: { egress: false } }) }),
+    ).toThrow(DispatcherConfigError);
+    expect(() =>
+      createDispatcher({ tools: [tool], chain: canonicalChain().insertBefore('check-in', egressGuard()) }),
+    ).not.toThrow();
   });
 
   it('refuses an egress declaration that names no argument of the schema, at definition', () => {
-    expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: ['target'] })).toThrow(ToolDefinitionError);
+    expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: ['target'] })).toThrow(
+      ToolDefinitionError,
+    );
     expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: ['target'] })).toThrow(
       "tool 'fetch_page': 'egress' names 'target', which is absent from the input schema. Add 'target' as a property.",
     );
-    expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: 'url' as never })).toThrow(
-      /'egress' must list the arguments/,
+    expect(() =>
+      recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: 'url' as never }),
+    ).toThrow(/'egress' must list the arguments/);
+    expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: ['url..x'] })).toThrow(
+      /argument paths/,
     );
-    expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: ['url..x'] })).toThrow(/argument paths/);
   });
 });

@@ -1,15 +1,29 @@
 import { createDispatcher, DispatcherConfigError, type Identity } from '@toolgate/core';
 import { canonicalChain, pathGuard, type PathGuardOptions } from '@toolgate/middleware';
-import { eventsOf, expectRefused, expectResult, recordEvents, recordingTool, type RecordingToolSpec } from './fixtures';
+import {
+  eventsOf,
+  expectRefused,
+  expectResult,
+  recordEvents,
+  recordingTool,
+  type RecordingToolSpec,
+} from './fixtures';
 
 const FILE_SCHEMA = {
   type: 'object',
-  properties: { path: { type: 'string' }, paths: { type: 'array', items: { type: 'string' } }, mode: { type: 'string' } },
+  properties: {
+    path: { type: 'string' },
+    paths: { type: 'array', items: { type: 'string' } },
+    mode: { type: 'string' },
+  },
 };
 
 function setup(options: PathGuardOptions = {}, spec: RecordingToolSpec = { paths: { path: ['/srv/data'] } }) {
   const tool = recordingTool({ name: 'read_file', inputSchema: FILE_SCHEMA, ...spec });
-  const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ guards: { paths: options } }) });
+  const dispatcher = createDispatcher({
+    tools: [tool],
+    chain: canonicalChain({ guards: { paths: options } }),
+  });
   const events = recordEvents(dispatcher, ['path.refused']);
   const call = (args: Record<string, unknown>, identity?: Identity) =>
     dispatcher.dispatch({ toolName: 'read_file', args }, identity === undefined ? {} : { identity });
@@ -103,7 +117,9 @@ describe('path guard', () => {
     expect(expectResult(await call({ path: '/srv/data/x' })).kind).toBe('result');
     expect(expectResult(await call({ path: 'c:/shares/reports/q1.xlsx' })).kind).toBe('result');
     expect(expectResult(await call({ path: 'C:\\SHARES\\Reports\\q2.xlsx' })).kind).toBe('result');
-    expect(expectRefused(await call({ path: 'C:\\Shares\\Reports\\..\\Payroll\\x' })).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(expectRefused(await call({ path: 'C:\\Shares\\Reports\\..\\Payroll\\x' })).code).toBe(
+      'PATH_OUTSIDE_ROOT',
+    );
     expect(expectRefused(await call({ path: 'D:\\Shares\\Reports\\x' })).code).toBe('PATH_OUTSIDE_ROOT');
   });
 
@@ -132,7 +148,10 @@ describe('path guard', () => {
     });
 
     it("intersects the tool's own declaration with the operator's", async () => {
-      const { call } = setup({ tools: { read_file: { path: ['/srv'] } } }, { paths: { path: ['/srv/data'] } });
+      const { call } = setup(
+        { tools: { read_file: { path: ['/srv'] } } },
+        { paths: { path: ['/srv/data'] } },
+      );
       expect(expectRefused(await call({ path: '/srv/other/x' })).code).toBe('PATH_OUTSIDE_ROOT');
       expect(expectResult(await call({ path: '/srv/data/x' })).kind).toBe('result');
     });
@@ -141,7 +160,9 @@ describe('path guard', () => {
       expect(() => pathGuard({ tools: { read_file: { path: ['srv/data'] } } })).toThrow(
         "pathGuard: tools.read_file.path has 'srv/data', which is not an absolute directory like '/srv/data'.",
       );
-      expect(() => pathGuard({ tenants: { acme: { read_file: { path: [] } } } })).toThrow(/at least one root/);
+      expect(() => pathGuard({ tenants: { acme: { read_file: { path: [] } } } })).toThrow(
+        /at least one root/,
+      );
     });
   });
 
@@ -157,10 +178,14 @@ describe('path guard', () => {
   });
 
   it('makes a dispatcher refuse a tool that declares paths when no middleware enforces it', () => {
-    const tool = recordingTool({ name: 'read_file', inputSchema: FILE_SCHEMA, paths: { path: ['/srv/data'] } });
-    expect(() => createDispatcher({ tools: [tool], chain: canonicalChain({ guards: { paths: false } }) })).toThrow(
-      DispatcherConfigError,
-    );
+    const tool = recordingTool({
+      name: 'read_file',
+      inputSchema: FILE_SCHEMA,
+      paths: { path: ['/srv/data'] },
+    });
+    expect(() =>
+      createDispatcher({ tools: [tool], chain: canonicalChain({ guards: { paths: false } }) }),
+    ).toThrow(DispatcherConfigError);
     expect(() => createDispatcher({ tools: [tool], chain: canonicalChain({ guards: {} }) })).not.toThrow();
   });
 
@@ -172,12 +197,18 @@ describe('path guard', () => {
     );
     expect(() => define({ path: ['/srv/../etc'] })).toThrow(/without '\.\.'/);
     expect(() => define({ path: [] })).toThrow(/at least one root/);
-    expect(() => define({ file: ['/srv'] })).toThrow(/'paths' names 'file', which is absent from the input schema/);
+    expect(() => define({ file: ['/srv'] })).toThrow(
+      /'paths' names 'file', which is absent from the input schema/,
+    );
     expect(() => define(['/srv'])).toThrow(/'paths' must map argument paths/);
   });
 
   it('keeps its declarations frozen once a dispatcher checked the tool', () => {
-    const tool = recordingTool({ name: 'read_file', inputSchema: FILE_SCHEMA, paths: { path: ['/srv/data'] } });
+    const tool = recordingTool({
+      name: 'read_file',
+      inputSchema: FILE_SCHEMA,
+      paths: { path: ['/srv/data'] },
+    });
     createDispatcher({ tools: [tool], chain: canonicalChain({ guards: {} }) });
     expect(Object.isFrozen(tool.paths)).toBe(true);
     expect(Object.isFrozen(tool.paths!['path'])).toBe(true);
