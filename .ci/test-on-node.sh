@@ -43,5 +43,5 @@ pnpm build >build.log 2>&1 || {
   exit 1
 }
 status=0
-node node_modules/jest/bin/jest.js --ci --json --outputFile="$report" || status=$?
+node node_modules/jest/bin/jest.js --ci --forceExit --json --outputFile="$report" || status=$?
 exit $status

@@ -1,6 +1,6 @@
 // The portable suite: DESIGN contract cases that need no Node API, run unchanged on Node, Bun, Deno
-// and workerd. It imports only @toolgate/core and @toolgate/middleware, asserts with plain throws,
-// and returns its findings as JSON so each runtime's runner can report them.
+// and workerd. It imports only @toolgate/core, @toolgate/middleware and @toolgate/audit, asserts with
+// plain throws, and returns its findings as JSON so each runtime's runner can report them.
 
 import {
   carryOutDecision,
@@ -17,6 +17,7 @@ import {
 } from '@toolgate/core';
 import { inboxApp, staticApprovers } from '@toolgate/inbox';
 import { canonicalChain, inMemoryArtifacts, type SchemaValidator } from '@toolgate/middleware';
+import { auditLog, generateAuditKeys, inMemoryAuditStore, verifyAuditLog } from '@toolgate/audit';
 import { SCHEMA_CASES } from '../packages/middleware/test/schema-cases';
 import { policyCases } from './policy-cases';
 
@@ -386,6 +387,33 @@ function cases(validator: SchemaValidator): Record<string, () => Promise<void>> 
         `statuses ${first.status}, ${second.status}`,
       );
       check(ran.join() === '200', `the tool ran with ${ran.join() || 'nothing'}`);
+    },
+
+    async 'the audit log signs and chains each outcome, and verification finds an edit (Web Crypto Ed25519)'() {
+      const keys = await generateAuditKeys();
+      const store = inMemoryAuditStore();
+      const audit = auditLog({ store, signingKey: keys.privateKey, digestKey: CHECK_IN_KEY });
+      const dispatcher = audit.attach(
+        createDispatcher({ tools: [lookup], chain: canonicalChain({ validator }) }),
+      );
+      await dispatcher.dispatch(
+        { toolName: 'lookup_order', args: { orderId: 'ord_1' } },
+        { identity: { tenant: 'acme' } },
+      );
+      await dispatcher.dispatch({ toolName: 'lookup_order', args: { orderId: 'nope' } });
+      const verdict = await verifyAuditLog(store, keys.publicKey);
+      check(verdict.ok && verdict.count === 2, `the log did not verify: ${JSON.stringify(verdict)}`);
+      const records = await store.read(0, 2);
+      check(
+        records[1]?.kind === 'refused' &&
+          records[0]?.argsDigest === (await audit.digest({ orderId: 'ord_1' })),
+        'records',
+      );
+      const edited = await verifyAuditLog(
+        [{ ...records[0]!, tenant: 'globex' }, records[1]!],
+        keys.publicKey,
+      );
+      check(!edited.ok && edited.seq === 1, `an edit went unseen: ${JSON.stringify(edited)}`);
     },
   };
 }

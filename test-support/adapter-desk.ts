@@ -2,7 +2,13 @@
 // each adapter is held to the same outcomes. Deterministic: fixed clock, seeded call ids.
 
 import { Type } from 'typebox';
-import { createDispatcher, defineTool, type Dispatcher, type ToolgateEventMap } from '@toolgate/core';
+import {
+  createDispatcher,
+  defineTool,
+  type CheckInStore,
+  type Dispatcher,
+  type ToolgateEventMap,
+} from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   fixedClock,
@@ -13,6 +19,7 @@ import {
 } from '@toolgate/testing';
 
 export const DESK_SECRET = 'sk-live-desk-7d1f0c';
+export const DESK_KEY = 'adapter-desk-check-in-key-0123456789abcdef';
 export const BIG_LOG_CHARS = 5_000;
 
 export interface DeskRun {
@@ -22,6 +29,8 @@ export interface DeskRun {
 
 export interface Desk {
   readonly dispatcher: Dispatcher;
+  /** The chain's check-in store. */
+  readonly checkIns: CheckInStore;
   /** Every execute that ran, in order. */
   readonly ran: DeskRun[];
   /** The identity each permission check saw. */
@@ -86,13 +95,14 @@ export function adapterDesk(): Desk {
     [{ tool: 'refund_order', principal: 'guest', allow: false, reason: 'guests cannot refund orders' }],
     { default: 'allow' },
   );
+  const checkIns = inMemoryCheckIns({ now: clock.now });
   const dispatcher = createDispatcher({
     tools: [lookup, refund, report, log],
     chain: canonicalChain({
       permissions,
       credentials: staticCredentials({ billing: DESK_SECRET }),
-      checkInKey: 'adapter-desk-key',
-      checkIns: inMemoryCheckIns({ now: clock.now }),
+      checkInKey: DESK_KEY,
+      checkIns,
     }),
     clock: clock.now,
     callIds: seededIds('desk'),
@@ -101,5 +111,5 @@ export function adapterDesk(): Desk {
   const resolved: Desk['resolved'] = [];
   dispatcher.on('dispatch.end', (event) => ends.push(event));
   dispatcher.on('checkin.resolved', (event) => resolved.push(event));
-  return { dispatcher, ran, permissions, ends, resolved, sawSecret };
+  return { dispatcher, checkIns, ran, permissions, ends, resolved, sawSecret };
 }

@@ -6,6 +6,7 @@ import {
   defineTool,
   type Dispatcher,
   type DispatchOutcome,
+  type CheckInStore,
   type Middleware,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
@@ -20,9 +21,15 @@ import {
 export const SECRET = 'sk_live_ADAPTER_SECRET_9f3e';
 export const KEY = 'adapter-test-check-in-key-0123456789';
 
-/** A world with every gate the adapters must carry: validation, permission, check-in, credentials, ceiling. */
-export function world(options: { policy?: Middleware } = {}) {
-  const clock = fixedClock();
+/**
+ * A world with every gate the adapters must carry: validation, permission, check-in, credentials, ceiling.
+ * Pass `checkIns` (and the `clock` it runs on) to share one check-in store between worlds, as two
+ * processes over one database would.
+ */
+export function world(
+  options: { policy?: Middleware; checkIns?: CheckInStore; clock?: ReturnType<typeof fixedClock> } = {},
+) {
+  const clock = options.clock ?? fixedClock();
   const permissions = staticPermissions(
     [
       { tool: 'delete_account', allow: false, reason: 'only an admin may delete accounts' },
@@ -103,7 +110,7 @@ export function world(options: { policy?: Middleware } = {}) {
     permissions,
     credentials,
     checkInKey: KEY,
-    checkIns: inMemoryCheckIns({ now: clock.now }),
+    checkIns: options.checkIns ?? inMemoryCheckIns({ now: clock.now }),
   });
   if (options.policy !== undefined) chain = chain.use(options.policy);
   const dispatcher = createDispatcher({ tools, chain, clock: clock.now, callIds: seededIds('adapters') });

@@ -20,7 +20,7 @@ const refund = defineTool({
 
 const dispatcher = createDispatcher({
   tools: [refund],
-  chain: canonicalChain({ checkInKey: process.env.CHECKIN_KEY ?? 'dev-only-key' }),
+  chain: canonicalChain({ checkInKey: process.env.CHECKIN_KEY ?? 'dev-only-check-in-key-0123456789abcdef' }),
 });
 
 // A stand-in for a provider model: first it calls the tool, then it reports what the tool said.
@@ -41,9 +41,12 @@ const config = {
 };
 
 const first = await agent.invoke({ messages: 'Refund 20 on A-17' }, config);
+// An answer names each request it decides: one un-named "approve" would reach every waiting question.
+const answer: Record<string, ReturnType<typeof checkInApproved>> = {};
 for (const { value } of first.__interrupt__ ?? []) {
   const { checkIn } = value as CheckInInterrupt;
   console.log(`approval needed: ${checkIn.toolName} ${JSON.stringify(checkIn.review)}`);
+  answer[checkIn.id] = checkInApproved({ by: 'ada' });
 }
-const second = await agent.invoke(new Command({ resume: checkInApproved({ by: 'ada' }) }), config);
+const second = await agent.invoke(new Command({ resume: answer }), config);
 console.log(second.messages.at(-1)?.content);

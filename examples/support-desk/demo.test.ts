@@ -244,7 +244,7 @@ describe('the support-desk demo', () => {
     async () => {
       const { result, lines } = await demoTrace({ store: 'postgres' });
 
-      expect(lines.join('\n')).toMatch(/PostgreSQL \(schema toolgate_demo .*\), limits in Redis/);
+      expect(lines.join('\n')).toMatch(/PostgreSQL \(schema toolgate_demo .*\),\s+limits in Redis/);
       expect(result.outcomes.filter((o) => o.kind === 'refused' && o.gate === 'limits')).toHaveLength(1);
     },
   );

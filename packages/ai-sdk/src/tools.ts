@@ -2,24 +2,17 @@
 // the chain. The model reads the outcome's content; identity comes from the SDK's tool context, never
 // from the model's input.
 
-import {
-  checkInApproved,
-  type CheckInDecision,
-  type CheckInRequest,
-  type Dispatcher,
-  type DispatchOutcome,
-  type Identity,
-  type PausedOutcome,
-  type Tool as ToolgateTool,
+import type {
+  CheckInDecision,
+  CheckInRequest,
+  CheckInStore,
+  Dispatcher,
+  DispatchOutcome,
+  Identity,
+  PausedOutcome,
 } from '@toolgate/core';
-import {
-  jsonSchema,
-  tool,
-  type JSONSchema7,
-  type ModelMessage,
-  type Tool,
-  type ToolExecutionOptions,
-} from 'ai';
+import { jsonSchema, tool, type JSONSchema7, type Tool } from 'ai';
+import { governor } from './governed-call';
 
 /** The tool context `aiSdkTools` reads by default: pass `{ identity }` per tool through `toolsContext`. */
 export type ToolgateToolContext = { readonly identity?: Identity };
@@ -48,10 +41,16 @@ export interface AiSdkToolsOptions<C extends ToolContext = ToolgateToolContext> 
   ) => CheckInDecision | undefined | Promise<CheckInDecision | undefined>;
   /**
    * `'ai-sdk'` (default): a tool that declares `checkIn: 'always'` asks for the SDK's own approval
-   * (`needsApproval`); the SDK's approval response answers toolgate's check-in. `'on-pause'`: every
-   * check-in goes to `onPause`.
+   * (`needsApproval`); the check-in is raised when the SDK asks, and the SDK's approval answers that
+   * request once. `'on-pause'`: every check-in goes to `onPause`.
    */
   readonly approvals?: 'ai-sdk' | 'on-pause';
+  /**
+   * The chain's check-in store (what `checkIns` is in `canonicalChain`). With it, an approval that
+   * comes back to another process sharing the store finds the request raised when the SDK asked;
+   * without it, only requests this process raised are found, and any other approval is refused.
+   */
+  readonly checkIns?: CheckInStore;
   /** Every final outcome, for the app's audit (ledger, receipts, toolSource). */
   readonly onOutcome?: (outcome: DispatchOutcome) => void;
 }
@@ -59,16 +58,13 @@ export interface AiSdkToolsOptions<C extends ToolContext = ToolgateToolContext> 
 /** An AI SDK tool backed by a toolgate dispatcher: input is the model's args, output the text it reads. */
 export type AiSdkTool<C extends ToolContext = ToolgateToolContext> = Tool<Record<string, unknown>, string, C>;
 
-// A call that keeps asking new questions is a bug in its chain; stop rather than loop forever.
-const MAX_PAUSES_PER_CALL = 10;
-
 /**
  * The dispatcher's tools as an AI SDK `ToolSet`. Each `execute` dispatches through the chain and
  * returns the outcome's `content`: a result, a refusal the model can act on, or a failure; never the
  * raw value (credential values are redacted from the content only).
  *
  * @example
- * const tools = aiSdkTools(dispatcher);
+ * const tools = aiSdkTools(dispatcher, { checkIns });
  * await generateText({ model, tools, toolsContext: toolgateContext(tools, { tenant: 'acme' }), prompt });
  */
 export function aiSdkTools<C extends ToolContext = ToolgateToolContext>(
@@ -80,7 +76,12 @@ export function aiSdkTools<C extends ToolContext = ToolgateToolContext>(
   const approvals = options.approvals ?? 'ai-sdk';
   if (approvals !== 'ai-sdk' && approvals !== 'on-pause')
     throw new TypeError(`aiSdkTools: approvals must be 'ai-sdk' or 'on-pause'; got ${String(approvals)}.`);
-  const identityOf = identityReader(options.identity);
+  const checkIns = options.checkIns;
+  if (checkIns !== undefined && (typeof checkIns?.list !== 'function' || typeof checkIns.get !== 'function'))
+    throw new TypeError(
+      'aiSdkTools: checkIns must be a CheckInStore (the one the chain keeps check-ins in).',
+    );
+  const governed = governor(dispatcher, options, identityReader(options.identity));
   const tools: Record<string, AiSdkTool<C>> = {};
   for (const declared of dispatcher.tools.values()) {
     const name = declared.schema.name;
@@ -90,13 +91,8 @@ export function aiSdkTools<C extends ToolContext = ToolgateToolContext>(
       // No validate function: the chain's validate-args gate judges the input and the model reads its refusal.
       inputSchema: jsonSchema<Record<string, unknown>>(declared.schema.inputSchema as JSONSchema7),
       ...(declared.source !== undefined ? { metadata: { toolgateSource: declared.source } } : {}),
-      ...(viaSdk ? { needsApproval: true } : {}),
-      execute: (input, execution) =>
-        runCall(dispatcher, declared, input, execution, {
-          identity: identityOf(execution.context as C | undefined),
-          viaSdk,
-          options,
-        }),
+      ...(viaSdk ? { needsApproval: (input, asked) => governed.needsApproval(declared, input, asked) } : {}),
+      execute: (input, execution) => governed.execute(declared, input, execution, viaSdk),
     }) as AiSdkTool<C>;
   }
   return tools;
@@ -126,71 +122,4 @@ function identityReader<C>(
     const identity = (context as ToolgateToolContext | undefined)?.identity;
     return typeof identity === 'object' && identity !== null ? identity : undefined;
   };
-}
-
-async function runCall<C extends ToolContext>(
-  dispatcher: Dispatcher,
-  declared: ToolgateTool,
-  input: unknown,
-  execution: ToolExecutionOptions<C>,
-  run: { identity: Identity | undefined; viaSdk: boolean; options: AiSdkToolsOptions<C> },
-): Promise<string> {
-  const { identity, viaSdk, options } = run;
-  const signal = execution.abortSignal;
-  let outcome = await dispatcher.dispatch(
-    { toolName: declared.schema.name, args: input, toolCallId: execution.toolCallId },
-    { ...(identity !== undefined ? { identity } : {}), ...(signal !== undefined ? { signal } : {}) },
-  );
-  for (let pauses = 0; outcome.kind === 'paused' && pauses < MAX_PAUSES_PER_CALL; pauses++) {
-    const decision = await decide(outcome, execution, viaSdk, options);
-    if (decision === undefined) break;
-    outcome = await dispatcher.resume(outcome.checkIn, decision, signal !== undefined ? { signal } : {});
-  }
-  try {
-    options.onOutcome?.(outcome);
-  } catch {
-    // An observer that throws is the observer's bug; the model still reads what the chain decided.
-  }
-  return outcome.content;
-}
-
-/** Who answers a pause: the SDK's approval for the check-in gate it asked about, otherwise `onPause`. */
-async function decide<C extends ToolContext>(
-  outcome: PausedOutcome,
-  execution: ToolExecutionOptions<C>,
-  viaSdk: boolean,
-  options: AiSdkToolsOptions<C>,
-): Promise<CheckInDecision | undefined> {
-  // Only the check-in gate's own question was put to the human through the SDK; a policy
-  // middleware's ask was not, so an SDK approval must not answer it.
-  if (viaSdk && outcome.checkIn.asker === 'check-in') {
-    const approvalId = approvedInMessages(execution.messages, execution.toolCallId);
-    if (approvalId !== undefined) return checkInApproved({ by: `ai-sdk approval ${approvalId}` });
-  }
-  if (options.onPause === undefined) return undefined;
-  try {
-    return await options.onPause(outcome.checkIn, outcome);
-  } catch {
-    // An onPause that throws decided nothing: the call stays paused, never approved.
-    return undefined;
-  }
-}
-
-/** The id of an approved `tool-approval-response` for `toolCallId` in the messages the SDK executed with. */
-function approvedInMessages(messages: readonly ModelMessage[], toolCallId: string): string | undefined {
-  const requested = new Set<string>();
-  for (const message of messages) {
-    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
-    for (const part of message.content)
-      if (part.type === 'tool-approval-request' && part.toolCallId === toolCallId)
-        requested.add(part.approvalId);
-  }
-  if (requested.size === 0) return undefined;
-  for (const message of messages) {
-    if (message.role !== 'tool') continue;
-    for (const part of message.content)
-      if (part.type === 'tool-approval-response' && part.approved && requested.has(part.approvalId))
-        return part.approvalId;
-  }
-  return undefined;
 }

@@ -50,8 +50,8 @@ describe('aiSdkTools', () => {
       dispatcher.schemas().find((s) => s.name === 'echo')!.inputSchema,
     );
     expect((echo.inputSchema as { validate?: unknown }).validate).toBeUndefined();
-    // Only the static check-in is put to the SDK's approval flow.
-    expect(tools['refund']!.needsApproval).toBe(true);
+    // Only the static check-in is put to the SDK's approval flow; asking it raises the check-in.
+    expect(typeof tools['refund']!.needsApproval).toBe('function');
     expect(tools['transfer']!.needsApproval).toBeUndefined();
   });
 
@@ -293,23 +293,33 @@ describe('aiSdkTools', () => {
       },
     });
     const scripted = scriptedAiModel([
-      () => ({ calls: [{ toolName: 'refund', input: { amount: 30 } }] }),
+      () => ({ calls: [{ toolName: 'refund', input: { amount: 30 }, id: 'call-refund' }] }),
+      (read) => ({ say: last(read) }),
       (read) => ({ say: last(read) }),
     ]);
+    // The chain asked four-eyes, not the check-in gate: the SDK is not asked, onPause is.
     const first = await run(tools, scripted.model);
-    const request = first.content.find((part) => part.type === 'tool-approval-request')!;
+    expect(first.content.some((part) => part.type === 'tool-approval-request')).toBe(false);
+    expect(first.text).toBe("[four-eyes paused: waiting for a human to approve 'refund'.]");
+    expect(pauses).toEqual(['four-eyes']);
+    // An SDK approval written into the history for that call answers nothing.
     const second = await run(tools, scripted.model, {
       messages: [
         { role: 'user', content: 'go' },
-        ...first.responseMessages,
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool-call', toolCallId: 'call-refund', toolName: 'refund', input: { amount: 30 } },
+            { type: 'tool-approval-request', approvalId: 'approval-1', toolCallId: 'call-refund' },
+          ],
+        },
         {
           role: 'tool',
-          content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }],
+          content: [{ type: 'tool-approval-response', approvalId: 'approval-1', approved: true }],
         },
       ],
     });
-    expect(second.text).toBe("[four-eyes paused: waiting for a human to approve 'refund'.]");
-    expect(pauses).toEqual(['four-eyes']);
+    expect(second.text).toMatch(/^\[check-in refused: this approval for 'refund' answers no request/);
     expect(ran['refund']).toBeUndefined();
   });
 

@@ -58,7 +58,13 @@ export interface ToolgateEventMap {
     readonly ref?: string;
     readonly failure: string;
   };
-  'result.refused': EventBase & { readonly chars: number; readonly maxChars: number };
+  'result.refused': EventBase & {
+    readonly chars: number;
+    readonly maxChars?: number;
+    /** Decoded bytes of binary blocks, when the ceiling on bytes refused the result. */
+    readonly bytes?: number;
+    readonly maxBytes?: number;
+  };
   'tool.start': EventBase;
   'tool.end': EventBase & { readonly chars: number; readonly durationMs: number };
   'tool.error': EventBase & { readonly errorName: string; readonly durationMs: number };

@@ -2,6 +2,7 @@
 
 import { whenAborted } from './abort';
 import { spendUnaskedChange } from './asking';
+import { contentText, isContentResult } from './content';
 import { CallContext, resultTextOf, ToolFailure } from './context';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason } from './refusal';
@@ -20,6 +21,15 @@ function failedMessage(error: unknown): { name: string; message: string } {
     name: 'Error',
     message: typeof error === 'string' ? error : `a non-Error value (${typeof error}) was thrown`,
   };
+}
+
+/** Whether a tool threw a Refusal; a thrown proxy whose traps throw is not one. */
+function refusalFrom(error: unknown): boolean {
+  try {
+    return error instanceof Refusal;
+  } catch {
+    return false;
+  }
 }
 
 function serializationProblem(error: unknown): string {
@@ -110,6 +120,9 @@ async function execute(ctx: CallContext): Promise<void> {
   try {
     value = await ctx.tool.execute(ctx.args as never, ctx);
   } catch (error) {
+    // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
+    // changed): the model reads a refusal it can act on, not a failure.
+    if (refusalFrom(error)) throw ctx.refuse(error as Refusal);
     const { name, message } = failedMessage(error);
     const secrets = ctx.credential?.secrets() ?? [];
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
@@ -125,7 +138,8 @@ async function execute(ctx: CallContext): Promise<void> {
   if (secrets !== undefined) value = redactValue(value, secrets);
   let text: string;
   try {
-    text = resultTextOf(value);
+    // An MCP tool's blocks read as their text; anything else as JSON.
+    text = ctx.toolSource !== undefined && isContentResult(value) ? contentText(value) : resultTextOf(value);
   } catch (error) {
     ctx.publish('tool.error', () => ({
       errorName: 'UnserializableResult',

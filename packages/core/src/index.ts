@@ -92,18 +92,30 @@ export {
 } from './check-in';
 export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
+export type { ApprovedCall, CheckInLookup, CheckInLookupOptions } from './check-in-lookup';
+export { checkInLookup, checkInRaisedFor } from './check-in-lookup';
+export { comparePins, inMemoryPins, pinMatches } from './pins';
 
 // Ports a deployment plugs in
 export type {
   ArtifactInput,
   ArtifactMeta,
   ArtifactStore,
+  AuditHead,
+  AuditRecord,
+  AuditSeal,
+  AuditStore,
   CredentialNeed,
   CredentialProvider,
   CredentialRequestContext,
   Decision,
   PermissionChecker,
   PermissionRequest,
+  PinFilter,
+  PinKind,
+  PinObservation,
+  PinRecord,
+  PinStore,
   ResolvedCredential,
   StoredArtifact,
 } from './ports';
@@ -111,10 +123,13 @@ export type { ArtifactScope, Identity } from './identity';
 export { scopeOf } from './identity';
 export { Credential } from './credential';
 export { redact, redactValue } from './redact';
+export type { ContentBlock, ContentResult, ContentSize } from './content';
+export { base64Bytes, contentSize, contentText, isContentResult } from './content';
 
 // Helpers for gate and store authors
 export type { Signer } from './canonical';
 export { canonicalJson, createSigner, digestOf, shortHash } from './canonical';
 export { artifactJson, artifactKind, scopeFields } from './artifact-input';
+export { AUDIT_GENESIS, auditContinues } from './audit-input';
 export { AbortedError, DEFAULT_DEADLINE_MS, DeadlineError, withDeadline } from './deadline';
 export { isArtifactRef, newArtifactRef, newId, randomBase62 } from './ids';

@@ -29,7 +29,7 @@ export function registerTools(list: readonly unknown[]): ToolRegistry {
     if (existing !== undefined) {
       const from = (t: Tool) => (t.source === undefined ? 'our own tools' : `MCP server '${t.source}'`);
       throw new DispatcherConfigError(
-        `createDispatcher: two tools are named '${tool.schema.name}' (from ${from(existing)} and ${from(tool)}). Rename one, or give the MCP client a prefix.`,
+        `createDispatcher: two tools are named '${tool.schema.name}' (from ${from(existing)} and ${from(tool)}). Rename one, or give the MCP client a prefix${tool.source === undefined ? '' : `, e.g. mcpClient({ name: '${tool.source}', prefix: '${tool.source}_' })`}.`,
       );
     }
     tools.set(tool.schema.name, tool);

@@ -31,6 +31,8 @@ export interface ToolAnnotations {
 
 export interface ResultCeiling {
   readonly maxChars: number;
+  /** Decoded bytes of binary content blocks (images, audio, blobs) an MCP result may carry. */
+  readonly maxBytes?: number;
   /** Argument names the model can use to ask for less. */
   readonly narrowBy?: readonly string[];
 }
@@ -223,11 +225,19 @@ function checkNeeds(needs: unknown, fail: (problem: string) => never): void {
 function checkCeiling(ceiling: unknown, fail: (problem: string) => never): void {
   if (ceiling === undefined) return;
   if (!isRecord(ceiling))
-    fail(`'resultCeiling' must be { maxChars, narrowBy? }; got ${describeShape(ceiling)}.`);
-  const { maxChars, narrowBy } = ceiling as Record<string, unknown>;
+    fail(`'resultCeiling' must be { maxChars, maxBytes?, narrowBy? }; got ${describeShape(ceiling)}.`);
+  const { maxChars, maxBytes, narrowBy } = ceiling as Record<string, unknown>;
   if (typeof maxChars !== 'number' || !Number.isInteger(maxChars) || maxChars <= 0) {
     fail(
       `'resultCeiling.maxChars' must be a positive integer; got ${typeof maxChars === 'number' ? String(maxChars) : describeShape(maxChars)}.`,
+    );
+  }
+  if (
+    maxBytes !== undefined &&
+    (typeof maxBytes !== 'number' || !Number.isInteger(maxBytes) || maxBytes <= 0)
+  ) {
+    fail(
+      `'resultCeiling.maxBytes' must be a positive integer; got ${typeof maxBytes === 'number' ? String(maxBytes) : describeShape(maxBytes)}.`,
     );
   }
   if (narrowBy === undefined) return;

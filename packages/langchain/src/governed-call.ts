@@ -1,19 +1,24 @@
 // One governed call, shared by the tool wrappers and the middleware: identity from the run's
 // context, the dispatch, and a check-in turned into a LangGraph interrupt (or handed to onPause).
+// A resume answer decides only a request it names that was raised for exactly this call and is still
+// pending; `dispatcher.resume` then consumes it once. LangGraph re-runs the tool node on resume and
+// replays earlier answers, so an answer naming a request already decided decides nothing again.
 
 import { isGraphInterrupt, interrupt } from '@langchain/langgraph';
 import {
-  canonicalJson,
-  checkInApproved,
-  checkInDeclined,
+  checkInLookup,
   Pause,
   refusalReason,
+  type ApprovedCall,
   type CheckInDecision,
+  type CheckInLookup,
   type CheckInRequest,
+  type CheckInStore,
   type Dispatcher,
   type DispatchOutcome,
   type Identity,
 } from '@toolgate/core';
+import { decisionOf, namedIn } from './resume-answer';
 
 /** A pause that could not become an interrupt, handed to the host with the signed request. */
 export interface PausedCall<TContext> {
@@ -29,13 +34,19 @@ export interface GovernedOptions<TContext> {
    * args. Default: the context's `identity` property when it is an object.
    */
   readonly identity?: (context: TContext) => Identity | undefined;
-  /** Who answered a human-in-the-loop style resume (`{ decisions: [...] }`). Default: `'langchain-approval'`. */
+  /** Who answered a human-in-the-loop style decision (`{ type: 'approve' }`). Default: `'langchain-approval'`. */
   readonly approvedBy?: (context: TContext) => string;
   /**
    * A check-in raised where `interrupt` cannot run (no graph, no checkpointer): the host gets the signed
    * request and calls `dispatcher.resume` when a person decides. The model reads that the call waits.
    */
   readonly onPause?: (request: CheckInRequest, call: PausedCall<TContext>) => void | Promise<void>;
+  /**
+   * The chain's check-in store (what `checkIns` is in `canonicalChain`). With it, a resume that reaches
+   * another process finds the request the person answered; without it, only requests this process
+   * raised are found, and the call is asked about again.
+   */
+  readonly checkIns?: CheckInStore;
 }
 
 /** What `interrupt` carries: the human-in-the-loop request shape LangChain UIs read, plus the signed request. */
@@ -61,8 +72,6 @@ export interface GovernedCall<TContext> {
 }
 
 const DEFAULT_APPROVER = 'langchain-approval';
-// Unanswered requests this process raised, so a resumed run answers the very request the person saw.
-const HELD_LIMIT = 1_000;
 
 function contextIdentity(context: unknown): Identity | undefined {
   if (typeof context !== 'object' || context === null) return undefined;
@@ -78,26 +87,42 @@ export function checkInInterrupt(request: CheckInRequest): CheckInInterrupt {
   };
 }
 
-/** A resume value as a check-in decision: a toolgate decision as is, or a `{ decisions: [...] }` answer. */
-function decisionOf(answer: unknown, by: () => string): CheckInDecision {
-  const decisions = (answer as { decisions?: unknown } | null)?.decisions;
-  if (Array.isArray(decisions)) {
-    const first = decisions[0] as { type?: unknown; message?: unknown } | undefined;
-    if (first?.type === 'approve') return checkInApproved({ by: by() });
-    if (first?.type === 'reject') {
-      const message =
-        typeof first.message === 'string' && first.message.trim() !== '' ? first.message : 'declined';
-      return checkInDeclined({ by: by(), reason: message });
-    }
+/** The first request `answer` names that is `current`, or pending and raised for exactly `call`. */
+async function chosenBy(
+  answer: unknown,
+  current: CheckInRequest,
+  call: ApprovedCall | undefined,
+  lookup: CheckInLookup,
+): Promise<{ request: CheckInRequest; value: unknown } | undefined> {
+  for (const { id, value } of namedIn(answer)) {
+    const request =
+      call === undefined ? (id === current.id ? current : undefined) : await lookup.pending(id, call);
+    if (request !== undefined) return { request, value };
   }
-  // Anything else goes to resume as given; resume refuses what is not a decision, and the model reads why.
-  return answer as CheckInDecision;
+  return undefined;
 }
 
-/** Runs governed calls for one dispatcher; the held requests live as long as the adapter. */
+const storeFailed = (toolName: string): string =>
+  `[check-in refused: ${refusalReason(`the answer for '${toolName}' could not be checked because the check-in store is unavailable`, 'Retrying later may help')}]`;
+
+/**
+ * Once a person's answer decides this call, the other questions still pending about it (asked again
+ * by a re-run in a process that could not find the first) have nobody left to answer them.
+ */
+async function withdrawOthers(lookup: CheckInLookup, call: ApprovedCall, decided: string): Promise<void> {
+  let others: CheckInRequest[];
+  try {
+    others = await lookup.pendingFor(call);
+  } catch {
+    return; // They expire on their own.
+  }
+  for (const other of others) if (other.id !== decided) await lookup.revoke(other.id);
+}
+
+/** Runs governed calls for one dispatcher; its index of raised requests lives as long as the adapter. */
 export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOptions<TContext>) {
   const identityOf = options.identity ?? contextIdentity;
-  const held = new Map<string, { request: CheckInRequest; index: number }>();
+  const lookup = checkInLookup(options.checkIns !== undefined ? { store: options.checkIns } : {});
 
   function approver(context: TContext): string {
     try {
@@ -108,12 +133,6 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOpti
     }
   }
 
-  function hold(key: string, request: CheckInRequest, index: number): void {
-    held.delete(key);
-    if (held.size >= HELD_LIMIT) held.delete(held.keys().next().value!);
-    held.set(key, { request, index });
-  }
-
   return async function governedCall(call: GovernedCall<TContext>): Promise<DispatchOutcome | string> {
     let identity: Identity | undefined;
     try {
@@ -122,24 +141,35 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOpti
       return `[dispatch refused: ${refusalReason(`'${call.toolName}' did not run because the caller's identity could not be read`, 'Retrying will not help')}]`;
     }
     const signal = call.signal === undefined ? {} : { signal: call.signal };
-    // Only a call that may have paused before needs its key: most calls never pay for it.
-    let key: string | undefined;
-    const keyOf = () =>
-      (key ??= canonicalJson({
-        tool: call.toolName,
-        id: call.toolCallId ?? null,
-        args: call.args ?? null,
-        identity: identity ?? null,
-      }));
-    const earlier = call.toolCallId === undefined || held.size === 0 ? undefined : held.get(keyOf());
-    let index = 0;
+    const source = dispatcher.tools.get(call.toolName)?.source;
+    // What an answer's request must have been raised for: this tool, call id, caller and args.
+    const asked: ApprovedCall | undefined =
+      call.toolCallId === undefined
+        ? undefined
+        : {
+            toolName: call.toolName,
+            ...(source !== undefined ? { toolSource: source } : {}),
+            toolCallId: call.toolCallId,
+            args: call.args,
+            ...(identity !== undefined ? { identity } : {}),
+          };
+    // A re-run of a tool node this process interrupted asks the newest question it raised for this
+    // call, unless that was decided meanwhile (in another process sharing the store).
+    let current = asked === undefined ? undefined : lookup.latest(asked);
+    if (current !== undefined && asked !== undefined) {
+      let stillPending: CheckInRequest | undefined;
+      try {
+        stillPending = await lookup.pending(current.id, asked);
+      } catch {
+        return storeFailed(call.toolName);
+      }
+      if (stillPending === undefined) {
+        lookup.settle(current.id);
+        current = undefined;
+      }
+    }
     let outcome: DispatchOutcome | undefined;
-    let request: CheckInRequest;
-    if (earlier !== undefined) {
-      // A resumed run: the interrupts before this one return their answers again, in order.
-      for (; index < earlier.index; index++) interrupt(undefined);
-      request = earlier.request;
-    } else {
+    if (current === undefined) {
       outcome = await dispatcher.dispatch(
         {
           toolName: call.toolName,
@@ -149,39 +179,46 @@ export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOpti
         { ...(identity === undefined ? {} : { identity }), ...signal },
       );
       if (outcome.kind !== 'paused') return outcome;
-      request = outcome.checkIn;
+      current = outcome.checkIn;
+      lookup.remember(current);
     }
     for (;;) {
       let answer: unknown;
       try {
-        answer = interrupt(checkInInterrupt(request));
+        answer = interrupt(checkInInterrupt(current));
       } catch (error) {
-        if (isGraphInterrupt(error)) {
-          if (call.toolCallId !== undefined) hold(keyOf(), request, index);
-          throw error;
-        }
+        if (isGraphInterrupt(error)) throw error;
         // No graph or no checkpointer here: the pause cannot become an interrupt.
-        if (held.size > 0) held.delete(keyOf());
+        lookup.settle(current.id);
         try {
-          await options.onPause?.(request, {
+          await options.onPause?.(current, {
             toolName: call.toolName,
-            toolCallId: request.toolCallId,
+            toolCallId: current.toolCallId,
             context: call.context,
           });
         } catch {
           // The host's hook failing must not crash the run; the call stays paused and the model is told so.
         }
-        return outcome ?? new Pause(request).message;
+        return outcome ?? new Pause(current).message;
       }
-      if (held.size > 0) held.delete(keyOf());
+      let chosen;
+      try {
+        chosen = await chosenBy(answer, current, asked, lookup);
+      } catch {
+        return storeFailed(call.toolName);
+      }
+      // An answer that names no request of this call decides nothing: the person is asked again.
+      if (chosen === undefined) continue;
+      lookup.settle(chosen.request.id);
+      if (asked !== undefined) await withdrawOthers(lookup, asked, chosen.request.id);
       outcome = await dispatcher.resume(
-        request,
-        decisionOf(answer, () => approver(call.context)),
+        chosen.request,
+        decisionOf(chosen.value, () => approver(call.context)) as CheckInDecision,
         signal,
       );
       if (outcome.kind !== 'paused') return outcome;
-      request = outcome.checkIn;
-      index++;
+      current = outcome.checkIn;
+      lookup.remember(current);
     }
   };
 }

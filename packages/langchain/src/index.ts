@@ -3,4 +3,5 @@
 export type { CheckInInterrupt, GovernedOptions, PausedCall } from './governed-call';
 export { checkInInterrupt } from './governed-call';
 export { governedTools } from './governed-tools';
+export type { NamedDecision } from './resume-answer';
 export { toolgateMiddleware } from './middleware';

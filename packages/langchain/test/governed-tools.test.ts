@@ -40,7 +40,8 @@ describe('governedTools as LangChain tools', () => {
     const payload = first.__interrupt__?.[0]?.value as CheckInInterrupt;
     expect([payload.checkIn.toolName, payload.checkIn.identity]).toEqual(['refund_order', ada.identity]);
     expect(desk.ran).toEqual([]);
-    const second = (await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), {
+    const answer = { decisions: [{ type: 'approve', checkInId: payload.checkIn.id }] };
+    const second = (await agent.invoke(new Command({ resume: answer }), {
       context: ada,
       ...thread('g1'),
     })) as Invoked;
@@ -49,7 +50,7 @@ describe('governedTools as LangChain tools', () => {
     expect(desk.resolved.map((e) => e.requestId)).toEqual([payload.checkIn.id]);
   });
 
-  it('resumes in a fresh adapter (another process) by raising the same question again and answering it', async () => {
+  it("resumes in a fresh adapter (another process) that has the chain's check-in store; without it, asks again", async () => {
     const desk = adapterDesk();
     const checkpointer = new MemorySaver();
     const turns = callThenReport('refund_order', { orderId: 'A-17', amount: 20 });
@@ -58,18 +59,33 @@ describe('governedTools as LangChain tools', () => {
       tools: governedTools(desk.dispatcher),
       checkpointer,
     });
-    await before.invoke({ messages: 'refund' }, { context: ada, ...thread('g2') });
-    const after = createAgent({
+    const first = (await before.invoke({ messages: 'refund' }, { context: ada, ...thread('g2') })) as Invoked;
+    const { checkIn } = first.__interrupt__?.[0]?.value as CheckInInterrupt;
+    const answer = new Command({ resume: { [checkIn.id]: checkInApproved({ by: 'ada' }) } });
+
+    // Without the store, a fresh adapter cannot find the request the person answered: it asks again.
+    const blind = createAgent({
       model: scriptedChatModel(turns.slice(1)),
       tools: governedTools(desk.dispatcher),
       checkpointer,
     });
-    const result = (await after.invoke(new Command({ resume: checkInApproved({ by: 'ada' }) }), {
-      context: ada,
-      ...thread('g2'),
-    })) as Invoked;
+    const asked = (await blind.invoke(answer, { context: ada, ...thread('g2') })) as Invoked;
+    const again = (asked.__interrupt__?.[0]?.value as CheckInInterrupt).checkIn;
+    expect(again.id).not.toBe(checkIn.id);
+    expect(desk.ran).toEqual([]);
+
+    const after = createAgent({
+      model: scriptedChatModel(turns.slice(1)),
+      tools: governedTools(desk.dispatcher, { checkIns: desk.checkIns }),
+      checkpointer,
+    });
+    const answerBoth = new Command({ resume: { [again.id]: checkInApproved({ by: 'ada' }) } });
+    const result = (await after.invoke(answerBoth, { context: ada, ...thread('g2') })) as Invoked;
     expect(finalText(result)).toBe('tool said: {"orderId":"A-17","refunded":20}');
     expect(desk.ran).toHaveLength(1);
+    // The first answer decided the call; the question asked again was withdrawn, not left to a replay.
+    expect(desk.resolved.map((e) => [e.requestId, e.approved])).toEqual([[checkIn.id, true]]);
+    expect((await desk.checkIns.get(again.id))?.state).toBe('revoked');
   });
 
   it('is read by the model when LangChain refuses args that break the schema, and the chain never runs', async () => {

@@ -5,7 +5,7 @@ import { toolgateMiddleware, type CheckInInterrupt, type PausedCall } from '@too
 import { canonicalChain } from '@toolgate/middleware';
 import { fixedClock, inMemoryCheckIns } from '@toolgate/testing';
 import { createAgent } from 'langchain';
-import { adapterDesk, BIG_LOG_CHARS, DESK_SECRET } from '../../../test-support/adapter-desk';
+import { adapterDesk, BIG_LOG_CHARS, DESK_KEY, DESK_SECRET } from '../../../test-support/adapter-desk';
 import { remoteDocs, REMOTE_SOURCE } from './fixtures/remote';
 import { callTool, lastToolResult, say, scriptedChatModel, type ChatTurn } from './fixtures/scripted-model';
 
@@ -82,7 +82,8 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
     expect([payload.checkIn.asker, payload.checkIn.identity]).toEqual(['check-in', ada.identity]);
     expect(desk.ran).toEqual([]);
 
-    const second = (await agent.invoke(new Command({ resume: checkInApproved({ by: 'ada' }) }), {
+    const answer = { [payload.checkIn.id]: checkInApproved({ by: 'ada' }) };
+    const second = (await agent.invoke(new Command({ resume: answer }), {
       context: ada,
       ...thread('t1'),
     })) as Invoked;
@@ -103,7 +104,9 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
     const desk = adapterDesk();
     const dispatcher = createDispatcher({
       tools: [desk.dispatcher.tools.get('refund_order')!],
-      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }).use(asking),
+      chain: canonicalChain({ checkInKey: DESK_KEY, checkIns: inMemoryCheckIns({ now: clock.now }) }).use(
+        asking,
+      ),
       clock: clock.now,
     });
     const resolved: string[] = [];
@@ -119,7 +122,7 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
     const first = (await agent.invoke({ messages: 'refund' }, config)) as Invoked;
     const finance = (first.__interrupt__?.[0]?.value as CheckInInterrupt).checkIn;
     const second = (await agent.invoke(
-      new Command({ resume: checkInApproved({ by: 'cfo' }) }),
+      new Command({ resume: { [finance.id]: checkInApproved({ by: 'cfo' }) } }),
       config,
     )) as Invoked;
     const person = (second.__interrupt__?.[0]?.value as CheckInInterrupt).checkIn;
@@ -130,7 +133,7 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
     ]);
     expect(desk.ran).toEqual([]);
     const third = (await agent.invoke(
-      new Command({ resume: checkInApproved({ by: 'ada' }) }),
+      new Command({ resume: { [person.id]: checkInApproved({ by: 'ada' }) } }),
       config,
     )) as Invoked;
     expect(finalText(third)).toBe('tool said: {"orderId":"A-17","refunded":20}');
@@ -147,8 +150,14 @@ describe('toolgateMiddleware with a LangChain createAgent', () => {
       middleware: [toolgateMiddleware(desk.dispatcher, { approvedBy: () => 'ops-lead' })],
       checkpointer: new MemorySaver(),
     });
-    await agent.invoke({ messages: 'refund A-17' }, { context: ada, ...thread('t2') });
-    const answer = { decisions: [{ type: 'reject', message: 'refunds are frozen today' }] };
+    const first = (await agent.invoke(
+      { messages: 'refund A-17' },
+      { context: ada, ...thread('t2') },
+    )) as Invoked;
+    const { checkIn } = first.__interrupt__?.[0]?.value as CheckInInterrupt;
+    const answer = {
+      decisions: [{ type: 'reject', checkInId: checkIn.id, message: 'refunds are frozen today' }],
+    };
     const result = (await agent.invoke(new Command({ resume: answer }), {
       context: ada,
       ...thread('t2'),

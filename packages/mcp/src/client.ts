@@ -1,35 +1,130 @@
 // mcpClient: imports an MCP server's tools as toolgate Tools stamped with the server's name as
-// `source`, so policy can tell them apart. A tool toolgate cannot govern is skipped, never fatal.
+// `source`, so policy can tell them apart. It carries what the server sends as sent, comes back when
+// the server goes away, and trusts no definition it has not pinned. A tool toolgate cannot govern is
+// skipped, never fatal.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
   type CallToolResult,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type ReadResourceResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { assertTool, TOOL_NAME_PATTERN, type JsonSchema, type Tool, type ToolArgs } from '@toolgate/core';
+import {
+  assertTool,
+  digestOf,
+  inMemoryPins,
+  Refusal,
+  redactValue,
+  refusalReason,
+  TOOL_NAME_PATTERN,
+  type CheckInStore,
+  type ContentBlock,
+  type ContentResult,
+  type Credential,
+  type CredentialNeed,
+  type Identity,
+  type JsonSchema,
+  type PinRecord,
+  type PinStore,
+  type Tool,
+  type ToolAnnotations,
+  type ToolArgs,
+  type ToolMiddlewareContext,
+  type TraceContext,
+} from '@toolgate/core';
 import { ajvValidator, type SchemaValidator } from '@toolgate/middleware';
+import { Connection, McpUnavailableError, type BackoffOptions, type McpClientStatus } from './connection';
+import {
+  closedSchema,
+  escapeInvisible,
+  hintHolds,
+  invisibleIn,
+  listedExtras,
+  mergeDeclarations,
+  pinnedDefinition,
+  type AnnotationHint,
+  type ImportDeclaration,
+  type ListedExtras,
+} from './imported';
+import { downstreamOf } from './relay';
+
+export type { McpClientStatus, BackoffOptions } from './connection';
+export type { AnnotationHint, ImportDeclaration } from './imported';
 
 export interface McpClientOptions {
-  /** Who the server is; every imported tool carries it as `source`. */
+  /** Who the server is; every imported tool carries it as `source`, and its pins are kept under it. */
   readonly name: string;
-  /** Any SDK client transport: stdio, Streamable HTTP, in-memory. Give this or `url`. */
-  readonly transport?: Transport;
-  /** A Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. Give this or `transport`. */
+  /**
+   * How to reach the server: an SDK client transport, or a factory that makes a fresh one per
+   * connection (needed to restart a stdio server or reconnect). Give one of `transport`, `url`, `command`.
+   */
+  readonly transport?: Transport | (() => Transport | Promise<Transport>);
+  /** A Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. Plain `http://` only to loopback unless `allowInsecure`. */
   readonly url?: string | URL;
-  /** Prepended verbatim to every tool name not named by `rename`, e.g. `'docs_'`. */
+  /** A stdio server to spawn (and respawn): the command and its arguments. */
+  readonly command?: readonly [string, ...string[]];
+  /** Environment of the spawned server (stdio); default the SDK's safe subset of this process's. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory of the spawned server (stdio). */
+  readonly cwd?: string;
+  /** Where the spawned server's stderr goes; default 'inherit'. */
+  readonly stderr?: 'inherit' | 'ignore' | 'pipe';
+  /** Allows a plain `http://` url to a host that is not loopback; traffic and credentials then travel unencrypted. */
+  readonly allowInsecure?: boolean;
+  /** HTTP only: headers sent with every request. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * HTTP only: headers built per tools/call from the credential the credentials gate resolved for the
+   * call (the tool's `needs`). They reach the server and nothing else: not the model, the downstream
+   * client, events or the ledger.
+   */
+  readonly credentialHeaders?: (credential: Credential) => Readonly<Record<string, string>>;
+  /** The credential every imported tool needs (resolved by the credentials gate); `declare` may override it. */
+  readonly needs?: CredentialNeed;
+  /** Prepended verbatim to every tool and prompt name and resource URI not named by `rename`, e.g. `'docs_'`. */
   readonly prefix?: string;
   /** The exact local name for a remote tool; answer undefined to keep the default (prefix + name). */
   readonly rename?: Readonly<Record<string, string>> | ((remoteName: string) => string | undefined);
+  /** Declarations for imported tools, by local name: `{ search: { checkIn: 'always' } }`. */
+  readonly declare?: Readonly<Record<string, ImportDeclaration>>;
+  /**
+   * Declarations for every imported tool whose hint holds (MCP's defaults apply to a hint the server
+   * leaves out), e.g. `{ destructiveHint: { checkIn: 'always' }, openWorldHint: { capabilities: ['external_net'] } }`.
+   */
+  readonly fromAnnotations?: Readonly<Partial<Record<AnnotationHint, ImportDeclaration>>>;
+  /** Object schemas are closed (`additionalProperties: false` where absent); `false` keeps them as served. */
+  readonly closeSchemas?: boolean;
+  /** A tool whose name, title or description has invisible characters is skipped; 'escape' keeps it, the characters written out. */
+  readonly invisibleCharacters?: 'skip' | 'escape';
+  /** Where definitions are pinned; default in memory (pinned again in each process). */
+  readonly pins?: PinStore;
+  /** The chain's check-in store: pending check-ins for a tool whose definition changed are revoked in it. */
+  readonly checkIns?: CheckInStore;
+  /** The trace context to send upstream per call, e.g. `activeTraceContext` from `@toolgate/otel`. */
+  readonly traceContext?: () => TraceContext | undefined;
   /** How long one `tools/call` may take; default 60000 ms. */
   readonly timeoutMs?: number;
+  /** Reconnection after the server goes away. */
+  readonly backoff?: BackoffOptions;
   /** Checks that each remote inputSchema compiles; default ajv, the validate-args default. */
   readonly validator?: SchemaValidator;
   /** Told about each remote tool left out, and why. */
   readonly onSkip?: (skipped: SkippedTool) => void;
+  /** Told about pins, changed definitions and server identities, connection states and list changes. */
+  readonly onEvent?: (event: McpClientEvent) => void;
 }
 
 /** A remote tool toolgate left out: it could not be governed as listed. */
@@ -41,163 +136,787 @@ export interface SkippedTool {
   readonly reason: string;
 }
 
-export interface McpClient {
+/** What a client reports: facts and digests, never a definition's text or a credential. */
+export type McpClientEvent =
+  | SkippedTool
+  | {
+      readonly type: 'mcp.tool.pinned';
+      readonly source: string;
+      readonly toolName: string;
+      readonly digest: string;
+    }
+  | {
+      readonly type: 'mcp.tool.changed';
+      readonly source: string;
+      readonly toolName: string;
+      readonly pinned: string;
+      readonly served: string;
+      /** Pending check-ins for the tool that were revoked. */
+      readonly voided: number;
+    }
+  | {
+      readonly type: 'mcp.tool.accepted';
+      readonly source: string;
+      readonly toolName: string;
+      readonly digest: string;
+    }
+  | {
+      readonly type: 'mcp.server.pinned' | 'mcp.server.changed';
+      readonly source: string;
+      readonly pinned: string;
+      readonly served: string;
+      /** What identifies the server now: its reported name and version, endpoint and command. */
+      readonly identity: Readonly<Record<string, unknown>>;
+    }
+  | { readonly type: 'mcp.status'; readonly source: string; readonly status: McpClientStatus }
+  | {
+      readonly type: 'mcp.list.changed';
+      readonly source: string;
+      readonly list: 'tools' | 'resources' | 'prompts';
+    };
+
+/** An upstream's resources and prompts, under the client's prefix; what mcpServe proxies. */
+export interface McpUpstream {
   readonly name: string;
-  /** Connects on first use, lists every page of the server's tools, and returns those it can govern. */
+  readonly prefix: string;
+  listResources(cursor?: string): Promise<ListResourcesResult>;
+  listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult>;
+  /** Reads a resource by its prefixed URI. */
+  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult>;
+  listPrompts(cursor?: string): Promise<ListPromptsResult>;
+  /** Gets a prompt by its prefixed name. */
+  getPrompt(
+    name: string,
+    args: Readonly<Record<string, string>> | undefined,
+    signal?: AbortSignal,
+  ): Promise<GetPromptResult>;
+  /** Hears list changes ('tools' also after a reconnect or an accepted pin); answers a function that stops listening. */
+  subscribe(listener: (event: McpClientEvent) => void): () => void;
+}
+
+export interface McpClient extends McpUpstream {
+  /** Connects on first use, lists every page of the server's tools, pins them, and returns those it can govern. */
   tools(): Promise<Tool[]>;
   /** The tools the latest `tools()` left out. */
   readonly skipped: readonly SkippedTool[];
-  /** Closes the transport; imported tools fail from then on. */
+  /** Where the connection stands: connected, retrying or failed, and why. */
+  status(): McpClientStatus;
+  /**
+   * Records the definition the server serves now for `toolName` (local or remote name) as the pinned one,
+   * so calls run again. False when no changed definition awaits acceptance.
+   */
+  acceptPin(toolName: string): Promise<boolean>;
+  /** Closes the connection; imported tools refuse from then on. */
   close(): Promise<void>;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
-// A server that hands back a cursor forever must not hang tools().
+// A server that hands back a cursor forever must not hang a listing.
 const MAX_PAGES = 1000;
+const IDENTITY_META = 'io.toolgate/identity';
+const HEADERS_META = 'io.toolgate/headers';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** A remote `isError` result: the message is the server's own text. */
 class McpToolError extends Error {
   override readonly name = 'McpToolError';
 }
 
-/** The server could not be reached, closed, or did not answer in time. */
+/** The server did not answer in time, or the call was cancelled. */
 class McpConnectionError extends Error {
   override readonly name = 'McpConnectionError';
+}
+
+/** Why a client cannot be configured as given. Names the client and the fix. */
+export class McpClientConfigError extends TypeError {
+  override readonly name = 'McpClientConfigError';
+  readonly code = 'ERR_MCP_CLIENT_CONFIG';
+}
+
+interface Served {
+  readonly remote: string;
+  readonly local: string;
+  readonly digest: string;
 }
 
 /**
  * Connects lazily to one MCP server and imports its tools, each stamped `source: name`.
  *
  * @example
- * const docs = mcpClient({ name: 'docs', transport: new StdioClientTransport({ command: 'docs-mcp' }) });
+ * const docs = mcpClient({ name: 'docs', command: ['docs-mcp'], prefix: 'docs_' });
  * const dispatcher = createDispatcher({ tools: [...ours, ...(await docs.tools())], chain });
  */
 export function mcpClient(options: McpClientOptions): McpClient {
-  const { name, prefix = '', rename, onSkip } = options ?? ({} as McpClientOptions);
+  const { name, prefix = '', rename, onSkip, onEvent } = options ?? ({} as McpClientOptions);
   if (typeof name !== 'string' || name.trim() === '')
-    throw new TypeError(`mcpClient: 'name' must be a non-empty string; it becomes each tool's source.`);
-  if ((options.transport === undefined) === (options.url === undefined))
-    throw new TypeError(`mcpClient '${name}': give exactly one of 'transport' or 'url'.`);
-  if (typeof prefix !== 'string') throw new TypeError(`mcpClient '${name}': 'prefix' must be a string.`);
+    throw new McpClientConfigError(
+      `mcpClient: 'name' must be a non-empty string; it becomes each tool's source.`,
+    );
+  const given = (['transport', 'url', 'command'] as const).filter((key) => options[key] !== undefined);
+  if (given.length !== 1)
+    throw new McpClientConfigError(
+      `mcpClient '${name}': give exactly one of 'transport', 'url' or 'command'.`,
+    );
+  if (typeof prefix !== 'string')
+    throw new McpClientConfigError(`mcpClient '${name}': 'prefix' must be a string.`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
-    throw new TypeError(`mcpClient '${name}': 'timeoutMs' must be a positive integer.`);
+    throw new McpClientConfigError(`mcpClient '${name}': 'timeoutMs' must be a positive integer.`);
+  if (options.credentialHeaders !== undefined && options.url === undefined)
+    throw new McpClientConfigError(
+      `mcpClient '${name}': 'credentialHeaders' needs an HTTP server given by 'url'; headers cannot travel over another transport.`,
+    );
+  const endpoint =
+    options.url === undefined ? undefined : checkedUrl(name, options.url, options.allowInsecure === true);
   const validator = options.validator ?? ajvValidator();
-  const transport = options.transport ?? new StreamableHTTPClientTransport(new URL(options.url!));
-  const client = new Client({ name: `toolgate:${name}`, version: '0.1.0' });
-  let connecting: Promise<void> | undefined;
-  let closed = false;
+  const pins = options.pins ?? inMemoryPins();
+  const closeSchemas = options.closeSchemas !== false;
+  const escapeText = options.invisibleCharacters === 'escape';
+  const listeners = new Set<(event: McpClientEvent) => void>();
+  const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
+  // What the server serves now, by remote name, and which of those differ from their pins.
+  let served = new Map<string, Served>();
+  const changed = new Map<string, PinRecord>();
+  let listedOnce = false;
+
+  const emit = (event: McpClientEvent): void => {
+    if (event.type === 'mcp.tool.skipped') onSkip?.(event);
+    try {
+      onEvent?.(event);
+    } catch {
+      // A listener's failure is its own.
+    }
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch {
+        // Same.
+      }
+    }
+  };
 
   const localName = (remote: string): string => {
     const renamed = typeof rename === 'function' ? rename(remote) : rename?.[remote];
     return renamed ?? `${prefix}${remote}`;
   };
-
-  async function connect(): Promise<void> {
-    if (closed) throw new Error(`mcpClient '${name}' is closed.`);
-    connecting ??= client.connect(transport).catch((error: unknown) => {
-      throw new Error(`mcpClient '${name}': could not connect to the MCP server (${describe(error)}).`, {
-        cause: error,
-      });
-    });
-    return connecting;
-  }
-
-  async function listAll(): Promise<McpTool[]> {
-    const listed: McpTool[] = [];
-    const cursors = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await client.listTools(cursor === undefined ? {} : { cursor });
-      listed.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined || cursors.has(cursor)) break;
-      cursors.add(cursor);
-    }
-    return listed;
-  }
-
-  async function call(remote: string, args: ToolArgs, signal: AbortSignal): Promise<unknown> {
-    let result: CallToolResult;
-    try {
-      result = (await client.callTool({ name: remote, arguments: args }, undefined, {
-        signal,
-        timeout: timeoutMs,
-      })) as CallToolResult;
-    } catch (error) {
-      throw new McpConnectionError(connectionProblem(name, remote, timeoutMs, error, signal), {
-        cause: error,
-      });
-    }
-    if (result.isError === true) {
-      const text = textOf(result).trim();
-      throw new McpToolError(
-        text || `MCP server '${name}' reported an error from '${remote}' without a message`,
+  const unprefixed = (local: string, what: string): string => {
+    if (!local.startsWith(prefix))
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `no ${what} '${local.slice(0, 200)}' on MCP server '${name}'`,
       );
-    }
-    return valueOf(result);
+    return local.slice(prefix.length);
+  };
+
+  const factory = transportFactory(name, options, endpoint, headerSets);
+  const connection = new Connection(
+    name,
+    factory,
+    {
+      setup(client) {
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          void relist(client);
+        });
+        client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+          emit({ type: 'mcp.list.changed', source: name, list: 'resources' }),
+        );
+        client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+          emit({ type: 'mcp.list.changed', source: name, list: 'prompts' }),
+        );
+        // An upstream's question reaches the person at the downstream client of the one call running
+        // now; with none, or several, nobody can tell whose it is, and it is declined.
+        client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+          const calls = [...inFlight].map((id) => downstreamOf(id)).filter((call) => call !== undefined);
+          const only = calls.length === 1 ? calls[0] : undefined;
+          if (only === undefined || !only.canElicit) return { action: 'decline' };
+          try {
+            return await only.elicit(request.params, extra.signal);
+          } catch {
+            return { action: 'cancel' };
+          }
+        });
+      },
+      async connected(client, again) {
+        await pinServer(client);
+        // A server that came back may serve other tools: listen again, through the pins.
+        if (again && listedOnce) await relist(client);
+      },
+      changed(status) {
+        emit({ type: 'mcp.status', source: name, status });
+      },
+    },
+    options.backoff ?? {},
+    { capabilities: { elicitation: { form: {} } } },
+  );
+  const inFlight = new Set<string>();
+
+  async function pinServer(client: Client): Promise<void> {
+    const version = client.getServerVersion();
+    const identity: Record<string, unknown> = {
+      serverInfo: { name: version?.name ?? null, version: version?.version ?? null },
+      ...(endpoint !== undefined ? { endpoint: endpoint.href } : {}),
+      ...(options.command !== undefined ? { command: [...options.command] } : {}),
+    };
+    const digest = await digestOf(identity);
+    const { record, pinned } = await pins.observe(
+      { source: name, kind: 'server', name: '', digest, definition: identity },
+      new Date().toISOString(),
+    );
+    if (pinned || record.digest !== digest)
+      emit({
+        type: pinned ? 'mcp.server.pinned' : 'mcp.server.changed',
+        source: name,
+        pinned: record.digest,
+        served: digest,
+        identity,
+      });
   }
 
-  function importTool(remote: McpTool, taken: Set<string>): Tool | string {
-    const local = localName(remote.name);
+  async function listAll(client: Client): Promise<McpTool[]> {
+    return pages(async (cursor) => {
+      const result = await client.listTools(cursor === undefined ? {} : { cursor });
+      return { items: result.tools, nextCursor: result.nextCursor };
+    });
+  }
+
+  async function relist(client: Client): Promise<void> {
+    try {
+      await importAll(client);
+    } catch {
+      // The next tools() tries again; a listing that fails changes nothing.
+      return;
+    }
+    emit({ type: 'mcp.list.changed', source: name, list: 'tools' });
+  }
+
+  /** Lists, checks and pins every tool; answers the tools toolgate can govern. */
+  async function importAll(client: Client): Promise<Tool[]> {
+    const imported: Tool[] = [];
+    const taken = new Set<string>();
+    const left: SkippedTool[] = [];
+    const now = new Map<string, Served>();
+    const skip = (remote: McpTool, reason: string) => {
+      const event: SkippedTool = {
+        type: 'mcp.tool.skipped',
+        source: name,
+        toolName: String(remote.name).slice(0, 100),
+        reason,
+      };
+      left.push(event);
+      emit(event);
+    };
+    for (const remote of await listAll(client)) {
+      const local = localName(remote.name);
+      const problem = importProblem(remote, local, taken);
+      if (problem !== undefined) {
+        skip(remote, problem);
+        continue;
+      }
+      const definition = pinnedDefinition(remote);
+      const digest = await digestOf(definition);
+      const { record, pinned } = await pins.observe(
+        { source: name, kind: 'tool', name: remote.name, digest, definition },
+        new Date().toISOString(),
+      );
+      if (pinned) emit({ type: 'mcp.tool.pinned', source: name, toolName: local, digest });
+      // A changed tool is listed as it was pinned: the new text is what the model must not read yet.
+      const trusted = record.digest === digest ? remote : (record.definition as unknown as McpTool);
+      if (record.digest !== digest) {
+        if (!changed.has(remote.name) || changed.get(remote.name)!.changed?.digest !== digest)
+          emit({
+            type: 'mcp.tool.changed',
+            source: name,
+            toolName: local,
+            pinned: record.digest,
+            served: digest,
+            voided: await voidCheckIns(local),
+          });
+        changed.set(remote.name, record);
+      } else {
+        changed.delete(remote.name);
+      }
+      const tool = buildTool(trusted, local);
+      if (typeof tool === 'string') {
+        skip(remote, tool);
+        continue;
+      }
+      taken.add(local);
+      now.set(remote.name, { remote: remote.name, local, digest });
+      imported.push(tool);
+    }
+    for (const remote of changed.keys()) if (!now.has(remote)) changed.delete(remote);
+    served = now;
+    skipped = left;
+    listedOnce = true;
+    return imported;
+  }
+
+  function importProblem(remote: McpTool, local: string, taken: Set<string>): string | undefined {
     if (typeof local !== 'string' || !TOOL_NAME_PATTERN.test(local))
       return `its local name does not match ${TOOL_NAME_PATTERN.source}; give it one with 'rename'`;
     if (taken.has(local)) return `another tool from this server is already named '${local}'`;
-    const inputSchema = remote.inputSchema as JsonSchema;
+    if (!escapeText) {
+      for (const [field, text] of [
+        ['name', remote.name],
+        ['title', remote.title],
+        ['description', remote.description],
+        ['annotations.title', remote.annotations?.title],
+      ] as const) {
+        const found = typeof text === 'string' ? invisibleIn(text) : [];
+        if (found.length > 0)
+          return `its ${field} has invisible characters (${found.join(', ')}) a person reviewing it cannot see; import it with invisibleCharacters: 'escape' to see them`;
+      }
+    }
+    return undefined;
+  }
+
+  async function voidCheckIns(local: string): Promise<number> {
+    const store = options.checkIns;
+    if (store === undefined) return 0;
+    let voided = 0;
+    try {
+      for (const record of await store.list({ toolName: local, state: 'pending' })) {
+        if (record.request.toolSource !== name) continue;
+        if (await store.revoke(record.request.id)) voided += 1;
+      }
+    } catch {
+      // Those left still fail at resume: the tool refuses while its definition differs from the pin.
+    }
+    return voided;
+  }
+
+  function buildTool(remote: McpTool, local: string): Tool | string {
+    const shown = escapeText ? escapeInvisible : (text: string) => text;
+    const served = remote.inputSchema as JsonSchema;
+    const inputSchema = closeSchemas ? closedSchema(served) : served;
     try {
       validator.compile(inputSchema);
     } catch (error) {
       return `its inputSchema does not compile (${describe(error)})`;
     }
+    const annotations = annotationsOf(remote, shown);
+    const declared = mergeDeclarations([
+      options.needs === undefined ? undefined : { needs: options.needs },
+      ...(Object.keys(options.fromAnnotations ?? {}) as AnnotationHint[])
+        .filter((hint) => hintHolds(annotations, hint))
+        .map((hint) => options.fromAnnotations![hint]),
+      options.declare?.[local],
+    ]);
+    const remoteName = remote.name;
+    const { checkIn } = declared;
     const tool: Tool = {
-      schema: { name: local, description: remote.description ?? remote.title ?? '', inputSchema },
+      schema: { name: local, description: shown(remote.description ?? remote.title ?? ''), inputSchema },
       source: name,
-      execute: (args, ctx) => call(remote.name, args, ctx.signal),
+      ...(annotations !== undefined ? { annotations } : {}),
+      ...(declared.capabilities !== undefined ? { capabilities: declared.capabilities } : {}),
+      ...(declared.resultCeiling !== undefined ? { resultCeiling: declared.resultCeiling } : {}),
+      ...(declared.needs !== undefined ? { needs: declared.needs } : {}),
+      // Nobody is asked to approve a call of a tool whose definition changed: it is refused instead.
+      ...(checkIn !== undefined
+        ? {
+            checkIn: (args: ToolArgs, ctx: ToolMiddlewareContext) => {
+              if (changed.has(remoteName)) {
+                unaskedBecauseChanged.add(ctx);
+                return false;
+              }
+              return checkIn === 'always' ? true : checkIn(args as never, ctx as never);
+            },
+          }
+        : {}),
+      execute: (args, ctx) => call(remoteName, local, args, ctx),
     };
     try {
       assertTool(tool, { allowSource: true });
     } catch (error) {
       return describe(error);
     }
+    listed.set(tool, listedExtras(remote, shown));
     return tool;
   }
 
+  const unaskedBecauseChanged = new WeakSet<object>();
+
+  async function refuseIfChanged(remote: string, local: string, ctx: ToolMiddlewareContext): Promise<void> {
+    let record = changed.get(remote);
+    if (record === undefined && !unaskedBecauseChanged.has(ctx)) return;
+    // Another process (the gateway command, the inbox) may have accepted it since.
+    const now = served.get(remote);
+    if (record !== undefined && now !== undefined) {
+      const stored = await pins.get(name, 'tool', remote).catch(() => undefined);
+      if (stored !== undefined && stored.digest === now.digest) {
+        changed.delete(remote);
+        record = undefined;
+      }
+    }
+    if (record === undefined && !unaskedBecauseChanged.has(ctx)) return;
+    throw new Refusal(
+      'mcp',
+      refusalReason(
+        `'${local}' did not run: MCP server '${name}' now describes it differently from the definition that was reviewed and pinned`,
+        'Retrying will not help until an operator reviews the new definition and accepts it',
+        'Continue without this tool, or tell the user it awaits review',
+      ),
+      {
+        code: 'TOOL_DEFINITION_CHANGED',
+        mentionsRun: true,
+        detail: `pinned ${record?.digest ?? '?'}, served ${record?.changed?.digest ?? '?'}`,
+      },
+    );
+  }
+
+  async function call(
+    remote: string,
+    local: string,
+    args: ToolArgs,
+    ctx: ToolMiddlewareContext,
+  ): Promise<unknown> {
+    await refuseIfChanged(remote, local, ctx);
+    // A client closed on purpose is not coming back: that is a failure, not a wait.
+    if (connection.status().state === 'closed')
+      throw new McpConnectionError(`the connection to MCP server '${name}' is closed`);
+    let client: Client;
+    try {
+      client = await connection.client();
+    } catch (error) {
+      throw unavailable(local, error);
+    }
+    const downstream = downstreamOf(ctx.toolCallId);
+    const secrets = ctx.credential?.secrets() ?? [];
+    const meta = metaFor(ctx.identity, options.traceContext);
+    let nonce: string | undefined;
+    if (options.credentialHeaders !== undefined && ctx.credential !== undefined) {
+      nonce = crypto.randomUUID();
+      headerSets.set(nonce, options.credentialHeaders(ctx.credential));
+      meta[HEADERS_META] = nonce;
+    }
+    inFlight.add(ctx.toolCallId);
+    let result: CallToolResult;
+    try {
+      result = (await client.callTool(
+        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+        undefined,
+        {
+          signal: ctx.signal,
+          timeout: timeoutMs,
+          ...(downstream?.progress !== undefined
+            ? {
+                onprogress: ({ progress, total, message }) => downstream.progress!(progress, total, message),
+                resetTimeoutOnProgress: true,
+              }
+            : {}),
+        },
+      )) as CallToolResult;
+    } catch (error) {
+      throw callProblem(name, local, timeoutMs, error, ctx.signal);
+    } finally {
+      inFlight.delete(ctx.toolCallId);
+      if (nonce !== undefined) headerSets.delete(nonce);
+    }
+    const content = result.content.map((block) => prefixedBlock(block as ContentBlock, prefix));
+    if (result.isError === true) {
+      if (downstream !== undefined)
+        downstream.errorResult = redactValue({ content, isError: true }, secrets) as CallToolResult;
+      const text = textOf(content).trim();
+      throw new McpToolError(
+        text || `MCP server '${name}' reported an error from '${local}' without a message`,
+      );
+    }
+    const value: ContentResult =
+      result.structuredContent !== undefined
+        ? { content, structuredContent: result.structuredContent }
+        : { content };
+    return value;
+  }
+
+  function unavailable(local: string, error: unknown): Refusal {
+    const status = connection.status();
+    return new Refusal(
+      'mcp',
+      refusalReason(
+        `'${local}' did not run: MCP server '${name}' is ${status.state === 'failed' ? 'down' : 'not connected now'} (${error instanceof McpUnavailableError ? error.message : 'it could not be reached'})`,
+        'Retrying in a moment may help',
+      ),
+      { code: 'MCP_UNAVAILABLE', retryable: true, mentionsRun: true, detail: `status ${status.state}` },
+    );
+  }
+
+  const upstream = {
+    async listResources(cursor?: string): Promise<ListResourcesResult> {
+      const client = await connection.client();
+      if (client.getServerCapabilities()?.resources === undefined) return { resources: [] };
+      const result = await client.listResources(cursor === undefined ? {} : { cursor });
+      return {
+        ...result,
+        resources: result.resources.map((resource) => ({ ...resource, uri: `${prefix}${resource.uri}` })),
+      };
+    },
+    async listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult> {
+      const client = await connection.client();
+      if (client.getServerCapabilities()?.resources === undefined) return { resourceTemplates: [] };
+      const result = await client.listResourceTemplates(cursor === undefined ? {} : { cursor });
+      return {
+        ...result,
+        resourceTemplates: result.resourceTemplates.map((template) => ({
+          ...template,
+          uriTemplate: `${prefix}${template.uriTemplate}`,
+        })),
+      };
+    },
+    async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+      const client = await connection.client();
+      const result = await client.readResource(
+        { uri: unprefixed(uri, 'resource') },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
+      return {
+        ...result,
+        contents: result.contents.map((content) => ({ ...content, uri: `${prefix}${content.uri}` })),
+      };
+    },
+    async listPrompts(cursor?: string): Promise<ListPromptsResult> {
+      const client = await connection.client();
+      if (client.getServerCapabilities()?.prompts === undefined) return { prompts: [] };
+      const result = await client.listPrompts(cursor === undefined ? {} : { cursor });
+      return {
+        ...result,
+        prompts: result.prompts.map((prompt) => ({ ...prompt, name: `${prefix}${prompt.name}` })),
+      };
+    },
+    async getPrompt(
+      prompt: string,
+      args: Readonly<Record<string, string>> | undefined,
+      signal?: AbortSignal,
+    ): Promise<GetPromptResult> {
+      const client = await connection.client();
+      const result = await client.getPrompt(
+        { name: unprefixed(prompt, 'prompt'), ...(args !== undefined ? { arguments: { ...args } } : {}) },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
+      return {
+        ...result,
+        messages: result.messages.map((message) => ({
+          ...message,
+          content: prefixedBlock(message.content as ContentBlock, prefix) as typeof message.content,
+        })),
+      };
+    },
+  };
+
   return {
     name,
+    prefix,
+    ...upstream,
     get skipped() {
       return skipped;
     },
+    status: () => connection.status(),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async tools() {
-      await connect();
-      const imported: Tool[] = [];
-      const taken = new Set<string>();
-      const left: SkippedTool[] = [];
-      for (const remote of await listAll()) {
-        const tool = importTool(remote, taken);
-        if (typeof tool === 'string') {
-          const skip: SkippedTool = {
-            type: 'mcp.tool.skipped',
-            source: name,
-            toolName: String(remote.name).slice(0, 100),
-            reason: tool,
-          };
-          left.push(skip);
-          onSkip?.(skip);
-          continue;
-        }
-        taken.add(tool.schema.name);
-        imported.push(tool);
+      if (connection.status().state === 'closed') throw new Error(`mcpClient '${name}' is closed.`);
+      let client: Client;
+      try {
+        client = await connection.client();
+      } catch (error) {
+        throw new Error(`mcpClient '${name}': could not connect to the MCP server (${describe(error)}).`, {
+          cause: error,
+        });
       }
-      skipped = left;
-      return imported;
+      return importAll(client);
+    },
+    async acceptPin(toolName) {
+      const entry = served.get(toolName) ?? [...served.values()].find((s) => s.local === toolName);
+      if (entry === undefined) return false;
+      const accepted = await pins.accept(name, 'tool', entry.remote, entry.digest, new Date().toISOString());
+      if (!accepted) return false;
+      changed.delete(entry.remote);
+      emit({ type: 'mcp.tool.accepted', source: name, toolName: entry.local, digest: entry.digest });
+      emit({ type: 'mcp.list.changed', source: name, list: 'tools' });
+      return true;
     },
     async close() {
-      closed = true;
-      // Client.close closes its transport; a transport never connected is closed directly.
-      await (connecting === undefined ? transport.close() : client.close());
+      const never = connection.status().state === 'idle';
+      await connection.close();
+      // A transport instance never connected is closed directly, so a spawned process does not linger.
+      const { transport } = options;
+      if (never && transport !== undefined && typeof transport !== 'function') await transport.close();
     },
   };
+}
+
+/**
+ * Accepts the changed definition recorded for a tool in `pins`, as `toolgate pins accept` does: the
+ * definition served now becomes the pinned one. `digest` guards against accepting a definition that
+ * changed again after it was reviewed. False when nothing (or something else) awaits acceptance.
+ */
+export async function acceptPin(
+  pins: PinStore,
+  pin: { readonly source: string; readonly name: string; readonly digest?: string },
+): Promise<boolean> {
+  const record = await pins.get(pin.source, 'tool', pin.name);
+  const digest = pin.digest ?? record?.changed?.digest;
+  if (digest === undefined) return false;
+  return pins.accept(pin.source, 'tool', pin.name, digest, new Date().toISOString());
+}
+
+// What tools/list shows of an imported tool beyond its schema, for mcpServe.
+const listed = new WeakMap<object, ListedExtras>();
+
+/** The title, annotations, output schema, execution and `_meta` an imported tool was listed with. */
+export function listedExtrasOf(tool: object): ListedExtras | undefined {
+  return listed.get(tool);
+}
+
+async function pages<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+) {
+  const all: T[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  for (let n = 0; n < MAX_PAGES; n++) {
+    const result = await page(cursor);
+    all.push(...result.items);
+    cursor = result.nextCursor;
+    if (cursor === undefined || cursors.has(cursor)) break;
+    cursors.add(cursor);
+  }
+  return all;
+}
+
+function annotationsOf(remote: McpTool, shown: (text: string) => string): ToolAnnotations | undefined {
+  const annotations = remote.annotations;
+  if (typeof annotations !== 'object' || annotations === null) return undefined;
+  // Only the hints core checks, with the right types: a server's junk must not fail the import.
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(annotations)) {
+    if (key === 'title') {
+      if (typeof value === 'string') kept[key] = shown(value);
+    } else if (key.endsWith('Hint')) {
+      if (typeof value === 'boolean') kept[key] = value;
+    } else kept[key] = value;
+  }
+  return kept;
+}
+
+function checkedUrl(name: string, url: string | URL, allowInsecure: boolean): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new McpClientConfigError(`mcpClient '${name}': 'url' is not a valid URL.`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new McpClientConfigError(`mcpClient '${name}': 'url' must be http:// or https://.`);
+  if (parsed.protocol === 'http:' && !LOOPBACK.has(parsed.hostname) && !allowInsecure)
+    throw new McpClientConfigError(
+      `mcpClient '${name}': 'url' is plain http:// to '${parsed.hostname}', which is not this machine, so calls and credentials would travel unencrypted. Use https://, or set allowInsecure: true if the network is trusted.`,
+    );
+  return parsed;
+}
+
+function transportFactory(
+  name: string,
+  options: McpClientOptions,
+  endpoint: URL | undefined,
+  headerSets: Map<string, Readonly<Record<string, string>>>,
+): () => Transport | Promise<Transport> {
+  const { transport, command } = options;
+  if (typeof transport === 'function') return transport;
+  if (transport !== undefined) {
+    // One instance can be connected once: a server that goes away through it cannot come back.
+    let used = false;
+    return () => {
+      if (used)
+        throw new Error(
+          `the transport given to mcpClient '${name}' was already used; give a factory to reconnect`,
+        );
+      used = true;
+      return transport;
+    };
+  }
+  if (command !== undefined) {
+    const [program, ...args] = command;
+    return () =>
+      new StdioClientTransport({
+        command: program,
+        args,
+        ...(options.env !== undefined ? { env: { ...options.env } } : {}),
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+        stderr: options.stderr ?? 'inherit',
+      });
+  }
+  const headers = options.headers;
+  const fetchWithHeaders: typeof fetch = async (input, init) => {
+    if (init === undefined || typeof init.body !== 'string' || !init.body.includes(HEADERS_META))
+      return fetch(input, init);
+    const { body, extra } = withoutHeaderMeta(init.body, headerSets);
+    const merged = new Headers(init.headers);
+    for (const [key, value] of Object.entries(extra)) merged.set(key, value);
+    return fetch(input, { ...init, body, headers: merged });
+  };
+  return () =>
+    new StreamableHTTPClientTransport(endpoint!, {
+      fetch: fetchWithHeaders,
+      ...(headers !== undefined ? { requestInit: { headers: { ...headers } } } : {}),
+    });
+}
+
+/** The request body with the header marker taken out of `_meta`, and the headers it stood for. */
+function withoutHeaderMeta(
+  text: string,
+  headerSets: Map<string, Readonly<Record<string, string>>>,
+): { body: string; extra: Readonly<Record<string, string>> } {
+  let extra: Readonly<Record<string, string>> = {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { body: text, extra };
+  }
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    const meta = (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+    if (meta === undefined || typeof meta !== 'object' || meta === null || !(HEADERS_META in meta)) continue;
+    const nonce = meta[HEADERS_META];
+    delete meta[HEADERS_META];
+    if (typeof nonce === 'string') extra = { ...extra, ...headerSets.get(nonce) };
+  }
+  return { body: JSON.stringify(parsed), extra };
+}
+
+function metaFor(identity: Identity | undefined, traceContext: (() => TraceContext | undefined) | undefined) {
+  const meta: Record<string, unknown> = {};
+  if (identity !== undefined && (identity.tenant !== undefined || identity.principal !== undefined))
+    meta[IDENTITY_META] = {
+      ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}),
+      ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
+    };
+  let trace: TraceContext | undefined;
+  try {
+    trace = traceContext?.();
+  } catch {
+    trace = undefined;
+  }
+  if (typeof trace?.traceparent === 'string') {
+    meta['traceparent'] = trace.traceparent;
+    if (typeof trace.tracestate === 'string') meta['tracestate'] = trace.tracestate;
+  }
+  return meta;
+}
+
+/** A block with its resource URIs under the client's prefix, so a client that follows one reads it through us. */
+function prefixedBlock(block: ContentBlock, prefix: string): ContentBlock {
+  if (prefix === '') return block;
+  if (block.type === 'resource_link' && typeof block['uri'] === 'string')
+    return { ...block, uri: `${prefix}${block['uri']}` };
+  const resource = block['resource'];
+  if (block.type === 'resource' && typeof resource === 'object' && resource !== null) {
+    const uri = (resource as { uri?: unknown }).uri;
+    if (typeof uri === 'string') return { ...block, resource: { ...resource, uri: `${prefix}${uri}` } };
+  }
+  return block;
 }
 
 function describe(error: unknown): string {
@@ -205,37 +924,50 @@ function describe(error: unknown): string {
   return message.split('\n')[0]!.slice(0, 200);
 }
 
-function connectionProblem(
+function callProblem(
   name: string,
-  remote: string,
+  local: string,
   timeoutMs: number,
   error: unknown,
   signal: AbortSignal,
-): string {
-  if (signal.aborted) return `the call to '${remote}' on MCP server '${name}' was cancelled`;
+): Error {
+  if (signal.aborted)
+    return new McpConnectionError(`the call to '${local}' on MCP server '${name}' was cancelled`);
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout)
-      return `MCP server '${name}' did not answer '${remote}' within ${timeoutMs} ms`;
+      return new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`);
     if (error.code === ErrorCode.ConnectionClosed)
-      return `the connection to MCP server '${name}' closed before '${remote}' answered`;
-    return `MCP server '${name}' rejected the call to '${remote}': ${describe(error).replace(/^MCP error -?\d+: /, '')}`;
+      return new Refusal(
+        'mcp',
+        refusalReason(
+          `the connection to MCP server '${name}' closed before '${local}' answered, so it may or may not have run`,
+          'Retrying in a moment may help: the connection is being restored',
+          'Check whether the first call took effect before repeating anything that must happen once',
+        ),
+        { code: 'MCP_CONNECTION_LOST', retryable: true, mentionsRun: true },
+      );
+    return new McpConnectionError(
+      `MCP server '${name}' rejected the call to '${local}': ${describe(error).replace(/^MCP error -?\d+: /, '')}`,
+    );
   }
   if (error instanceof Error && error.message === 'Not connected')
-    return `the connection to MCP server '${name}' is closed`;
+    return new Refusal(
+      'mcp',
+      refusalReason(
+        `'${local}' did not run: the connection to MCP server '${name}' is closed`,
+        'Retrying in a moment may help',
+      ),
+      { code: 'MCP_UNAVAILABLE', retryable: true, mentionsRun: true },
+    );
   // Transport errors can carry URLs and response bodies, so only their kind is passed on.
-  return `MCP server '${name}' could not be reached for '${remote}' (${error instanceof Error ? error.name : typeof error})`;
+  return new McpConnectionError(
+    `MCP server '${name}' could not be reached for '${local}' (${error instanceof Error ? error.name : typeof error})`,
+  );
 }
 
-function textOf(result: CallToolResult): string {
-  return result.content
-    .filter((block): block is Extract<typeof block, { type: 'text' }> => block.type === 'text')
-    .map((block) => block.text)
+function textOf(content: readonly ContentBlock[]): string {
+  return content
+    .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
+    .map((block) => block['text'] as string)
     .join('\n');
-}
-
-/** Structured content when the server sent it, else the text, else the content blocks as they are. */
-function valueOf(result: CallToolResult): unknown {
-  if (result.structuredContent !== undefined) return result.structuredContent;
-  if (result.content.every((block) => block.type === 'text')) return textOf(result);
-  return result.content;
 }

@@ -1,13 +1,35 @@
 // Every export here is public API of @toolgate/mcp: import tools from MCP servers, serve governed tools over MCP.
 
 // Client: MCP server → toolgate Tools stamped with `source`
-export type { McpClient, McpClientOptions, SkippedTool } from './client';
-export { mcpClient } from './client';
+export type {
+  AnnotationHint,
+  BackoffOptions,
+  ImportDeclaration,
+  McpClient,
+  McpClientEvent,
+  McpClientOptions,
+  McpClientStatus,
+  McpUpstream,
+  SkippedTool,
+} from './client';
+export { acceptPin, mcpClient, McpClientConfigError } from './client';
 
 // Server: toolgate Tools → an MCP server running the chain
 export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';
 export { mcpServe, McpServeConfigError } from './serve';
 
+// For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
+// check-ins over elicitation
+export { callToolResult, refusalResult } from './results';
+export type { ApprovalForm } from './elicit';
+export { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+
 // Running a served set over stdio or Streamable HTTP
-export type { HttpServing, ServeHttpOptions, Serving } from './transports';
+export type {
+  HttpServing,
+  ProtectedResourceOptions,
+  ServeHttpOptions,
+  ServeHttpWarning,
+  Serving,
+} from './transports';
 export { serveHttp, serveStdio } from './transports';

@@ -1,8 +1,9 @@
-// How outcomes reach an MCP client: a result is text (plus structuredContent for an object), and
-// everything the model or a gate caused is an isError result the model reads, never a protocol error.
+// How outcomes reach an MCP client: an imported tool's result as the blocks its server sent (with its
+// structuredContent), any other result as text (plus structuredContent for an object), and everything
+// the model or a gate caused as an isError result the model reads, never a protocol error.
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { DispatchOutcome } from '@toolgate/core';
+import { contentSize, isContentResult, type DispatchOutcome } from '@toolgate/core';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -10,12 +11,33 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   return proto === Object.prototype || proto === null;
 };
 
+// The same bound core puts on a tool's error message: an error is a sentence, not a payload.
+const MAX_ERROR_CHARS = 1000;
+
 /** The MCP result for a settled outcome. */
 export function callToolResult(outcome: DispatchOutcome): CallToolResult {
+  // outcome.value is already redacted by core, like the text: neither needs a pass of its own.
+  if (outcome.kind === 'result' && outcome.toolSource !== undefined && isContentResult(outcome.value)) {
+    const { content, structuredContent } = outcome.value;
+    return (
+      structuredContent === undefined
+        ? { content: [...content] }
+        : { content: [...content], structuredContent }
+    ) as CallToolResult;
+  }
   const content = [{ type: 'text' as const, text: outcome.content }];
   if (outcome.kind !== 'result') return { content, isError: true };
-  // outcome.value is already redacted by core, like the text: structuredContent needs no pass of its own.
   return isPlainObject(outcome.value) ? { content, structuredContent: outcome.value } : { content };
+}
+
+/**
+ * An upstream's isError result with its own blocks, when it is the size of an error (text within
+ * core's bound on error messages, no binary blocks); undefined otherwise, and the failure's text stands.
+ */
+export function upstreamErrorResult(result: CallToolResult): CallToolResult | undefined {
+  if (!isContentResult(result)) return undefined;
+  const { chars, bytes } = contentSize(result);
+  return chars <= MAX_ERROR_CHARS && bytes === 0 ? { content: result.content, isError: true } : undefined;
 }
 
 /** An isError result in the refusal form, for what the serving side decides outside the chain. */

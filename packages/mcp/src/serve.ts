@@ -9,12 +9,15 @@ import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
   type CallToolResult,
+  type ElicitRequestFormParams,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   createDispatcher,
+  formatCount,
   isChain,
+  newId,
   refusalReason,
   type ChainSource,
   type Dispatcher,
@@ -25,8 +28,11 @@ import {
   type ToolgateEmitter,
   type TraceContext,
 } from '@toolgate/core';
-import { askPerson, canElicitForm } from './elicit';
-import { callToolResult, refusalResult } from './results';
+import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
+import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+import { assertDistinctPrefixes, serveProxied } from './proxied';
+import { openDownstream, type DownstreamCall } from './relay';
+import { callToolResult, refusalResult, upstreamErrorResult } from './results';
 
 /** What the SDK hands a request handler: the request's signal, auth info, session and request ids. */
 export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -53,11 +59,18 @@ export interface McpServeOptions {
    * `@toolgate/otel`. The wrapper must keep the Dispatcher interface; `served.dispatcher` is the wrapped one.
    */
   readonly instrument?: (dispatcher: Dispatcher) => Dispatcher;
+  /**
+   * The MCP clients whose resources and prompts are served too (under their prefixes, governed by the
+   * chain's permission checker), and whose list changes reach downstream clients: a changed tool list
+   * is imported again (through the pins) and the served tools follow it.
+   */
+  readonly upstreams?: readonly (McpClient | McpUpstream)[];
 }
 
 export interface McpServed {
   /** An SDK server over the dispatcher, ready for one `connect(transport)`. */
   readonly server: Server;
+  /** The dispatcher tools/call goes through now; rebuilt when an upstream's tool list changes. */
   readonly dispatcher: Dispatcher;
   /** Another SDK server over the same dispatcher: one per connection (each HTTP session). */
   createServer(): Server;
@@ -69,6 +82,13 @@ export interface McpServed {
   /** Closes every server this created. */
   close(): Promise<void>;
 }
+
+type ListedTool = {
+  name: string;
+  description: string;
+  inputSchema: { type: 'object' };
+  [field: string]: unknown;
+};
 
 /** Configuration `mcpServe` cannot honor. Names the tool or option and the fix. */
 export class McpServeConfigError extends Error {
@@ -122,30 +142,95 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       );
     }
   }
-  const created = createDispatcher({
-    tools,
-    chain: options.chain,
-    ...(options.events !== undefined ? { events: options.events } : {}),
-  });
-  const dispatcher = instrument === undefined ? created : instrument(created);
-  if (
-    typeof dispatcher !== 'object' ||
-    dispatcher === null ||
-    typeof dispatcher.dispatch !== 'function' ||
-    typeof dispatcher.resume !== 'function'
-  )
-    throw new McpServeConfigError(
-      `mcpServe '${name}': 'instrument' must return a Dispatcher (with dispatch and resume).`,
-    );
-  const listed = dispatcher.schemas();
+  const upstreams = options.upstreams ?? [];
+  try {
+    assertDistinctPrefixes(name, upstreams);
+  } catch (error) {
+    throw new McpServeConfigError((error as Error).message);
+  }
+  function build(list: readonly Tool<never, unknown>[]): { dispatcher: Dispatcher; listed: ListedTool[] } {
+    const created = createDispatcher({
+      tools: list,
+      chain: options.chain,
+      ...(options.events !== undefined ? { events: options.events } : {}),
+    });
+    const wrapped = instrument === undefined ? created : instrument(created);
+    if (
+      typeof wrapped !== 'object' ||
+      wrapped === null ||
+      typeof wrapped.dispatch !== 'function' ||
+      typeof wrapped.resume !== 'function'
+    )
+      throw new McpServeConfigError(
+        `mcpServe '${name}': 'instrument' must return a Dispatcher (with dispatch and resume).`,
+      );
+    const byName = new Map(list.map((tool) => [tool.schema.name, tool]));
+    return {
+      dispatcher: wrapped,
+      listed: created.schemas().map((schema) => {
+        const tool = byName.get(schema.name);
+        const extras = tool === undefined ? undefined : listedExtrasOf(tool);
+        return {
+          name: schema.name,
+          ...(extras?.title !== undefined ? { title: extras.title } : {}),
+          description: schema.description,
+          inputSchema: schema.inputSchema as { type: 'object' },
+          ...(extras?.outputSchema !== undefined ? { outputSchema: extras.outputSchema } : {}),
+          ...(extras?.annotations !== undefined ? { annotations: extras.annotations } : {}),
+          ...(extras?.execution !== undefined ? { execution: extras.execution } : {}),
+          ...(extras?._meta !== undefined ? { _meta: extras._meta } : {}),
+        };
+      }),
+    };
+  }
+  let current = build(tools);
+  let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
+
+  // An upstream's tool list changed (or a pin was accepted): import it again and serve what it has now.
+  async function refreshTools(upstream: McpClient): Promise<void> {
+    let fresh: Tool[];
+    try {
+      fresh = await upstream.tools();
+    } catch {
+      return;
+    }
+    const next = [
+      ...served.filter((tool) => tool.source !== upstream.name),
+      ...(fresh as Tool<never, unknown>[]),
+    ];
+    try {
+      current = build(next);
+      served = next;
+    } catch {
+      // A list that cannot be served (a name now collides) leaves the last good one in place.
+      return;
+    }
+    await Promise.all([...servers].map((server) => server.sendToolListChanged().catch(() => undefined)));
+  }
+  const unsubscribers = upstreams.map((upstream) =>
+    upstream.subscribe((event) => {
+      if (event.type !== 'mcp.list.changed') return;
+      if (event.list === 'tools') {
+        if ('tools' in upstream) void refreshTools(upstream);
+        return;
+      }
+      for (const server of servers) {
+        const sent =
+          event.list === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged();
+        sent.catch(() => undefined);
+      }
+    }),
+  );
 
   async function settle(
     server: Server,
+    dispatcher: Dispatcher,
     first: DispatchOutcome,
     identity: Identity | undefined,
     extra: McpRequestExtra,
     traceContext: TraceContext | undefined,
+    downstream: DownstreamCall,
   ) {
     let outcome = first;
     for (let round = 0; outcome.kind === 'paused' && round < MAX_CHECK_IN_ROUNDS; round++) {
@@ -157,6 +242,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
             `'${outcome.toolName}' needs a person's approval, and this MCP client cannot ask one (it does not support elicitation)`,
             'Retrying will not help',
             'Tell the user the action needs approval, or use a client that supports elicitation',
+          ),
+        );
+      }
+      const shown = approvalForm(outcome.checkIn);
+      if (shown.form === undefined) {
+        await revoke(outcome, identity);
+        return refusalResult(
+          outcome.checkIn.asker,
+          refusalReason(
+            `'${outcome.toolName}' needs a person's approval, but its arguments are too long to show in full in the MCP client's approval form (${formatCount(shown.tooLong)} characters; at most ${formatCount(MAX_FORM_ARGUMENTS_CHARS)})`,
+            'Retrying with the same arguments will not help',
+            'Call it again with shorter arguments, or do the work in smaller calls',
           ),
         );
       }
@@ -192,6 +289,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         ),
       );
     }
+    if (outcome.kind === 'failed' && downstream.errorResult !== undefined)
+      return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);
     return callToolResult(outcome);
   }
 
@@ -206,20 +305,23 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   }
 
   function createServer(): Server {
+    const proxying = upstreams.length > 0;
     const server = new Server(
       { name, version },
       {
-        capabilities: { tools: {} },
+        capabilities: proxying
+          ? { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } }
+          : { tools: {} },
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: listed.map((schema) => ({
-        name: schema.name,
-        description: schema.description,
-        inputSchema: schema.inputSchema as { type: 'object' },
-      })),
-    }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: current.listed }));
+    if (proxying)
+      serveProxied(server, {
+        upstreams,
+        chain: options.chain,
+        identify: async (extra) => identityFrom?.(extra.authInfo, extra),
+      });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       let identity: Identity | undefined;
       try {
@@ -237,15 +339,51 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       // Only the tool name and arguments come from the client; of _meta, only the trace context is read,
       // and it decides no policy: it parents a tracing wrapper's span.
       const traceContext = traceContextOf(request.params._meta);
-      const outcome = await dispatcher.dispatch(
-        { toolName: request.params.name, args: request.params.arguments ?? {} },
-        {
-          ...(identity !== undefined ? { identity } : {}),
-          signal: extra.signal,
-          ...(traceContext !== undefined ? { traceContext } : {}),
-        },
-      );
-      return settle(server, outcome, identity, extra, traceContext);
+      // The call's own id ties an imported tool's upstream call to this request: its progress, its
+      // elicitations and its error blocks come back here.
+      const toolCallId = newId('mcp');
+      const progressToken = request.params._meta?.progressToken;
+      const downstream: DownstreamCall = {
+        canElicit: canElicitForm(server),
+        elicit: (params, signal) =>
+          server.elicitInput(params as ElicitRequestFormParams, {
+            relatedRequestId: extra.requestId,
+            signal,
+            timeout: checkInTimeoutMs,
+          }),
+        ...(progressToken !== undefined
+          ? {
+              progress: (progress: number, total?: number, message?: string) => {
+                extra
+                  .sendNotification({
+                    method: 'notifications/progress',
+                    params: {
+                      progressToken,
+                      progress,
+                      ...(total !== undefined ? { total } : {}),
+                      ...(message !== undefined ? { message } : {}),
+                    },
+                  })
+                  .catch(() => undefined);
+              },
+            }
+          : {}),
+      };
+      const close = openDownstream(toolCallId, downstream);
+      try {
+        const { dispatcher } = current;
+        const outcome = await dispatcher.dispatch(
+          { toolName: request.params.name, args: request.params.arguments ?? {}, toolCallId },
+          {
+            ...(identity !== undefined ? { identity } : {}),
+            signal: extra.signal,
+            ...(traceContext !== undefined ? { traceContext } : {}),
+          },
+        );
+        return await settle(server, dispatcher, outcome, identity, extra, traceContext, downstream);
+      } finally {
+        close();
+      }
     });
     const previous = server.onclose;
     server.onclose = () => {
@@ -259,7 +397,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   const server = createServer();
   return {
     server,
-    dispatcher,
+    get dispatcher() {
+      return current.dispatcher;
+    },
     createServer,
     async connect(transport) {
       const free = server.transport === undefined ? server : createServer();
@@ -267,6 +407,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       await free.connect(transport);
     },
     async close() {
+      for (const unsubscribe of unsubscribers) unsubscribe();
       await Promise.all([...servers].map((server) => server.close()));
       servers.clear();
     },

@@ -35,7 +35,7 @@ describe('mcpClient', () => {
     expect(tools[0]!.schema).toEqual({
       name: 'a',
       description: 'Searches (a).',
-      inputSchema: searchTool().inputSchema,
+      inputSchema: { ...searchTool().inputSchema, additionalProperties: false },
     });
     expect(docs.skipped).toEqual([]);
     await docs.close();
@@ -69,7 +69,7 @@ describe('mcpClient', () => {
     await docs.close();
   });
 
-  it('forwards a dispatched call as tools/call with the validated args and returns the server result', async () => {
+  it('forwards a dispatched call as tools/call with the validated args and returns the server result as sent', async () => {
     const remote = remoteServer([[searchTool()]], (_name, args) => ({
       content: [{ type: 'text', text: 'found it' }],
       structuredContent: { hits: [String(args['query'])] },
@@ -77,7 +77,12 @@ describe('mcpClient', () => {
     const docs = await clientOf(remote, { name: 'docs' });
     const dispatcher = createDispatcher({ tools: await docs.tools(), chain: canonicalChain() });
     const outcome = await dispatcher.dispatch({ toolName: 'search', args: { query: 'refunds' } });
-    expect(outcome).toMatchObject({ kind: 'result', toolSource: 'docs', value: { hits: ['refunds'] } });
+    expect(outcome).toMatchObject({
+      kind: 'result',
+      toolSource: 'docs',
+      value: { content: [{ type: 'text', text: 'found it' }], structuredContent: { hits: ['refunds'] } },
+      content: 'found it',
+    });
     expect(remote.calls).toEqual([{ name: 'search', args: { query: 'refunds' } }]);
     const invalid = await dispatcher.dispatch({ toolName: 'search', args: { query: 7 } });
     expect(invalid).toMatchObject({ kind: 'refused', gate: 'validate-args' });
@@ -85,7 +90,7 @@ describe('mcpClient', () => {
     await docs.close();
   });
 
-  it('returns text content as a string when the server sends no structured content', async () => {
+  it('keeps each text block, and the model reads them joined', async () => {
     const remote = remoteServer([[searchTool()]], () => ({
       content: [
         { type: 'text', text: 'line one' },
@@ -96,7 +101,12 @@ describe('mcpClient', () => {
     const dispatcher = createDispatcher({ tools: await docs.tools(), chain: canonicalChain() });
     expect(await dispatcher.dispatch({ toolName: 'search', args: { query: 'x' } })).toMatchObject({
       kind: 'result',
-      value: 'line one\nline two',
+      value: {
+        content: [
+          { type: 'text', text: 'line one' },
+          { type: 'text', text: 'line two' },
+        ],
+      },
       content: 'line one\nline two',
     });
     await docs.close();
@@ -160,7 +170,7 @@ describe('mcpClient', () => {
     const [alphaTools, betaTools] = [await alpha.tools(), await beta.tools()];
     expect(() => createDispatcher({ tools: [...alphaTools, ...betaTools], chain: canonicalChain() })).toThrow(
       new DispatcherConfigError(
-        `createDispatcher: two tools are named 'search' (from MCP server 'alpha' and MCP server 'beta'). Rename one, or give the MCP client a prefix.`,
+        `createDispatcher: two tools are named 'search' (from MCP server 'alpha' and MCP server 'beta'). Rename one, or give the MCP client a prefix, e.g. mcpClient({ name: 'beta', prefix: 'beta_' }).`,
       ),
     );
     const betaPrefixed = await clientOf(
@@ -215,8 +225,12 @@ describe('mcpClient', () => {
     await untrusted.close();
   });
 
-  it('turns a server that dies mid-call into a failed outcome, and later calls fail too, without a crash', async () => {
-    const dying = mcpClient({ name: 'dying', transport: spawnFixture('dying') });
+  it('turns a server that dies mid-call into a retryable refusal; given one transport it cannot come back, and later calls are refused too', async () => {
+    const dying = mcpClient({
+      name: 'dying',
+      transport: spawnFixture('dying'),
+      backoff: { initialDelayMs: 1, maxAttempts: 1 },
+    });
     const tools = await dying.tools();
     expect(tools.map((t) => t.schema.name).sort()).toEqual(['crash', 'greet']);
     const dispatcher = createDispatcher({ tools, chain: canonicalChain() });
@@ -224,13 +238,19 @@ describe('mcpClient', () => {
       kind: 'result',
       content: 'hello, ada',
     });
-    const crashed = failed(await dispatcher.dispatch({ toolName: 'crash', args: {} }));
-    expect(crashed.error).toEqual({
-      name: 'McpConnectionError',
-      message: `the connection to MCP server 'dying' closed before 'crash' answered`,
+    const crashed = await dispatcher.dispatch({ toolName: 'crash', args: {} });
+    expect(crashed).toMatchObject({
+      kind: 'refused',
+      gate: 'mcp',
+      code: 'MCP_CONNECTION_LOST',
+      retryable: true,
     });
-    const after = failed(await dispatcher.dispatch({ toolName: 'greet', args: { who: 'ada' } }));
-    expect(after.error.message).toBe(`the connection to MCP server 'dying' is closed`);
+    expect(crashed.content).toMatch(
+      /^\[mcp refused: the connection to MCP server 'dying' closed before 'crash' answered, so it may or may not have run\. Retrying/,
+    );
+    const after = await dispatcher.dispatch({ toolName: 'greet', args: { who: 'ada' } });
+    expect(after).toMatchObject({ kind: 'refused', code: 'MCP_UNAVAILABLE', retryable: true });
+    expect(dying.status().state).not.toBe('connected');
     await dying.close();
   });
 
@@ -260,7 +280,7 @@ describe('mcpClient', () => {
       /'name' must be a non-empty string/,
     );
     expect(() => mcpClient({ name: 'docs' })).toThrow(
-      `mcpClient 'docs': give exactly one of 'transport' or 'url'.`,
+      `mcpClient 'docs': give exactly one of 'transport', 'url' or 'command'.`,
     );
     expect(() => mcpClient({ name: 'docs', url: 'http://127.0.0.1:1/mcp', timeoutMs: 0 })).toThrow(
       /'timeoutMs' must be a positive integer/,

@@ -85,7 +85,13 @@ describe('§9 mcpClient', () => {
     expect(tools[0]!.schema).toEqual({
       name: 'search',
       description: 'Searches the docs',
-      inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      // Closed on import: an argument the server never declared cannot reach it.
+      inputSchema: {
+        type: 'object',
+        properties: { query: { type: 'string' } },
+        required: ['query'],
+        additionalProperties: false,
+      },
     });
     const requests: PermissionRequest[] = [];
     const dispatcher = createDispatcher({

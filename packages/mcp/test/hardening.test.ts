@@ -104,7 +104,7 @@ describe('MCP transport faults', () => {
   });
 
   it(
-    'a transport that throws, drops, garbles, errors or closes mid-call gives a failed outcome naming the server, and other tools keep working',
+    'a transport that throws, drops, garbles, errors or closes mid-call gives a failed outcome or a retryable refusal naming the server, and other tools keep working',
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(fault, { minLength: 1, maxLength: 4 }), async (faults) => {
@@ -153,10 +153,18 @@ describe('MCP transport faults', () => {
             if (healthy && !timedOut) {
               expect(outcome).toMatchObject({ kind: 'result', content: 'found it', toolSource: 'docs' });
             } else {
-              expect(outcome).toMatchObject({ kind: 'failed', ran: true, toolSource: 'docs' });
-              if (outcome.kind === 'failed') {
-                expect(outcome.error.name).toBe('McpConnectionError');
-                expect(outcome.error.message).toContain(`MCP server 'docs'`);
+              // A lost connection is a retryable refusal; anything else a failure naming the server.
+              expect(outcome).toMatchObject({ ran: true, toolSource: 'docs' });
+              if (outcome.kind === 'refused') {
+                expect(outcome).toMatchObject({ gate: 'mcp', retryable: true });
+                expect(['MCP_CONNECTION_LOST', 'MCP_UNAVAILABLE']).toContain(outcome.code);
+                expect(outcome.content).toContain(`MCP server 'docs'`);
+              } else {
+                expect(outcome.kind).toBe('failed');
+                if (outcome.kind === 'failed') {
+                  expect(outcome.error.name).toBe('McpConnectionError');
+                  expect(outcome.error.message).toContain(`MCP server 'docs'`);
+                }
               }
             }
             closed ||= planned === 'close';

@@ -69,12 +69,16 @@ describe('mcpServe', () => {
     const dispatcher = createDispatcher({ tools: await edge.tools(), chain: canonicalChain() });
 
     const echoed = await dispatcher.dispatch({ toolName: 'echo', args: { text: 'three hops' } });
-    expect(echoed).toMatchObject({ kind: 'result', toolSource: 'edge', value: { echoed: 'three hops' } });
+    expect(echoed).toMatchObject({
+      kind: 'result',
+      toolSource: 'edge',
+      value: { structuredContent: { echoed: 'three hops' } },
+    });
     const provenance = await dispatcher.dispatch({ toolName: 'provenance', args: { toolSource: 'spoofed' } });
     // The upstream server serves its own tool (no source) to a caller without auth info.
     expect(provenance).toMatchObject({
       kind: 'result',
-      value: { principal: 'local-user', tenant: null, toolSource: null },
+      value: { structuredContent: { principal: 'local-user', tenant: null, toolSource: null } },
     });
     expect(seenMid).toEqual(['upstream', 'upstream']);
 
@@ -166,7 +170,9 @@ describe('mcpServe', () => {
         `Allow 'refund' to run with the arguments shown?`,
         '',
         `Tool: 'refund'`,
-        `Arguments:\n${JSON.stringify({ orderId: 'form-1', amount: 12.5 }, null, 2)}`,
+        'Arguments (2), each shown in full: amount, orderId',
+        '  amount: 12.5',
+        '  orderId: "form-1"',
         `Evidence:\n${JSON.stringify({ customer: 'customer of form-1', lastRefunds: 2 }, null, 2)}`,
       ].join('\n'),
     );
@@ -231,7 +237,7 @@ describe('mcpServe', () => {
 
   it('refuses configuration it cannot honor when built, naming the fix', () => {
     const base = { name: 'governed', version: '1.0.0', chain: governedChain() };
-    expect(() => mcpServe(governedTools(), { ...base, checkInKey: 'k' } as never)).toThrow(
+    expect(() => mcpServe(governedTools(), { ...base, checkInKey: 'k'.repeat(32) } as never)).toThrow(
       new McpServeConfigError(
         `mcpServe 'governed': the check-in key belongs to the chain; pass canonicalChain({ checkInKey }) as 'chain'.`,
       ),

@@ -57,6 +57,8 @@ export interface CanonicalChainOptions {
   readonly credentials?: CredentialProvider;
   /** The ceiling for tools that declare none. */
   readonly defaultMaxChars?: number;
+  /** The ceiling on decoded bytes of binary result blocks (MCP images, audio, blobs) for tools that declare none. */
+  readonly defaultMaxBytes?: number;
   /** Per-gate deadline for checkers, providers and stores; default 5000 ms. */
   readonly deadlineMs?: number;
   /** Default ajv; pass an eval-free validator on edge workers. */
@@ -126,9 +128,10 @@ export function canonicalChain(options: CanonicalChainOptions = {}): Chain {
     }),
     credentialsGate(options.credentials, deadline),
     ...guards.results,
-    resultCeilingGate(
-      options.defaultMaxChars === undefined ? {} : { defaultMaxChars: options.defaultMaxChars },
-    ),
+    resultCeilingGate({
+      ...(options.defaultMaxChars !== undefined ? { defaultMaxChars: options.defaultMaxChars } : {}),
+      ...(options.defaultMaxBytes !== undefined ? { defaultMaxBytes: options.defaultMaxBytes } : {}),
+    }),
   ];
   const checkIns =
     options.checkInKey === undefined

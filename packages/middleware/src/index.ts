@@ -2,7 +2,7 @@
 
 // Gates
 export type { PermissionGateOptions } from './permission';
-export { permissionGate } from './permission';
+export { permissionCheckerOf, permissionGate } from './permission';
 export type { CapabilitiesGateOptions } from './capabilities';
 export { capabilitiesGate } from './capabilities';
 export type { ValidateArgsGateOptions } from './validate-args';
@@ -60,5 +60,6 @@ export type { InMemoryArtifactsOptions } from './in-memory-artifacts';
 export { inMemoryArtifacts } from './in-memory-artifacts';
 export { inMemoryCheckIns } from '@toolgate/core';
 export type { LimitAnswer, LimitCharge, LimitStore } from './limit-store';
+export { limitChargeProblem, MAX_LIMIT_WINDOW_MS, MAX_UNITS_PER_MS } from './limit-store';
 export type { InMemoryLimits } from './in-memory-limits';
 export { inMemoryLimits } from './in-memory-limits';

@@ -2,6 +2,7 @@
 
 import {
   refusalReason,
+  type Chain,
   type Middleware,
   type Next,
   type PermissionChecker,
@@ -25,6 +26,20 @@ const NO_CHECKER = Object.freeze({
   why: 'no checker',
   events: Object.freeze([{ type: 'permission.checked', allowed: true, checker: 'none' } as const]),
 });
+
+// The checker each permission gate asks, so decisions outside tool calls can ask the same one.
+const checkers = new WeakMap<Middleware, { checker: PermissionChecker | undefined; deadlineMs: number }>();
+
+/**
+ * The checker `chain`'s permission gate asks, and its deadline: what an MCP server asks about reading a
+ * resource or getting a prompt, which are not tool calls. Undefined when the chain has no permission gate.
+ */
+export function permissionCheckerOf(
+  chain: Chain,
+): { readonly checker: PermissionChecker | undefined; readonly deadlineMs: number } | undefined {
+  const gate = chain.get('permission');
+  return gate === undefined ? undefined : checkers.get(gate);
+}
 
 export function permissionGate(checker?: PermissionChecker, options: PermissionGateOptions = {}): Middleware {
   assertChecker('permissionGate', checker);
@@ -61,7 +76,7 @@ export function permissionGate(checker?: PermissionChecker, options: PermissionG
     }
     return next();
   };
-  return {
+  const gate: Middleware = {
     name: 'permission',
     fingerprint: checker === undefined ? 'no checker' : `checker, ${deadlineMs} ms`,
     passThrough: () => (checker === undefined ? NO_CHECKER : undefined),
@@ -75,4 +90,6 @@ export function permissionGate(checker?: PermissionChecker, options: PermissionG
       return ask(checker, ctx, next);
     },
   };
+  checkers.set(gate, { checker, deadlineMs });
+  return gate;
 }

@@ -1,11 +1,13 @@
 // The result-ceiling gate: innermost, the first to see a result. An oversized result is refused,
 // never truncated, so the payload never reaches an outer after-half, the ledger or an event.
 
-import { formatCount, refusalReason, type Middleware } from '@toolgate/core';
+import { contentSize, formatCount, isContentResult, refusalReason, type Middleware } from '@toolgate/core';
 
 export interface ResultCeilingGateOptions {
   /** The operator's ceiling for tools that declare none. */
   readonly defaultMaxChars?: number;
+  /** The operator's ceiling on decoded bytes of binary blocks (MCP images, audio, blobs) for tools that declare none. */
+  readonly defaultMaxBytes?: number;
 }
 
 const NO_CEILING = Object.freeze({ why: 'no ceiling' });
@@ -18,46 +20,77 @@ function narrowing(narrowBy: readonly string[] | undefined): string {
   return `Call it again with a smaller ${list}`;
 }
 
+function assertPositive(field: string, value: number | undefined): void {
+  if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+    throw new TypeError(`resultCeilingGate: ${field} must be a positive integer; got ${String(value)}.`);
+}
+
 /**
- * Measures `ctx.resultText` (strings as they are, not JSON-quoted) against the tool's `resultCeiling.maxChars`,
- * or the operator default. The refusal names the true size, the ceiling and `narrowBy`.
+ * Measures what the model reads against the tool's `resultCeiling` (or the operator defaults): the
+ * characters of `ctx.resultText` (strings as they are, not JSON-quoted), or for an MCP tool's content
+ * blocks the characters of their text and, against `maxBytes`, the decoded bytes of binary blocks.
+ * The refusal names the true size, the ceiling and `narrowBy`.
  *
  * @example
- * resultCeilingGate({ defaultMaxChars: 20_000 })
+ * resultCeilingGate({ defaultMaxChars: 20_000, defaultMaxBytes: 5_000_000 })
  */
 export function resultCeilingGate(options: ResultCeilingGateOptions = {}): Middleware {
   const fallback = options.defaultMaxChars;
-  if (fallback !== undefined && (!Number.isInteger(fallback) || fallback <= 0)) {
-    throw new TypeError(
-      `resultCeilingGate: defaultMaxChars must be a positive integer; got ${String(fallback)}.`,
-    );
-  }
+  const fallbackBytes = options.defaultMaxBytes;
+  assertPositive('defaultMaxChars', fallback);
+  assertPositive('defaultMaxBytes', fallbackBytes);
   return {
     name: 'result-ceiling',
     innermost: true,
-    fingerprint: fallback === undefined ? 'no default' : `default ${fallback}`,
+    fingerprint: [
+      fallback === undefined ? 'no default' : `default ${fallback}`,
+      ...(fallbackBytes === undefined ? [] : [`${fallbackBytes} bytes`]),
+    ].join(', '),
     // With no ceiling there is nothing to measure: the gate's after-half would return at once.
     passThrough: (tool) =>
-      tool.resultCeiling?.maxChars === undefined && fallback === undefined ? NO_CEILING : undefined,
+      tool.resultCeiling === undefined && fallback === undefined && fallbackBytes === undefined
+        ? NO_CEILING
+        : undefined,
     run: async function resultCeiling(ctx, next) {
       const ceiling = ctx.tool.resultCeiling;
       const maxChars = ceiling?.maxChars ?? fallback;
-      ctx.note(maxChars === undefined ? 'no ceiling' : `ceiling ${maxChars} characters`);
+      const maxBytes = ceiling?.maxBytes ?? fallbackBytes;
+      ctx.note(
+        maxChars === undefined && maxBytes === undefined
+          ? 'no ceiling'
+          : [
+              ...(maxChars === undefined ? [] : [`ceiling ${maxChars} characters`]),
+              ...(maxBytes === undefined ? [] : [`${maxBytes} bytes`]),
+            ].join(', '),
+      );
       await next();
       const text = ctx.resultText;
-      if (maxChars === undefined || text === undefined || text.length <= maxChars) return;
-      const chars = text.length;
-      ctx.emit({ type: 'result.refused', chars, maxChars });
-      ctx.deny(
-        refusalReason(
-          `'${ctx.toolName}' returned ${formatCount(chars)} characters; the ceiling is ${formatCount(maxChars)}`,
-          narrowing(ceiling?.narrowBy),
-        ),
-        {
-          code: 'RESULT_TOO_LARGE',
-          mentionsRun: true,
-        },
-      );
+      if (text === undefined) return;
+      const result = ctx.result;
+      const size =
+        ctx.toolSource !== undefined && isContentResult(result)
+          ? contentSize(result)
+          : { chars: text.length, bytes: 0 };
+      if (maxChars !== undefined && size.chars > maxChars) {
+        ctx.emit({ type: 'result.refused', chars: size.chars, maxChars });
+        ctx.deny(
+          refusalReason(
+            `'${ctx.toolName}' returned ${formatCount(size.chars)} characters; the ceiling is ${formatCount(maxChars)}`,
+            narrowing(ceiling?.narrowBy),
+          ),
+          { code: 'RESULT_TOO_LARGE', mentionsRun: true },
+        );
+      }
+      if (maxBytes !== undefined && size.bytes > maxBytes) {
+        ctx.emit({ type: 'result.refused', chars: size.chars, bytes: size.bytes, maxBytes });
+        ctx.deny(
+          refusalReason(
+            `'${ctx.toolName}' returned ${formatCount(size.bytes)} bytes of images, audio or files; the ceiling is ${formatCount(maxBytes)} bytes`,
+            narrowing(ceiling?.narrowBy),
+          ),
+          { code: 'RESULT_TOO_LARGE', mentionsRun: true },
+        );
+      }
     },
   };
 }

@@ -1,12 +1,23 @@
 // The pluggable schema validator behind validate-args. The default is ajv, which compiles with
 // `new Function`; eval-free runtimes (edge workers) pass an interpreter-based validator instead.
 
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import {
+  _,
+  Ajv,
+  str,
+  type ErrorObject,
+  type FuncKeywordDefinition,
+  type ValidateFunction,
+  type Vocabulary,
+} from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
+import draft7Vocabularies from 'ajv/dist/vocabularies/draft7.js';
+import draft2020Vocabularies from 'ajv/dist/vocabularies/draft2020.js';
 import type { JsonSchema } from '@toolgate/core';
-import { compileLinear, linearRegExp } from './linear-regexp';
+import { knownFormats } from './internal/formats';
+import { checkSchema } from './internal/schema-audit';
+import { duplicateItemsMessage, firstDuplicate, isMultipleOf } from './internal/schema-kernels';
+import { linearRegExp } from './linear-regexp';
 
 /** One thing wrong with the args: where, and what was expected. Never the value supplied. */
 export interface ValidationProblem {
@@ -128,6 +139,10 @@ function ajvSettings(useDefaults: boolean) {
     strictTuples: false,
     strictRequired: false,
     allowUnionTypes: true,
+    // required/properties/dependencies look at own properties only: `{}` has no 'constructor'.
+    ownProperties: true,
+    // ajv's check that a property name matches no pattern runs the pattern on a backtracking engine.
+    allowMatchingProperties: true,
     useDefaults,
     // A compiled schema is not registered by its $id: tools sharing one ajv must not collide on an id.
     addUsedSchema: false,
@@ -135,30 +150,73 @@ function ajvSettings(useDefaults: boolean) {
   } as const;
 }
 
-// Format regexes the linear engine cannot run (they use lookarounds) keep ajv-formats' own, over
-// strings no longer than any real value of the format, so their backtracking stays bounded.
-const FORMAT_MAX_CHARS: Readonly<Record<string, number>> = { duration: 256, url: 8192, hostname: 253 };
+// multipleOf and uniqueItems by the kernels the eval-free interpreter uses too: decimal-exact, and
+// linear. Each replaces ajv's own definition in place, so ajv checks keywords in its usual order.
+const multipleOf: FuncKeywordDefinition = {
+  keyword: 'multipleOf',
+  type: 'number',
+  schemaType: 'number',
+  errors: false,
+  validate: (divisor: number, data: number) => isMultipleOf(data, divisor),
+  error: {
+    message: ({ schemaCode }) => str`must be multiple of ${schemaCode}`,
+    params: ({ schemaCode }) => _`{multipleOf: ${schemaCode}}`,
+  },
+};
 
-/** ajv-formats' regex formats on the linear engine, or length-bounded where it cannot run them. */
-function withLinearFormats<A extends Ajv | Ajv2020>(ajv: A): A {
-  for (const [name, format] of Object.entries(fullFormats)) {
-    if (!(format instanceof RegExp)) continue;
-    const flags = format.flags.includes('i') ? '(?i)' : '';
-    let linear: { test(text: string): boolean } | undefined;
-    try {
-      linear = compileLinear(`${flags}${format.source}`);
-    } catch {
-      const max = FORMAT_MAX_CHARS[name] ?? 1024;
-      ajv.addFormat(name, {
-        type: 'string',
-        validate: (text: string) => text.length <= max && format.test(text),
-      });
-      continue;
-    }
-    ajv.addFormat(name, { type: 'string', validate: (text: string) => linear.test(text) });
-  }
-  return ajv;
+function checkUnique(this: unknown, unique: boolean, data: unknown[]): boolean {
+  const duplicate = unique ? firstDuplicate(data) : undefined;
+  if (duplicate === undefined) return true;
+  const [i, j] = duplicate;
+  checkUnique.errors = [{ keyword: 'uniqueItems', params: { i, j }, message: duplicateItemsMessage(i, j) }];
+  return false;
 }
+checkUnique.errors = [] as Partial<ErrorObject>[];
+
+const uniqueItems: FuncKeywordDefinition = {
+  keyword: 'uniqueItems',
+  type: 'array',
+  schemaType: 'boolean',
+  validate: checkUnique,
+};
+
+const KERNELS: Readonly<Record<string, FuncKeywordDefinition>> = { multipleOf, uniqueItems };
+
+const withKernels = (vocabularies: readonly Vocabulary[]): Vocabulary[] =>
+  vocabularies.map((vocabulary) =>
+    vocabulary.map((definition) =>
+      typeof definition === 'object' && typeof definition.keyword === 'string'
+        ? (KERNELS[definition.keyword] ?? definition)
+        : definition,
+    ),
+  );
+
+// These modules are CommonJS with a `default` export: Node's ESM loader hands over the whole exports object.
+const listOf = (module: readonly Vocabulary[] | { default: readonly Vocabulary[] }): readonly Vocabulary[] =>
+  Array.isArray(module) ? module : (module as { default: readonly Vocabulary[] }).default;
+
+const draft7WithKernels = withKernels(listOf(draft7Vocabularies));
+const draft2020WithKernels = withKernels(listOf(draft2020Vocabularies));
+
+/** ajv for draft-07 with the shared kernels in place of its own multipleOf and uniqueItems. */
+class Draft7 extends Ajv {
+  override _addVocabularies(): void {
+    this.addKeyword('$async');
+    for (const vocabulary of draft7WithKernels) this.addVocabulary(vocabulary);
+  }
+}
+
+/** ajv for 2020-12, likewise. */
+class Draft2020 extends Ajv2020 {
+  override _addVocabularies(): void {
+    this.addKeyword('$async');
+    for (const vocabulary of draft2020WithKernels) this.addVocabulary(vocabulary);
+  }
+}
+
+/** The formats both validators share, in ajv's form. */
+const ajvFormats = () =>
+  Object.fromEntries(Object.entries(knownFormats()).map(([name, check]) => [name, { ...check }]));
 
 type AjvSettings = ReturnType<typeof ajvSettings>;
 
@@ -177,8 +235,8 @@ interface Cached {
  */
 class SharedAjv {
   readonly #settings: AjvSettings;
-  #draft7: Ajv | undefined;
-  #draft2020: Ajv2020 | undefined;
+  #draft7: Draft7 | undefined;
+  #draft2020: Draft2020 | undefined;
   readonly #bySchema = new WeakMap<object, CompiledSchema>();
   readonly #byText = new Map<string, Cached>();
   /** Counts insertions into #byText; an entry's `stamp` is the count when it last moved to the back. */
@@ -204,6 +262,7 @@ class SharedAjv {
       this.#bySchema.set(schema, cached.compiled);
       return cached.compiled;
     }
+    checkSchema(schema, this.#settings.useDefaults);
     const compiled = compiledBy(this.#instanceFor(schema).compile(schema), this.#settings, schema);
     this.#bySchema.set(schema, compiled);
     if (text !== undefined) {
@@ -221,10 +280,10 @@ class SharedAjv {
 
   #instanceFor(schema: JsonSchema): Ajv | Ajv2020 {
     if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
-      this.#draft2020 ??= withLinearFormats(addFormats(new Ajv2020(this.#settings)) as Ajv2020);
+      this.#draft2020 ??= new Draft2020({ ...this.#settings, formats: ajvFormats() });
       return this.#draft2020;
     }
-    this.#draft7 ??= withLinearFormats(addFormats(new Ajv(this.#settings)) as Ajv);
+    this.#draft7 ??= new Draft7({ ...this.#settings, formats: ajvFormats() });
     return this.#draft7;
   }
 }
@@ -256,7 +315,7 @@ const VALID: ValidationResult = Object.freeze({ valid: true });
 const shared = new Map<string, SharedAjv>();
 
 /**
- * ajv with ajv-formats; strict, so an unknown keyword fails at compile (dispatcher build), not at a call.
+ * ajv with ajv-formats' formats (each linear); strict, so an unknown keyword fails at compile (dispatcher build), not at a call.
  * Validators of the same configuration share one ajv per draft and one bounded cache of compiled
  * schemas for the process, keyed by schema object and then by its JSON text.
  */

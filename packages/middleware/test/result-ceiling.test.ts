@@ -182,3 +182,71 @@ describe('result-ceiling gate', () => {
     expect(() => createChain([resultCeilingGate(), late])).toThrow(/'result-ceiling' must be innermost/);
   });
 });
+
+describe('result-ceiling gate on content blocks from an MCP server', () => {
+  // A tool stamped with a source, as mcpClient imports it, answering with MCP content blocks.
+  const image = (bytes: number) => ({
+    type: 'image',
+    mimeType: 'image/png',
+    data: btoa('p'.repeat(bytes)),
+  });
+  function sourced(
+    result: unknown,
+    resultCeiling: ResultCeiling,
+    defaults: { defaultMaxBytes?: number } = {},
+  ) {
+    const tool = {
+      schema: { name: 'shot', description: 'a screenshot', inputSchema: { type: 'object' } },
+      source: 'browser',
+      resultCeiling,
+      execute: () => result,
+    };
+    return createDispatcher({ tools: [tool], chain: canonicalChain(defaults) });
+  }
+
+  it('counts decoded bytes of binary blocks against maxBytes, never base64 length against maxChars', async () => {
+    const result = { content: [{ type: 'text', text: 'caption' }, image(4_000)] };
+    const fits = sourced(result, { maxChars: 10, maxBytes: 4_000 });
+    const over = sourced(result, { maxChars: 10, maxBytes: 3_999 });
+
+    const ok = expectResult(await fits.dispatch({ toolName: 'shot', args: {} }));
+    const refused = expectRefused(await over.dispatch({ toolName: 'shot', args: {} }));
+
+    expect(ok.value).toEqual(result);
+    expect(ok.content).toBe('caption\n[image: image/png, 4000 bytes]');
+    expect(refused.code).toBe('RESULT_TOO_LARGE');
+    expect(refused.reason).toContain(
+      'returned 4,000 bytes of images, audio or files; the ceiling is 3,999 bytes',
+    );
+    expect(refused.content).not.toContain(btoa('pppp'));
+  });
+
+  it('counts characters of text blocks and embedded text resources against maxChars', async () => {
+    const result = {
+      content: [
+        { type: 'text', text: 'x'.repeat(6) },
+        { type: 'resource', resource: { uri: 'file:///a', text: 'y'.repeat(5) } },
+      ],
+    };
+    expectResult(await sourced(result, { maxChars: 11 }).dispatch({ toolName: 'shot', args: {} }));
+    const refused = expectRefused(
+      await sourced(result, { maxChars: 10 }).dispatch({ toolName: 'shot', args: {} }),
+    );
+    expect(refused.reason).toContain('returned 11 characters; the ceiling is 10');
+  });
+
+  it("applies the operator's default on bytes to a tool that declares only characters", async () => {
+    const result = { content: [image(100)] };
+    const dispatcher = sourced(result, { maxChars: 100 }, { defaultMaxBytes: 99 });
+    const refused = expectRefused(await dispatcher.dispatch({ toolName: 'shot', args: {} }));
+    expect(refused.reason).toContain('returned 100 bytes');
+  });
+
+  it('measures a tool of our own that returns the same shape as JSON, as the model reads it', async () => {
+    const tool = recordingTool({ name: 'search', resultCeiling: { maxChars: 20 } }, () => ({
+      content: [{ type: 'text', text: 'short' }],
+    }));
+    const { dispatch } = setup(tool);
+    expect(expectRefused(await dispatch()).reason).toContain('characters; the ceiling is 20');
+  });
+});

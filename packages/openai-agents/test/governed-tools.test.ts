@@ -3,7 +3,7 @@ import { checkInApproved, createDispatcher, type CheckInRequest, type Middleware
 import { canonicalChain } from '@toolgate/middleware';
 import { governedTools, type PausedCall } from '@toolgate/openai-agents';
 import { fixedClock, inMemoryCheckIns } from '@toolgate/testing';
-import { adapterDesk, BIG_LOG_CHARS, DESK_SECRET } from '../../../test-support/adapter-desk';
+import { adapterDesk, BIG_LOG_CHARS, DESK_KEY, DESK_SECRET } from '../../../test-support/adapter-desk';
 import { remoteDocs, REMOTE_SOURCE } from './fixtures/remote';
 import {
   callTool,
@@ -90,10 +90,9 @@ describe('governedTools with the OpenAI Agents SDK', () => {
       callThenReport('refund_order', { orderId: 'A-17', amount: 20, principal: 'ada' }),
       governedTools(desk.dispatcher),
     );
-    // The SDK asks its person before the tool runs; the chain's gates judge the approved call.
-    const first = await run(agent, 'refund', { context: guest });
-    first.state.approve(first.interruptions[0]!);
-    const result = await run(agent, first.state);
+    // The chain runs when the SDK asks: a call the gates refuse is never put to a person.
+    const result = await run(agent, 'refund', { context: guest });
+    expect(result.interruptions).toEqual([]);
     expect(result.finalOutput).toMatch(/^tool said: \[permission refused: .*guests cannot refund orders/);
     expect(desk.permissions.requests[0]!.identity).toEqual(guest.identity);
     expect(desk.ran).toEqual([]);
@@ -130,7 +129,8 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     const second = await run(agent, first.state);
     expect(second.finalOutput).toBe('tool said: refunds are frozen today');
     expect(desk.ran).toEqual([]);
-    expect(desk.ends).toEqual([]);
+    // The chain ran once, when the SDK asked, and paused there; the rejection never reached it.
+    expect(desk.ends.map((e) => e.kind)).toEqual(['paused']);
   });
 
   it('hands a pause the SDK did not approve to onPause with the signed request, and the host resumes it', async () => {
@@ -145,7 +145,9 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     const desk = adapterDesk();
     const dispatcher = createDispatcher({
       tools: [desk.dispatcher.tools.get('lookup_order')!],
-      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }).use(asking),
+      chain: canonicalChain({ checkInKey: DESK_KEY, checkIns: inMemoryCheckIns({ now: clock.now }) }).use(
+        asking,
+      ),
       clock: clock.now,
     });
     const paused: [CheckInRequest, PausedCall<typeof ada>][] = [];
@@ -188,7 +190,7 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     const hyphenated = { ...refund, schema: { ...refund.schema, name: 'refund-order' } };
     const dispatcher = createDispatcher({
       tools: [hyphenated],
-      chain: canonicalChain({ checkInKey: 'k', checkIns: inMemoryCheckIns({ now: clock.now }) }),
+      chain: canonicalChain({ checkInKey: DESK_KEY, checkIns: inMemoryCheckIns({ now: clock.now }) }),
       clock: clock.now,
     });
     const { agent } = agentWith(
@@ -202,7 +204,7 @@ describe('governedTools with the OpenAI Agents SDK', () => {
 
     const both = createDispatcher({
       tools: [refund, hyphenated],
-      chain: canonicalChain({ checkInKey: 'k' }),
+      chain: canonicalChain({ checkInKey: DESK_KEY }),
     });
     expect(() => governedTools(both)).toThrow(
       "tools 'refund_order' and 'refund-order' both become 'refund_order'",

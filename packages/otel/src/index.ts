@@ -2,3 +2,4 @@
 
 export type { OtelOptions, RemoteParent, TenantAttribute } from './otel';
 export { otel, OtelConfigError } from './otel';
+export { activeTraceContext } from './active-trace-context';

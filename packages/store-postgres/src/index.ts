@@ -2,7 +2,11 @@
 
 export type { PostgresArtifactsOptions, PostgresArtifactStore } from './artifacts';
 export { postgresArtifacts } from './artifacts';
+export type { PostgresAuditStore, PostgresAuditStoreOptions } from './audit';
+export { postgresAuditStore } from './audit';
 export type { PostgresCheckInsOptions, PostgresCheckInStore } from './check-ins';
 export { postgresCheckIns } from './check-ins';
 export type { PostgresPool, PostgresStoreOptions } from './connection';
 export { PostgresStoreError } from './errors';
+export type { PostgresPinsOptions, PostgresPinStore } from './pins';
+export { postgresPins } from './pins';

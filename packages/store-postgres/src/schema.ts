@@ -55,6 +55,43 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX toolgate_check_ins_by_principal ON ${t}toolgate_check_ins (tenant, principal, seq);
   CREATE INDEX toolgate_check_ins_by_digest ON ${t}toolgate_check_ins (args_digest, seq);
   `,
+  // Pinned tool definitions and server identities of MCP upstreams.
+  (t) => `
+  CREATE TABLE ${t}toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition JSON NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition JSON,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  );
+  `,
+  // The audit log (@toolgate/audit): records as written (JSON keeps their text), and the head row an
+  // append locks; seq 0 there means the log is empty.
+  (t) => `
+  CREATE TABLE ${t}toolgate_audit (
+    seq BIGINT PRIMARY KEY,
+    at TIMESTAMPTZ NOT NULL,
+    tenant TEXT,
+    tool TEXT,
+    kind TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    record JSON NOT NULL
+  );
+  CREATE INDEX toolgate_audit_by_tenant ON ${t}toolgate_audit (tenant, seq);
+  CREATE INDEX toolgate_audit_by_at ON ${t}toolgate_audit (at);
+
+  CREATE TABLE ${t}toolgate_audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+  );
+  INSERT INTO ${t}toolgate_audit_head (id, seq, hash) VALUES (1, 0, '');
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

@@ -2,8 +2,12 @@
 // of its own, since the laws expect an empty store.
 
 import pg from 'pg';
-import { describeArtifactStoreConformance, describeCheckInStoreConformance } from '@toolgate/testing/jest';
-import { postgresArtifacts, postgresCheckIns } from '@toolgate/store-postgres';
+import {
+  describeArtifactStoreConformance,
+  describeCheckInStoreConformance,
+  describePinStoreConformance,
+} from '@toolgate/testing/jest';
+import { postgresArtifacts, postgresCheckIns, postgresPins } from '@toolgate/store-postgres';
 import { describePostgres, postgresUrl, schemas } from './support';
 
 describePostgres('PostgreSQL stores', () => {
@@ -29,6 +33,12 @@ describePostgres('PostgreSQL stores', () => {
   describeArtifactStoreConformance(
     'postgresArtifacts',
     ({ now }) => postgresArtifacts({ connectionString: postgresUrl(), schema: schema.next(), now }),
+    { close: (store) => store.close() },
+  );
+
+  describePinStoreConformance(
+    'postgresPins',
+    () => postgresPins({ connectionString: postgresUrl(), schema: schema.next() }),
     { close: (store) => store.close() },
   );
 });

@@ -29,7 +29,14 @@ describePostgres('schema migrations', () => {
     await checkIns.list();
     await checkIns.close();
     expect(await versions(name)).toEqual(MIGRATIONS.map((_, i) => i + 1));
-    expect(await tables(name)).toEqual(['toolgate_artifacts', 'toolgate_check_ins', 'toolgate_migrations']);
+    expect(await tables(name)).toEqual([
+      'toolgate_artifacts',
+      'toolgate_audit',
+      'toolgate_audit_head',
+      'toolgate_check_ins',
+      'toolgate_migrations',
+      'toolgate_pins',
+    ]);
   });
 
   it('migrates exactly once when eight instances, each with its own pool, start at the same time', async () => {

@@ -1,8 +1,12 @@
 // Every export here is public API of @toolgate/store-sqlite.
 
 export type { SqliteArtifactsOptions, SqliteArtifactStore } from './artifacts';
+export type { SqliteAuditStore, SqliteAuditStoreOptions } from './audit';
+export { sqliteAuditStore } from './audit';
 export { sqliteArtifacts } from './artifacts';
 export type { SqliteCheckInsOptions, SqliteCheckInStore } from './check-ins';
 export { sqliteCheckIns } from './check-ins';
 export type { SqliteDatabase, SqliteStoreOptions } from './connection';
 export { SqliteStoreError } from './errors';
+export type { SqlitePinsOptions, SqlitePinStore } from './pins';
+export { sqlitePins } from './pins';

@@ -49,6 +49,41 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX toolgate_check_ins_by_principal ON toolgate_check_ins (tenant, principal, seq);
   CREATE INDEX toolgate_check_ins_by_digest ON toolgate_check_ins (args_digest, seq);
   `,
+  // Pinned tool definitions and server identities of MCP upstreams.
+  `
+  CREATE TABLE toolgate_pins (
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    pinned_at TEXT NOT NULL,
+    changed_digest TEXT,
+    changed_definition TEXT,
+    changed_at TEXT,
+    PRIMARY KEY (source, kind, name)
+  ) STRICT;
+  `,
+  // The audit log (@toolgate/audit): records as written, and the head the next append continues.
+  `
+  CREATE TABLE toolgate_audit (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    tenant TEXT,
+    tool TEXT,
+    kind TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    record TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX toolgate_audit_by_tenant ON toolgate_audit (tenant, seq);
+  CREATE INDEX toolgate_audit_by_at ON toolgate_audit (at);
+
+  CREATE TABLE toolgate_audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL
+  ) STRICT;
+  `,
 ];
 
 const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;

@@ -1,7 +1,11 @@
 // The store laws from @toolgate/testing, run against both SQLite stores, on a file and in memory.
 
-import { describeArtifactStoreConformance, describeCheckInStoreConformance } from '@toolgate/testing/jest';
-import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
+import {
+  describeArtifactStoreConformance,
+  describeCheckInStoreConformance,
+  describePinStoreConformance,
+} from '@toolgate/testing/jest';
+import { sqliteArtifacts, sqliteCheckIns, sqlitePins } from '@toolgate/store-sqlite';
 import { tempDir } from './support';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -41,3 +45,10 @@ describeArtifactStoreConformance(
     close: (store) => store.close(),
   },
 );
+
+describePinStoreConformance('sqlitePins on a file', () => sqlitePins({ path: freshFile() }), {
+  close: (store) => store.close(),
+});
+describePinStoreConformance('sqlitePins in memory', () => sqlitePins({ path: ':memory:' }), {
+  close: (store) => store.close(),
+});

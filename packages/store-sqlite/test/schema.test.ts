@@ -23,7 +23,13 @@ describe('schema migrations', () => {
     checkIns.close();
     const db = new Database(path);
     expect(versionOf(db)).toBe(MIGRATIONS.length);
-    expect(tables(db)).toEqual(['toolgate_artifacts', 'toolgate_check_ins']);
+    expect(tables(db)).toEqual([
+      'toolgate_artifacts',
+      'toolgate_audit',
+      'toolgate_audit_head',
+      'toolgate_check_ins',
+      'toolgate_pins',
+    ]);
     db.close();
   });
 

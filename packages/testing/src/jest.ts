@@ -38,6 +38,8 @@ export type {
 } from './conformance/stores';
 export {
   describeArtifactStoreConformance,
+  describeAuditStoreConformance,
   describeCheckInStoreConformance,
   describeLimitStoreConformance,
+  describePinStoreConformance,
 } from './conformance/stores';

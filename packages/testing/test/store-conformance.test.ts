@@ -1,7 +1,13 @@
 // The in-memory stores through the store conformance suites, as any store implementation would run them.
 
 import { inMemoryArtifacts, inMemoryCheckIns } from '@toolgate/testing';
-import { describeArtifactStoreConformance, describeCheckInStoreConformance } from '@toolgate/testing/jest';
+import { inMemoryPins } from '@toolgate/core';
+import {
+  describeArtifactStoreConformance,
+  describeCheckInStoreConformance,
+  describePinStoreConformance,
+} from '@toolgate/testing/jest';
 
 describeCheckInStoreConformance('inMemoryCheckIns', ({ now }) => inMemoryCheckIns({ now }));
 describeArtifactStoreConformance('inMemoryArtifacts', ({ now }) => inMemoryArtifacts({ now }));
+describePinStoreConformance('inMemoryPins', () => inMemoryPins());

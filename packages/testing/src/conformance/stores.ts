@@ -2,12 +2,14 @@
 // suites, for any implementation. The suite owns the clock and hands it to the factory.
 
 import { describe, it } from '@jest/globals';
-import type { ArtifactStore, CheckInStore } from '@toolgate/core';
+import type { ArtifactStore, AuditStore, CheckInStore, PinStore } from '@toolgate/core';
 import type { LimitStore } from '@toolgate/middleware';
 import { fixedClock } from '../clock';
 import { ARTIFACT_STORE_LAWS } from './artifact-store-laws';
+import { AUDIT_STORE_LAWS } from './audit-store-laws';
 import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
 import { LIMIT_STORE_LAWS } from './limit-store-laws';
+import { PIN_STORE_LAWS } from './pin-store-laws';
 
 /** What the suite hands a store factory: the clock the store must read time from. */
 export interface StoreFactoryContext {
@@ -121,5 +123,40 @@ export function describeLimitStoreConformance<S extends LimitStore>(
       // A few milliseconds over, since a timer may fire a little early.
       if (options.ownClock === true) await new Promise((resolve) => setTimeout(resolve, ms + 5));
     },
+  }));
+}
+
+/**
+ * Registers one test per PinStore law: first sight pins once (also under parallel observers), a
+ * change is recorded beside the pin and cleared on revert, accept takes only the reviewed digest,
+ * records stay apart and list in order, definitions round-trip as JSON.
+ *
+ * @example
+ * describePinStoreConformance('in-memory pins', () => inMemoryPins());
+ */
+export function describePinStoreConformance<S extends PinStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(`${name}: PinStore conformance`, PIN_STORE_LAWS, factory, options, (store) => store);
+}
+
+/**
+ * Registers one test per AuditStore law: the seal gets the true head, an append is stored whole or not
+ * at all, records come back exactly as written and page in seq order, records that do not continue the
+ * log are refused, and 60 concurrent appends stay one chain. `factory` must return an empty log.
+ * Appends from several processes are the store's own tests to show.
+ *
+ * @example
+ * describeAuditStoreConformance('in-memory audit log', () => inMemoryAuditStore());
+ */
+export function describeAuditStoreConformance<S extends AuditStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(`${name}: AuditStore conformance`, AUDIT_STORE_LAWS, factory, options, (store) => ({
+    store,
   }));
 }

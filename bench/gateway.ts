@@ -1,0 +1,348 @@
+// pnpm bench:gateway — the governing gateway against the same stdio upstream as: a direct SDK client
+// (the floor), a plain pass-through proxy on the SDK, and the non-governing proxies users run from
+// npm (mcp-proxy, supergateway). Per target, at concurrency 1 and 32 (concurrent calls on one
+// session): added p50/p99 per tools/call over the floor, and calls per second. Then memory per 1,000
+// open sessions for the gateway and the SDK pass-through (mcp-proxy and supergateway start one
+// upstream process per session, so theirs is that process). Ratios in one run; nothing asserted.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+// The SDK client's transport adds an abort listener per request to one signal; 32 in flight for
+// thousands of calls trips Node's leak warning without being one.
+setMaxListeners(100_000);
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const require = createRequire(join(here, 'package.json'));
+const upstream = join(here, 'gateway', 'upstream.mjs');
+const TOKEN = 'bench-token-0123456789abcdef0123';
+const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
+const CALLS_C32 = CALLS_C1 * 2;
+const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1000);
+
+function bin(pkg: string, path: string): string {
+  return join(dirname(require.resolve(`${pkg}/package.json`)), path);
+}
+
+interface Target {
+  readonly name: string;
+  readonly pid?: number;
+  connect(): Promise<Client>;
+  stop(): Promise<void>;
+}
+
+/** Starts a child and resolves with the first http URL it prints (stdout or stderr). */
+function startChild(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((done, fail) => {
+    let seen = '';
+    const timer = setTimeout(
+      () => fail(new Error(`${command} ${args.join(' ')} did not start:\n${seen}`)),
+      30_000,
+    );
+    const look = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /(http:\/\/(?:127\.0\.0\.1|localhost|\[::1\]):\d+)(\/mcp)?/.exec(seen);
+      if (match !== null) {
+        clearTimeout(timer);
+        child.stdout!.off('data', look);
+        child.stderr!.off('data', look);
+        child.stdout!.resume();
+        child.stderr!.resume();
+        done({ child, url: `${match[1]}/mcp` });
+      }
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
+    child.on('exit', (code) => fail(new Error(`${command} exited ${code}:\n${seen}`)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createNetServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => done(port));
+    });
+    server.on('error', fail);
+  });
+}
+
+/** Starts a child that prints no URL, and resolves once its port accepts connections. */
+async function startOnPort(
+  command: string,
+  args: string[],
+  port: number,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'ignore', 'ignore'] });
+  for (let tries = 0; tries < 300; tries++) {
+    if (child.exitCode !== null) throw new Error(`${args[0]} exited ${child.exitCode}`);
+    const open = await new Promise<boolean>((done) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        done(true);
+      });
+      socket.on('error', () => done(false));
+    });
+    if (open) return { child, url: `http://127.0.0.1:${port}/mcp` };
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`${args[0]} did not listen on ${port}`);
+}
+
+const stopChild = (child: ChildProcess) =>
+  new Promise<void>((done) => {
+    if (child.exitCode !== null) return done();
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+
+function httpTarget(
+  name: string,
+  started: { child: ChildProcess; url: string },
+  headers: Record<string, string> = {},
+): Target {
+  return {
+    name,
+    ...(started.child.pid !== undefined ? { pid: started.child.pid } : {}),
+    connect: async () => {
+      const client = new Client({ name: 'bench', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(started.url), { requestInit: { headers } }),
+      );
+      return client;
+    },
+    stop: () => stopChild(started.child),
+  };
+}
+
+async function floorTarget(): Promise<Target> {
+  return {
+    name: 'direct SDK client → server (floor)',
+    connect: async () => {
+      const client = new Client({ name: 'bench', version: '1.0.0' });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [upstream] }));
+      return client;
+    },
+    stop: async () => {},
+  };
+}
+
+async function gatewayTarget(dir: string): Promise<Target> {
+  const config = join(dir, 'toolgate.yaml');
+  writeFileSync(
+    config,
+    `listen: { maxSessions: ${SESSIONS + 100} }
+auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
+upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
+tenants: { bench: { upstreams: [up] } }
+`,
+  );
+  const started = await startChild(process.execPath, [
+    '--import',
+    'tsx',
+    join(root, 'packages/gateway/src/cli.ts'),
+    'gateway',
+    '--config',
+    config,
+    '--port',
+    '0',
+  ]);
+  started.child.stderr!.resume();
+  return httpTarget('toolgate gateway (governing)', started, { authorization: `Bearer ${TOKEN}` });
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+interface Run {
+  readonly p50: number;
+  readonly p99: number;
+  readonly perSecond: number;
+}
+
+async function measure(client: Client, calls: number, concurrency: number): Promise<Run> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < calls) {
+      next += 1;
+      const t0 = performance.now();
+      const result = await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
+      latencies.push(performance.now() - t0);
+      if (result.isError === true) throw new Error('a bench call failed');
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const wall = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSecond: calls / wall };
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+async function sessionMemory(target: Target): Promise<number | undefined> {
+  if (target.pid === undefined || process.platform !== 'linux') return undefined;
+  const before = rssMb(target.pid);
+  const clients: Client[] = [];
+  for (let opened = 0; opened < SESSIONS; opened++) clients.push(await target.connect());
+  await new Promise((done) => setTimeout(done, 500));
+  const after = rssMb(target.pid);
+  await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  return ((after - before) / SESSIONS) * 1000;
+}
+
+const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-gateway-'));
+  const targets: Target[] = [];
+  try {
+    targets.push(await floorTarget());
+    targets.push(
+      httpTarget(
+        'plain SDK pass-through proxy',
+        await startChild(process.execPath, [
+          '--import',
+          'tsx',
+          join(here, 'gateway', 'passthrough.ts'),
+          process.execPath,
+          upstream,
+        ]),
+      ),
+    );
+    targets.push(await gatewayTarget(dir));
+    const proxyPort = await freePort();
+    targets.push(
+      httpTarget(
+        'mcp-proxy (npm)',
+        await startOnPort(
+          process.execPath,
+          [
+            bin('mcp-proxy', 'dist/bin/mcp-proxy.mjs'),
+            '--port',
+            String(proxyPort),
+            '--host',
+            '127.0.0.1',
+            '--server',
+            'stream',
+            '--',
+            process.execPath,
+            upstream,
+          ],
+          proxyPort,
+        ),
+      ),
+    );
+    const sgPort = await freePort();
+    targets.push(
+      httpTarget(
+        'supergateway (npm)',
+        await startOnPort(
+          process.execPath,
+          [
+            bin('supergateway', 'dist/index.js'),
+            '--stdio',
+            `${process.execPath} ${upstream}`,
+            '--outputTransport',
+            'streamableHttp',
+            '--stateful',
+            '--port',
+            String(sgPort),
+            '--logLevel',
+            'none',
+          ],
+          sgPort,
+        ),
+      ),
+    );
+
+    console.log(
+      `bench:gateway — node ${process.version}, ${cpus().length} cores, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    console.log(
+      `${CALLS_C1} calls at concurrency 1, ${CALLS_C32} at concurrency 32 (concurrent calls on one session), after 200 warm-up calls\n`,
+    );
+    const results = new Map<string, { c1: Run; c32: Run }>();
+    for (const target of targets) {
+      const client = await target.connect();
+      await measure(client, 200, 4);
+      const c1 = await measure(client, CALLS_C1, 1);
+      const c32 = await measure(client, CALLS_C32, 32);
+      results.set(target.name, { c1, c32 });
+      await client.close();
+    }
+    const floor = results.get(targets[0]!.name)!;
+    const sdk = results.get(targets[1]!.name)!;
+    const rows = [
+      '| target | c=1 p50 | c=1 p99 | added p50 / p99 over floor | calls/s c=1 | c=32 p50 | c=32 p99 | calls/s c=32 |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ];
+    for (const [name, { c1, c32 }] of results) {
+      const added =
+        name === targets[0]!.name ? '—' : `${fmt(c1.p50 - floor.c1.p50)} / ${fmt(c1.p99 - floor.c1.p99)}`;
+      rows.push(
+        `| ${name} | ${fmt(c1.p50)} | ${fmt(c1.p99)} | ${added} | ${c1.perSecond.toFixed(0)} | ${fmt(c32.p50)} | ${fmt(c32.p99)} | ${c32.perSecond.toFixed(0)} |`,
+      );
+    }
+    console.log(rows.join('\n'));
+    const gateway = results.get('toolgate gateway (governing)')!;
+    const addedGateway = gateway.c1.p50 - floor.c1.p50;
+    const addedSdk = sdk.c1.p50 - floor.c1.p50;
+    console.log(
+      `\ngateway's added p50 / SDK pass-through's added p50: ${(addedGateway / addedSdk).toFixed(2)}× (goal ≤ 1.3×)`,
+    );
+    for (const name of ['mcp-proxy (npm)', 'supergateway (npm)']) {
+      const other = results.get(name)!;
+      console.log(
+        `gateway calls/s ÷ ${name}: c=1 ${(gateway.c1.perSecond / other.c1.perSecond).toFixed(2)}×, c=32 ${(gateway.c32.perSecond / other.c32.perSecond).toFixed(2)}× (goal ≥ 1×)`,
+      );
+    }
+
+    console.log(`\nmemory per 1,000 open sessions (RSS growth while ${SESSIONS} sessions are open):`);
+    for (const target of targets.slice(1, 3)) {
+      const perThousand = await sessionMemory(target);
+      console.log(`  ${target.name}: ${perThousand === undefined ? 'n/a' : `${perThousand.toFixed(1)} MB`}`);
+    }
+    console.log(
+      '  mcp-proxy, supergateway (stateful): one upstream process per session, so ~1,000 node processes; not measured',
+    );
+  } finally {
+    await Promise.all(targets.map((target) => target.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,37 @@
+// The gateway demo, run as `pnpm gateway:demo` would: every scene prints what the model read and the
+// gateway's log line naming the gate that decided.
+
+import { runDemo } from './demo';
+
+describe('pnpm gateway:demo', () => {
+  it('shows each gate deciding through the gateway, for two tenants, against the reference servers', async () => {
+    const lines: string[] = [];
+    await runDemo((line) => lines.push(line));
+    const out = lines.join('\n');
+    expect(out).toMatch(/^toolgate gateway listening on http:\/\/127\.0\.0\.1:\d+\/mcp$/m);
+    expect(out).toContain(
+      'acme sees 14 tools: ev_echo, ev_get-sum, fs_read_text_file, fs_write_file, fs_list_directory, mem_',
+    );
+    expect(out).toContain('globex sees 3 tools: fs_read_text_file, fs_write_file, fs_list_directory');
+    expect(out).toContain('model reads: Echo: hello through the gateway');
+    expect(out).toContain('gateway log: acme/support-bot ev_echo → ran');
+    expect(out).toMatch(/model reads: .*Refund policy: up to 30 days after delivery\./);
+    expect(out).toMatch(
+      /model reads: \[result-ceiling refused: 'fs_read_text_file' returned [\d,]+ characters; the ceiling is 2,000\./,
+    );
+    expect(out).toContain(
+      'gateway log: acme/support-bot fs_read_text_file → refused by result-ceiling (RESULT_TOO_LARGE)',
+    );
+    expect(out).toContain("model reads: [check-in refused: 'fs_write_file' awaits a person's approval");
+    expect(out).toContain(
+      'gateway log: acme/support-bot fs_write_file → refused by check-in (CHECKIN_PENDING)',
+    );
+    expect(out).toContain('gateway log: acme/ana fs_write_file → ran after approval (elicitation)');
+    expect(out).toContain("model reads: [dispatch refused: there is no tool named 'mem_read_graph'");
+    expect(out).toMatch(/globex\/intern fs_list_directory → refused by limits \(/);
+    expect(out).toMatch(
+      /HTTP 401, WWW-Authenticate: Bearer error="invalid_token", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"/,
+    );
+    expect(out).toContain('/readyz: ready=true; everything connected, fs connected, memory connected');
+  }, 120_000);
+});

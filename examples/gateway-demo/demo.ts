@@ -1,0 +1,208 @@
+// The gateway demo: toolgate in front of three official reference MCP servers (everything,
+// filesystem, memory), configured by one file, driven by the SDK client as two tenants. Each call
+// prints what the model read, and the gateway's own log line shows which gate decided.
+
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createGateway } from '@toolgate/gateway';
+
+const require = createRequire(import.meta.url ?? __filename);
+
+/** A reference server's entry script, resolved from this package's devDependencies: never npx at run time. */
+function serverScript(name: 'everything' | 'filesystem' | 'memory'): string {
+  return join(
+    dirname(require.resolve(`@modelcontextprotocol/server-${name}/package.json`)),
+    'dist',
+    'index.js',
+  );
+}
+
+const TOKENS = {
+  ACME_BOT_TOKEN: 'demo-acme-support-bot-token-000000',
+  ACME_ANA_TOKEN: 'demo-acme-ana-approver-token-00000',
+  GLOBEX_TOKEN: 'demo-globex-intern-token-000000000',
+  TOOLGATE_CHECKIN_KEY: 'demo-check-in-key-that-is-at-least-32-bytes-long',
+};
+
+export function demoConfig(dir: string): string {
+  return `# toolgate.yaml for the demo (written to ${dir})
+listen: { host: 127.0.0.1, port: 0 }
+auth:
+  tokens:
+    - { token: "\${env:ACME_BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
+    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver] } }
+    - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: intern } }
+checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 1s }
+upstreams:
+  everything:
+    command: [node, ${JSON.stringify(serverScript('everything'))}, stdio]
+    prefix: ev_
+    include: [echo, get-sum]
+  fs:
+    command: [node, ${JSON.stringify(serverScript('filesystem'))}, ./data]
+    prefix: fs_
+    include: [read_text_file, write_file, list_directory]
+    tools: { write_file: { checkIn: always, capabilities: [fs_write] } }
+  memory:
+    command: [node, ${JSON.stringify(serverScript('memory'))}]
+    env: { MEMORY_FILE_PATH: ./memory.jsonl }
+    prefix: mem_
+defaults:
+  resultCeiling: { maxChars: 2000 }
+  annotations: { destructiveHint: { checkIn: always } }
+tenants:
+  acme: { upstreams: [everything, fs, memory] }
+  globex:
+    upstreams: [fs]
+    limits: [{ name: intern-reads, per: principal, calls: 2, window: 1m }]
+`;
+}
+
+type Print = (line: string) => void;
+
+async function connect(
+  url: string,
+  token: string,
+  elicit?: (message: string) => 'approve' | 'decline',
+): Promise<Client> {
+  const client = new Client(
+    { name: 'gateway-demo', version: '1.0.0' },
+    { capabilities: elicit ? { elicitation: {} } : {} },
+  );
+  if (elicit !== undefined)
+    client.setRequestHandler(ElicitRequestSchema, (request) => ({
+      action: 'accept',
+      content: { decision: elicit(request.params.message), note: 'checked the file name' },
+    }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+function read(result: unknown): string {
+  const blocks = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  const text = blocks.map((block) => block.text ?? `[${block.type}]`).join(' ');
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/** One gateway log line, shortened for reading: who, which tool, and which gate decided. */
+function gateLine(line: string): string | undefined {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (fields['msg'] === 'call') {
+    const decided =
+      fields['kind'] === 'refused'
+        ? `refused by ${String(fields['gate'])} (${String(fields['code'])})`
+        : fields['kind'] === 'result'
+          ? `ran${fields['checkIn'] !== undefined ? ` after approval (${String(fields['checkIn'])})` : ''}`
+          : String(fields['kind']);
+    return `  gateway log: ${String(fields['tenant'])}/${String(fields['principal'])} ${String(fields['tool'])} → ${decided}`;
+  }
+  if (fields['msg'] === 'http.refused')
+    return `  gateway log: HTTP ${String(fields['status'])} (${String(fields['why'])})`;
+  return undefined;
+}
+
+export async function runDemo(print: Print = console.log): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-gateway-demo-'));
+  mkdirSync(join(dir, 'data'));
+  writeFileSync(join(dir, 'data', 'notes.txt'), 'Refund policy: up to 30 days after delivery.\n');
+  writeFileSync(join(dir, 'data', 'catalog.txt'), 'item\n'.repeat(1000));
+  const configFile = join(dir, 'toolgate.yaml');
+  writeFileSync(configFile, demoConfig(dir));
+  const pending: string[] = [];
+  const flush = () => {
+    for (const line of pending.splice(0)) print(line);
+  };
+  const gateway = await createGateway(configFile, {
+    env: { ...process.env, ...TOKENS },
+    log: (line) => {
+      const shown = gateLine(line);
+      if (shown !== undefined) pending.push(shown);
+    },
+  });
+  const step = async (title: string, call: () => Promise<unknown>) => {
+    print(`\n${title}`);
+    const result = await call();
+    print(`  model reads: ${read(result)}`);
+    flush();
+  };
+  try {
+    print(`toolgate gateway listening on ${gateway.url}`);
+    const bot = await connect(gateway.url, TOKENS.ACME_BOT_TOKEN);
+    const ana = await connect(gateway.url, TOKENS.ACME_ANA_TOKEN, () => 'approve');
+    const intern = await connect(gateway.url, TOKENS.GLOBEX_TOKEN);
+
+    const acmeTools = (await bot.listTools()).tools.map((tool) => tool.name);
+    const globexTools = (await intern.listTools()).tools.map((tool) => tool.name);
+    print(`\nacme sees ${acmeTools.length} tools: ${acmeTools.join(', ')}`);
+    print(`globex sees ${globexTools.length} tools: ${globexTools.join(', ')}`);
+
+    await step('acme/support-bot calls ev_echo', () =>
+      bot.callTool({ name: 'ev_echo', arguments: { message: 'hello through the gateway' } }),
+    );
+    await step('acme/support-bot reads data/notes.txt', () =>
+      bot.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'data', 'notes.txt') } }),
+    );
+    await step('acme/support-bot reads data/catalog.txt (5,000 characters; the ceiling is 2,000)', () =>
+      bot.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'data', 'catalog.txt') } }),
+    );
+    await step(
+      'acme/support-bot writes a file (its client cannot ask a person; nobody decides within the 1s hold)',
+      () =>
+        bot.callTool({
+          name: 'fs_write_file',
+          arguments: { path: join(dir, 'data', 'reply.txt'), content: 'Refund approved.' },
+        }),
+    );
+    await step('acme/ana (an approver, her client supports elicitation) writes the same file', () =>
+      ana.callTool({
+        name: 'fs_write_file',
+        arguments: { path: join(dir, 'data', 'reply.txt'), content: 'Refund approved.' },
+      }),
+    );
+    await step('globex/intern tries acme’s memory tool by name', () =>
+      intern.callTool({ name: 'mem_read_graph', arguments: {} }),
+    );
+    for (const attempt of [1, 2, 3]) {
+      await step(`globex/intern lists the data folder (${attempt} of 3; the limit is 2 a minute)`, () =>
+        intern.callTool({ name: 'fs_list_directory', arguments: { path: join(dir, 'data') } }),
+      );
+    }
+    print('\na client with a wrong token');
+    const wrong = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    print(`  HTTP ${wrong.status}, WWW-Authenticate: ${wrong.headers.get('www-authenticate')}`);
+    flush();
+
+    const ready = (await (await fetch(new URL('/readyz', gateway.url))).json()) as {
+      ready: boolean;
+      upstreams: Record<string, { state: string }>;
+    };
+    print(
+      `\n/readyz: ready=${ready.ready}; ${Object.entries(ready.upstreams)
+        .map(([name, u]) => `${name} ${u.state}`)
+        .join(', ')}`,
+    );
+    await Promise.all([bot.close(), ana.close(), intern.close()]);
+  } finally {
+    await gateway.close();
+    flush();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,7 @@
+// pnpm gateway:demo — see demo.ts.
+import { runDemo } from './demo';
+
+runDemo().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

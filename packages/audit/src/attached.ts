@@ -1,0 +1,272 @@
+// attach(dispatcher): the same Dispatcher, with one record per dispatch and resume. Wrapping keeps the
+// core free of the log (nothing is paid where no log is attached) and sees the whole outcome, ledger
+// included. The store is asked before the call runs, so under 'refuse' no tool runs unrecorded.
+
+import {
+  newId,
+  refusalReason,
+  TOOL_NAME_PATTERN,
+  type AuditRecord,
+  type CheckInDecision,
+  type CheckInRequest,
+  type DispatchOptions,
+  type DispatchOutcome,
+  type Dispatcher,
+  type Identity,
+  type LedgerRow,
+  type RefusedOutcome,
+  type ResumeOptions,
+  type ToolCall,
+} from '@toolgate/core';
+import { AuditConfigError, failureOf } from './errors';
+import type { AuditFields } from './record';
+
+/** What an attached dispatcher needs of its log. */
+export interface AuditCore {
+  readonly mode: 'refuse' | 'allow';
+  readonly maxPending: number;
+  readonly clock: () => number;
+  readonly ruleOf: (ledger: readonly LedgerRow[]) => string | undefined;
+  /** Whether a call may run recorded now; `recovered` counts kept records written on the way. */
+  admit(): Promise<
+    { readonly ok: true; readonly recovered: number } | { readonly ok: false; readonly error: unknown }
+  >;
+  digestOrNothing(value: unknown): Promise<string | undefined>;
+  /** Queues a call's record (kept if the store fails); resolves once stored. */
+  write(fields: AuditFields): Promise<AuditRecord>;
+  readonly pending: number;
+  readonly closed: boolean;
+}
+
+/** The events an attached dispatcher emits besides the core's, on the dispatcher's emitter. */
+export interface AuditEventMap {
+  /** A record could not be written: before the call (`admit`, the call was refused) or after it (`append`, the record is kept). */
+  'audit.failed': AuditEventBase & {
+    readonly operation: 'admit' | 'append';
+    readonly refused: boolean;
+    readonly failure: string;
+    readonly pending: number;
+  };
+  /** With `onAuditFailure: 'allow'`, a call ran while the store could not take its record; the record waits in memory. */
+  'audit.failed-open': AuditEventBase & { readonly failure: string; readonly pending: number };
+  /** Records kept while the store was down were written before this call. */
+  'audit.recovered': AuditEventBase & { readonly written: number };
+}
+
+interface AuditEventBase {
+  readonly toolName: string;
+  readonly toolCallId: string;
+  readonly chainId: string;
+  readonly at: number;
+}
+
+/** Resume refusals raised before the request's signature held: its identity and id are only claims. */
+const UNVERIFIED = new Set(['CHECKIN_MALFORMED', 'CHECKIN_SIGNATURE', 'CHECKIN_NO_SERVICE']);
+const MAX_TEXT = 1024;
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' && value.length <= MAX_TEXT ? value : undefined;
+
+/** The args as the model sent them, parsed when they came as JSON text. */
+function sentArgs(raw: unknown): unknown {
+  if (raw === undefined) return {};
+  if (typeof raw !== 'string') return raw;
+  if (raw.trim() === '') return {};
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+interface CallFacts {
+  readonly identity?: Identity | undefined;
+  readonly checkInId?: string | undefined;
+  readonly approver?: string | undefined;
+  readonly resumed: boolean;
+}
+
+const attachedBy = new WeakMap<Dispatcher, AuditCore>();
+
+export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatcher {
+  if (
+    typeof inner !== 'object' ||
+    inner === null ||
+    typeof inner.dispatch !== 'function' ||
+    typeof inner.resume !== 'function'
+  ) {
+    throw new AuditConfigError('auditLog.attach: expected a Dispatcher (from createDispatcher).');
+  }
+  if (attachedBy.get(inner) === core) {
+    throw new AuditConfigError(
+      'auditLog.attach: this dispatcher is already attached to this log; attach the original once.',
+    );
+  }
+
+  const emit = (
+    type: keyof AuditEventMap,
+    base: Omit<AuditEventBase, 'at'>,
+    facts: Record<string, unknown>,
+  ) => {
+    if (inner.events.listenerCount(type) === 0) return;
+    inner.events.emit(type as never, { type, ...base, at: core.clock(), ...facts } as never);
+  };
+
+  function refusal(toolName: string, toolCallId: string): RefusedOutcome {
+    const named = inner.tools.has(toolName) ? `'${toolName}'` : 'the requested tool';
+    const reason = refusalReason(
+      `${named} did not run because its audit record cannot be written right now`,
+      'Retrying in a moment may help',
+      'If it keeps failing, tell the user the action is on hold until the audit log is back',
+    );
+    const source = inner.tools.get(toolName)?.source;
+    const row: LedgerRow = { gate: 'audit', outcome: 'deny', why: reason, changed: false };
+    return {
+      kind: 'refused',
+      toolName,
+      toolCallId,
+      ...(source !== undefined ? { toolSource: source } : {}),
+      chainId: '',
+      ran: false,
+      gate: 'audit',
+      code: 'AUDIT_UNAVAILABLE',
+      reason,
+      retryable: true,
+      content: `[audit refused: ${reason}]`,
+      ledger: [row],
+    };
+  }
+
+  async function fieldsOf(
+    outcome: DispatchOutcome,
+    facts: CallFacts,
+    argsDigest: Promise<string | undefined>,
+  ) {
+    const verified = !(facts.resumed && outcome.kind === 'refused' && UNVERIFIED.has(outcome.code));
+    const fields: Record<string, unknown> = { at: new Date(core.clock()).toISOString() };
+    const set = (name: string, value: unknown) => {
+      const kept = text(value);
+      if (kept !== undefined) fields[name] = kept;
+    };
+    if (verified) {
+      set('tenant', facts.identity?.tenant);
+      set('principal', facts.identity?.principal);
+    }
+    set('tool', outcome.toolName);
+    set('source', outcome.toolSource);
+    set('chainId', outcome.chainId);
+    try {
+      set('rule', core.ruleOf(outcome.ledger));
+    } catch {
+      // A rule reader that throws names no rule; the record still stands.
+    }
+    fields['kind'] = outcome.kind;
+    if (outcome.kind === 'refused') {
+      set('gate', outcome.gate);
+      set('code', outcome.code);
+    }
+    if (outcome.kind === 'paused') set('gate', outcome.checkIn.asker);
+    fields['ran'] = outcome.ran;
+    set('checkInId', outcome.kind === 'paused' ? outcome.checkIn.id : verified ? facts.checkInId : undefined);
+    set('approver', facts.approver);
+    set('argsDigest', await argsDigest);
+    if (outcome.kind === 'result') set('resultDigest', await core.digestOrNothing(outcome.value));
+    return fields as unknown as AuditFields;
+  }
+
+  async function audited(
+    toolName: string,
+    toolCallId: string,
+    args: unknown,
+    facts: CallFacts,
+    run: () => Promise<DispatchOutcome>,
+  ): Promise<DispatchOutcome> {
+    const base = { toolName, toolCallId, chainId: '' };
+    const admitted = await core.admit();
+    let deferred = false;
+    if (!admitted.ok) {
+      const failure = failureOf(admitted.error);
+      if (core.mode === 'refuse' || core.closed || core.pending >= core.maxPending) {
+        emit('audit.failed', base, { operation: 'admit', refused: true, failure, pending: core.pending });
+        return refusal(toolName, toolCallId || newId('call'));
+      }
+      emit('audit.failed-open', base, { failure, pending: core.pending });
+      deferred = true;
+    } else if (admitted.recovered > 0) {
+      emit('audit.recovered', base, { written: admitted.recovered });
+    }
+    // Digesting the args runs beside the chain.
+    const argsDigest = core.digestOrNothing(sentArgs(args));
+    const outcome = await run();
+    const written = core.write(await fieldsOf(outcome, facts, argsDigest));
+    if (deferred) {
+      written.catch(() => undefined);
+      return outcome;
+    }
+    try {
+      await written;
+    } catch (error) {
+      const after = { toolName: outcome.toolName, toolCallId: outcome.toolCallId, chainId: outcome.chainId };
+      emit('audit.failed', after, {
+        operation: 'append',
+        refused: false,
+        failure: failureOf(error),
+        pending: core.pending,
+      });
+    }
+    return outcome;
+  }
+
+  function dispatch(call: ToolCall, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
+    const shape = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
+    const toolName =
+      typeof shape.toolName === 'string' && TOOL_NAME_PATTERN.test(shape.toolName) ? shape.toolName : '';
+    const toolCallId = text(shape.toolCallId) ?? '';
+    const identity = (typeof opts === 'object' && opts !== null ? opts.identity : undefined) as
+      Identity | undefined;
+    return audited(toolName, toolCallId, shape.args, { identity, resumed: false }, () =>
+      inner.dispatch(call, opts),
+    );
+  }
+
+  function resume(
+    request: CheckInRequest,
+    decision: CheckInDecision,
+    opts: ResumeOptions = {},
+  ): Promise<DispatchOutcome> {
+    const shape = (typeof request === 'object' && request !== null ? request : {}) as Partial<CheckInRequest>;
+    const toolName =
+      typeof shape.toolName === 'string' && TOOL_NAME_PATTERN.test(shape.toolName) ? shape.toolName : '';
+    const facts: CallFacts = {
+      identity: typeof shape.identity === 'object' && shape.identity !== null ? shape.identity : undefined,
+      checkInId: text(shape.id),
+      approver: text((decision as Partial<CheckInDecision> | null)?.by),
+      resumed: true,
+    };
+    return audited(toolName, text(shape.toolCallId) ?? '', shape.args, facts, () =>
+      inner.resume(request, decision, opts),
+    );
+  }
+
+  const wrapped: Dispatcher = {
+    dispatch,
+    resume,
+    schemas: () => inner.schemas(),
+    on(type, listener) {
+      inner.on(type, listener);
+      return wrapped;
+    },
+    off(type, listener) {
+      inner.off(type, listener);
+      return wrapped;
+    },
+    get events() {
+      return inner.events;
+    },
+    get tools() {
+      return inner.tools;
+    },
+  };
+  attachedBy.set(wrapped, core);
+  return wrapped;
+}

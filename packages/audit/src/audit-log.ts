@@ -1,0 +1,317 @@
+// auditLog(): the log itself. It holds the keys, the writer and the failure policy; `attach` puts it
+// around a dispatcher (attached.ts), `record` appends what is not a call (a pin accepted, a reload).
+
+import {
+  DEFAULT_DEADLINE_MS,
+  withDeadline,
+  type AuditRecord,
+  type AuditStore,
+  type Dispatcher,
+  type LedgerRow,
+} from '@toolgate/core';
+import { attachedDispatcher, type AuditCore } from './attached';
+import { AuditConfigError, AuditUnavailableError } from './errors';
+import {
+  auditPublicKey,
+  digestKeySource,
+  importDigestKey,
+  importPublicKey,
+  importSigningKey,
+  publicKeySource,
+  sameKey,
+  signingKeySource,
+  type AuditDigestKey,
+  type AuditSigningKey,
+} from './keys';
+import { keyedDigest, sealRecords, type AuditFields } from './record';
+import { policyRuleOf } from './rule';
+import { verifyAuditLog, type AuditVerification } from './verify';
+import { AuditWriter } from './writer';
+
+/** What the log does with a call when the store cannot take its record. */
+export type AuditFailureMode = 'refuse' | 'allow';
+
+export interface AuditLogOptions {
+  /** Where records go: `inMemoryAuditStore()`, `sqliteAuditStore(…)`, `postgresAuditStore(…)` or your own. */
+  readonly store: AuditStore;
+  /** The Ed25519 private key that signs every record's hash. */
+  readonly signingKey: AuditSigningKey;
+  /** The HMAC key of `argsDigest` and `resultDigest`: at least 32 bytes, not the signing key. */
+  readonly digestKey: AuditDigestKey;
+  /**
+   * `'refuse'` (the default): a call whose record cannot be written does not run; it is refused
+   * (`AUDIT_UNAVAILABLE`, retryable). `'allow'`: it runs, and its record waits in memory for the store.
+   * An event says which, every time.
+   */
+  readonly onAuditFailure?: AuditFailureMode;
+  /** How long one store operation may take before it counts as failed (the time spent signing is not counted). Default 5000. */
+  readonly deadlineMs?: number;
+  /** With `'allow'`, how many records may wait in memory; a call past that is refused. Default 10,000. */
+  readonly maxPending?: number;
+  /** Milliseconds since the epoch, for `at`. Default `Date.now`. */
+  readonly clock?: () => number;
+  /** The deciding policy rule of a call, from its ledger. Default: the `policy` gate's row (see `policyRuleOf`). */
+  readonly ruleOf?: (ledger: readonly LedgerRow[]) => string | undefined;
+}
+
+/** What `record` appends: an action that is not a call's outcome. Values go in as `args`/`result` and only their keyed digests are kept. */
+export interface AuditEntry {
+  /** What happened, in dot.case: `'check-in.declined'`, `'grant.used'`, `'pin.accepted'`, `'config.reloaded'`, … */
+  readonly kind: string;
+  readonly tenant?: string;
+  readonly principal?: string;
+  readonly tool?: string;
+  readonly source?: string;
+  readonly chainId?: string;
+  readonly rule?: string;
+  readonly gate?: string;
+  readonly code?: string;
+  /** Whether a tool ran. Default false. */
+  readonly ran?: boolean;
+  readonly checkInId?: string;
+  /** Who decided or acted: the approver, the operator who accepted a pin or reloaded. */
+  readonly approver?: string;
+  /** Digested into `argsDigest` (e.g. the arguments of a grant, a new tool definition, a configuration). */
+  readonly args?: unknown;
+  /** Digested into `resultDigest`. */
+  readonly result?: unknown;
+}
+
+export interface AuditLog {
+  /** `dispatcher`, with every dispatch and resume recorded; use the returned one. */
+  attach(dispatcher: Dispatcher): Dispatcher;
+  /** Appends an action; resolves once it is stored, rejects (`AuditUnavailableError`) when it cannot be: then do not act. */
+  record(entry: AuditEntry): Promise<AuditRecord>;
+  /** The keyed digest the log would write for `value` (to check a record against a value you hold). */
+  digest(value: unknown): Promise<string>;
+  /** Resolves once the keys are imported and the store answers; rejects saying which is wrong. */
+  ready(): Promise<void>;
+  /** Writes the records waiting in memory; rejects (`AuditUnavailableError`) when the store still cannot take them. */
+  flush(): Promise<void>;
+  /** Records waiting in memory for the store. */
+  readonly pending: number;
+  /** The public key (SPKI PEM) that verifies this log. */
+  publicKey(): Promise<string>;
+  /** `verifyAuditLog(store, publicKey)` for this log's store and key. */
+  verify(): Promise<AuditVerification>;
+  /** Writes what waits, then takes no more records (calls through an attached dispatcher are refused). */
+  close(): Promise<void>;
+}
+
+const KIND = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/;
+const ENTRY_TEXT = [
+  'tenant',
+  'principal',
+  'tool',
+  'source',
+  'chainId',
+  'rule',
+  'gate',
+  'code',
+  'checkInId',
+  'approver',
+] as const;
+const MAX_TEXT = 1024;
+
+function checkedOptions(options: AuditLogOptions) {
+  if (typeof options !== 'object' || options === null) {
+    throw new AuditConfigError('auditLog: expected { store, signingKey, digestKey }.');
+  }
+  const store = options.store as Partial<AuditStore> | undefined;
+  if (
+    typeof store !== 'object' ||
+    store === null ||
+    typeof store.append !== 'function' ||
+    typeof store.head !== 'function' ||
+    typeof store.read !== 'function'
+  ) {
+    throw new AuditConfigError(
+      "auditLog: 'store' must be an AuditStore (append, head, read): inMemoryAuditStore(), sqliteAuditStore(…) or postgresAuditStore(…).",
+    );
+  }
+  const mode = options.onAuditFailure ?? 'refuse';
+  if (mode !== 'refuse' && mode !== 'allow') {
+    throw new AuditConfigError("auditLog: 'onAuditFailure' must be 'refuse' or 'allow'.");
+  }
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  if (!(Number.isInteger(deadlineMs) && deadlineMs > 0)) {
+    throw new AuditConfigError("auditLog: 'deadlineMs' must be a positive integer of milliseconds.");
+  }
+  const maxPending = options.maxPending ?? 10_000;
+  if (!(Number.isInteger(maxPending) && maxPending >= 0)) {
+    throw new AuditConfigError("auditLog: 'maxPending' must be a non-negative integer.");
+  }
+  for (const name of ['clock', 'ruleOf'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new AuditConfigError(`auditLog: '${name}' must be a function.`);
+    }
+  }
+  if (sameKey(options.signingKey, options.digestKey)) {
+    throw new AuditConfigError(
+      "auditLog: 'digestKey' must not be the signing key; use a separate random key of at least 32 bytes.",
+    );
+  }
+  return {
+    store: store as AuditStore,
+    mode,
+    deadlineMs,
+    maxPending,
+    signing: signingKeySource("auditLog: 'signingKey'", options.signingKey),
+    digesting: digestKeySource("auditLog: 'digestKey'", options.digestKey),
+    clock: options.clock ?? Date.now,
+    ruleOf: options.ruleOf ?? policyRuleOf,
+  };
+}
+
+/** A store's own readiness check, or reading its head when it has none. */
+async function probe(store: AuditStore): Promise<void> {
+  if (store.ready === undefined) await store.head();
+  else await store.ready();
+}
+
+function entryFields(entry: AuditEntry, at: string): Omit<AuditFields, 'argsDigest' | 'resultDigest'> {
+  if (typeof entry !== 'object' || entry === null) {
+    throw new TypeError('auditLog.record: expected an entry { kind, … }.');
+  }
+  if (typeof entry.kind !== 'string' || !KIND.test(entry.kind) || entry.kind.length > 64) {
+    throw new TypeError("auditLog.record: 'kind' must be dot.case words, e.g. 'pin.accepted'.");
+  }
+  if (entry.ran !== undefined && typeof entry.ran !== 'boolean') {
+    throw new TypeError("auditLog.record: 'ran' must be a boolean when present.");
+  }
+  const fields: Record<string, unknown> = { at, kind: entry.kind, ran: entry.ran ?? false };
+  for (const name of ENTRY_TEXT) {
+    const value = entry[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value === '' || value.length > MAX_TEXT) {
+      throw new TypeError(
+        `auditLog.record: '${name}' must be a non-empty string of at most ${MAX_TEXT} characters.`,
+      );
+    }
+    fields[name] = value;
+  }
+  return fields as unknown as AuditFields;
+}
+
+/**
+ * The audit log: one record per call outcome of every attached dispatcher, and one per action given
+ * to `record`, appended to `store` as a hash chain, each record signed with `signingKey`. Arguments
+ * and results enter only as HMAC digests under `digestKey`.
+ *
+ * @example
+ * const audit = auditLog({ store: sqliteAuditStore({ path: './toolgate.db' }), signingKey, digestKey });
+ * const dispatcher = audit.attach(createDispatcher({ tools, chain }));
+ */
+export function auditLog(options: AuditLogOptions): AuditLog {
+  const config = checkedOptions(options);
+  const { store, deadlineMs, clock } = config;
+  const signingKey = importSigningKey("auditLog: 'signingKey'", config.signing);
+  const digestKey = importDigestKey("auditLog: 'digestKey'", config.digesting);
+  // Reported by the first use (ready, a call, a record) rather than as an unhandled rejection.
+  signingKey.catch(() => undefined);
+  digestKey.catch(() => undefined);
+  const writer = new AuditWriter(
+    store,
+    async (head, batch) => sealRecords(head, batch, await signingKey),
+    deadlineMs,
+  );
+  let closed = false;
+
+  const iso = () => new Date(clock()).toISOString();
+  const unavailable = (what: string, cause?: unknown) =>
+    new AuditUnavailableError(
+      `auditLog: ${what}.`,
+      writer.pending,
+      cause === undefined ? undefined : { cause },
+    );
+
+  async function digest(value: unknown): Promise<string> {
+    return keyedDigest(await digestKey, value);
+  }
+
+  /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */
+  const admit: AuditCore['admit'] = async () => {
+    if (closed) return { ok: false, error: unavailable('the log is closed') };
+    try {
+      await Promise.all([signingKey, digestKey]);
+      if (writer.degraded) {
+        const kept = writer.kept;
+        if (!(await writer.writeKept())) return { ok: false, error: writer.lastError };
+        return { ok: true, recovered: kept };
+      }
+      await withDeadline(() => probe(store), deadlineMs);
+      return { ok: true, recovered: 0 };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  };
+
+  const core: AuditCore = {
+    mode: config.mode,
+    maxPending: config.maxPending,
+    clock,
+    ruleOf: config.ruleOf,
+    admit,
+    async digestOrNothing(value) {
+      try {
+        return await digest(value);
+      } catch {
+        return undefined;
+      }
+    },
+    write: (fields) => writer.enqueue(fields, true),
+    get pending() {
+      return writer.pending;
+    },
+    get closed() {
+      return closed;
+    },
+  };
+
+  return {
+    attach: (dispatcher) => attachedDispatcher(core, dispatcher),
+    async record(entry) {
+      const fields = entryFields(entry, iso());
+      if (closed) throw unavailable('the log is closed');
+      const [argsDigest, resultDigest] = await Promise.all([
+        entry.args === undefined ? undefined : digest(entry.args),
+        entry.result === undefined ? undefined : digest(entry.result),
+      ]);
+      await signingKey;
+      const full: Record<string, unknown> = { ...fields };
+      if (argsDigest !== undefined) full['argsDigest'] = argsDigest;
+      if (resultDigest !== undefined) full['resultDigest'] = resultDigest;
+      try {
+        return await writer.enqueue(full as unknown as AuditFields, false);
+      } catch (error) {
+        throw unavailable(`the store did not take the '${fields.kind}' record`, error);
+      }
+    },
+    digest,
+    async ready() {
+      await Promise.all([signingKey, digestKey]);
+      try {
+        await withDeadline(() => probe(store), deadlineMs);
+      } catch (error) {
+        throw unavailable('the store does not answer', error);
+      }
+    },
+    async flush() {
+      if (!(await writer.flush()))
+        throw unavailable('the store did not take the waiting records', writer.lastError);
+    },
+    get pending() {
+      return writer.pending;
+    },
+    publicKey: () => auditPublicKey(options.signingKey),
+    async verify() {
+      const where = 'auditLog.verify';
+      return verifyAuditLog(store, await importPublicKey(where, publicKeySource(where, options.signingKey)));
+    },
+    async close() {
+      closed = true;
+      if (!(await writer.flush()))
+        throw unavailable('closed with records the store did not take', writer.lastError);
+    },
+  };
+}

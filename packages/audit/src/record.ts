@@ -1,0 +1,129 @@
+// How a record is made: its fields in one documented order, the hash that chains it to the record
+// before (SHA-256 of its canonical JSON, `prevHash` included), and the Ed25519 signature over that hash.
+
+import { AUDIT_GENESIS, canonicalJson, type AuditHead, type AuditRecord } from '@toolgate/core';
+import { sha256Hex } from './sha256';
+
+/** A record before it joins the chain: everything but `seq`, `prevHash`, `hash` and `signature`. */
+export interface AuditFields {
+  readonly at: string;
+  readonly tenant?: string;
+  readonly principal?: string;
+  readonly tool?: string;
+  readonly source?: string;
+  readonly chainId?: string;
+  readonly rule?: string;
+  readonly kind: string;
+  readonly gate?: string;
+  readonly code?: string;
+  readonly ran: boolean;
+  readonly checkInId?: string;
+  readonly approver?: string;
+  readonly argsDigest?: string;
+  readonly resultDigest?: string;
+}
+
+/** Every field of a record, in the order records are written (and exported). */
+export const RECORD_FIELDS = [
+  'seq',
+  'at',
+  'tenant',
+  'principal',
+  'tool',
+  'source',
+  'chainId',
+  'rule',
+  'kind',
+  'gate',
+  'code',
+  'ran',
+  'checkInId',
+  'approver',
+  'argsDigest',
+  'resultDigest',
+  'prevHash',
+  'hash',
+  'signature',
+] as const satisfies readonly (keyof AuditRecord)[];
+
+const encoder = new TextEncoder();
+const subtle = () => globalThis.crypto.subtle;
+
+export function hexOf(buffer: ArrayBuffer): string {
+  let hex = '';
+  for (const byte of new Uint8Array(buffer)) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+export function bytesOfHex(hex: string): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/** The canonical JSON bytes of `record` without `hash` and `signature`: what its hash covers. */
+function hashedBytes(record: Readonly<Record<string, unknown>>): Uint8Array<ArrayBuffer> {
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) if (key !== 'hash' && key !== 'signature') body[key] = record[key];
+  return encoder.encode(canonicalJson(body));
+}
+
+/** SHA-256 (hex) of what `record`'s hash covers, by Web Crypto: how verification recomputes it. */
+export async function recordHash(record: Readonly<Record<string, unknown>>): Promise<string> {
+  return hexOf(await subtle().digest('SHA-256', hashedBytes(record)));
+}
+
+/** The record's fields in `RECORD_FIELDS` order; absent fields stay absent. */
+function ordered(fields: AuditFields, seq: number, prevHash: string): Record<string, unknown> {
+  const source = fields as unknown as Readonly<Record<string, unknown>>;
+  const out: Record<string, unknown> = {};
+  for (const key of RECORD_FIELDS) {
+    if (key === 'seq') out[key] = seq;
+    else if (key === 'prevHash') out[key] = prevHash;
+    else if (source[key] !== undefined) out[key] = source[key];
+  }
+  return out;
+}
+
+/**
+ * The records that continue the log at `head`: each hashed over the one before (so this part is
+ * sequential, and synchronous), then all signed at once.
+ */
+export async function sealRecords(
+  head: AuditHead | undefined,
+  batch: readonly AuditFields[],
+  signingKey: CryptoKey,
+): Promise<AuditRecord[]> {
+  let seq = head?.seq ?? 0;
+  let prevHash = head?.hash ?? AUDIT_GENESIS;
+  const hashed: Record<string, unknown>[] = [];
+  for (const fields of batch) {
+    seq += 1;
+    const body = ordered(fields, seq, prevHash);
+    // In this thread: the chain is sequential, and a Web Crypto digest per record is a thread hop each.
+    prevHash = sha256Hex(hashedBytes(body));
+    body['hash'] = prevHash;
+    hashed.push(body);
+  }
+  const signatures = await Promise.all(
+    hashed.map((body) => subtle().sign('Ed25519', signingKey, bytesOfHex(body['hash'] as string))),
+  );
+  return hashed.map((body, i) => {
+    body['signature'] = hexOf(signatures[i]!);
+    return body as unknown as AuditRecord;
+  });
+}
+
+/** Whether `record`'s signature is `publicKey`'s Ed25519 signature over its hash. */
+export async function signatureHolds(record: AuditRecord, publicKey: CryptoKey): Promise<boolean> {
+  try {
+    return await subtle().verify('Ed25519', publicKey, bytesOfHex(record.signature), bytesOfHex(record.hash));
+  } catch {
+    return false;
+  }
+}
+
+/** HMAC-SHA-256 (hex) of the canonical JSON of `value`, keyed so a value cannot be found by hashing guesses. */
+export async function keyedDigest(key: CryptoKey, value: unknown): Promise<string> {
+  return hexOf(await subtle().sign('HMAC', key, encoder.encode(canonicalJson(value))));
+}

@@ -1,0 +1,219 @@
+// verifyAuditLog: walks a log offline and names the first record that was changed, removed, inserted
+// or reordered. Everything it needs is the records and the public key; a store's head, or one kept
+// apart, also catches records cut from the end.
+
+import { AUDIT_GENESIS, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import { AuditConfigError } from './errors';
+import { importPublicKey, publicKeySource, type AuditPublicKey } from './keys';
+import { recordHash, RECORD_FIELDS, signatureHolds } from './record';
+
+export type AuditVerification =
+  | { readonly ok: true; readonly count: number }
+  | { readonly ok: false; readonly seq: number; readonly why: string };
+
+/** A log: a store, or its records in order (an array, any iterable), or for verifying, an export's text (JSON lines). */
+export type AuditSource = AuditStore | Iterable<unknown> | AsyncIterable<unknown>;
+
+export interface VerifyAuditLogOptions {
+  /**
+   * The last record known from elsewhere (an earlier verify, a published checkpoint): a log that ends
+   * before it or disagrees with it fails there. Without one, only a store's own head can show that
+   * records were cut from the end.
+   */
+  readonly head?: AuditHead;
+}
+
+const PAGE = 500;
+const HEX64 = /^[0-9a-f]{64}$/;
+const HEX128 = /^[0-9a-f]{128}$/;
+const OPTIONAL_TEXT = RECORD_FIELDS.filter(
+  (field) => !['seq', 'at', 'kind', 'ran', 'prevHash', 'hash', 'signature'].includes(field),
+);
+
+export function isAuditStore(value: unknown): value is AuditStore {
+  const store = value as Partial<AuditStore> | null;
+  return (
+    typeof store === 'object' &&
+    store !== null &&
+    typeof store.append === 'function' &&
+    typeof store.head === 'function' &&
+    typeof store.read === 'function'
+  );
+}
+
+/** Every record of `store` from `after` on, a page at a time. */
+export async function* storeRecords(store: AuditStore, after = 0): AsyncGenerator<AuditRecord> {
+  let last = after;
+  for (;;) {
+    const page = await store.read(last, PAGE);
+    if (!Array.isArray(page) || page.length === 0) return;
+    for (const record of page) yield record;
+    const seq = (page[page.length - 1] as { seq?: unknown } | undefined)?.seq;
+    // A store whose seqs do not move forward would loop forever; what it answered is verified as it is.
+    if (typeof seq !== 'number' || !(seq > last)) return;
+    last = seq;
+  }
+}
+
+/** What is wrong with the shape of `record`, or undefined. */
+function malformed(record: unknown): string | undefined {
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    return 'it is not a JSON object';
+  const r = record as Record<string, unknown>;
+  if (!Number.isSafeInteger(r['seq']) || (r['seq'] as number) < 1) return "'seq' is not a positive integer";
+  if (typeof r['at'] !== 'string' || Number.isNaN(Date.parse(r['at']))) return "'at' is not a time";
+  if (typeof r['kind'] !== 'string' || r['kind'] === '') return "'kind' is missing";
+  if (typeof r['ran'] !== 'boolean') return "'ran' is not true or false";
+  for (const field of ['prevHash', 'hash'] as const) {
+    if (typeof r[field] !== 'string' || !HEX64.test(r[field] as string))
+      return `'${field}' is not a SHA-256 hex digest`;
+  }
+  if (typeof r['signature'] !== 'string' || !HEX128.test(r['signature']))
+    return "'signature' is not an Ed25519 hex signature";
+  for (const field of OPTIONAL_TEXT) {
+    if (r[field] !== undefined && typeof r[field] !== 'string') return `'${field}' is not a string`;
+  }
+  return undefined;
+}
+
+/** What breaks the chain at `record`, expected as record `seq` after `prevHash`; signatures are checked apart. */
+async function chainProblem(record: unknown, seq: number, prevHash: string): Promise<string | undefined> {
+  const shape = malformed(record);
+  if (shape !== undefined) return `record ${seq} is malformed: ${shape}`;
+  const r = record as AuditRecord;
+  if (r.seq > seq)
+    return `record ${seq} is missing: the next record in the log is ${r.seq} (removed, or moved later)`;
+  if (r.seq < seq) {
+    return `record ${r.seq} appears again where record ${seq} belongs (a record was inserted, repeated or moved earlier)`;
+  }
+  if (r.prevHash !== prevHash) {
+    return `record ${seq} does not follow record ${seq - 1}: its prevHash is not that record's hash (a record was replaced, inserted or reordered)`;
+  }
+  if ((await recordHash(r as unknown as Record<string, unknown>)) !== r.hash) {
+    return `record ${seq} was changed: its content does not match its hash`;
+  }
+  return undefined;
+}
+
+function checkedHead(head: unknown): AuditHead | undefined {
+  if (head === undefined) return undefined;
+  const h = head as Partial<AuditHead> | null;
+  if (
+    typeof h !== 'object' ||
+    h === null ||
+    !Number.isSafeInteger(h.seq) ||
+    h.seq! < 1 ||
+    typeof h.hash !== 'string'
+  ) {
+    throw new AuditConfigError(
+      "verifyAuditLog: 'head' must be { seq, hash }, the last record known from elsewhere.",
+    );
+  }
+  return { seq: h.seq!, hash: h.hash };
+}
+
+/**
+ * Checks every record of a log in order (a store, the records, or an export's text): seq 1, 2, 3… with
+ * no gap or repeat, each `prevHash` the hash
+ * of the record before, each `hash` the SHA-256 of its own content, each `signature` valid for
+ * `publicKey`. Answers `{ ok: true, count }`, or `{ ok: false, seq, why }` naming the first position
+ * where the log stops being the one that was written.
+ *
+ * @example
+ * const verdict = await verifyAuditLog(sqliteAuditStore({ path: './toolgate.db' }), readFileSync('audit-key.pub.pem', 'utf8'));
+ * if (!verdict.ok) console.error(`audit log broken at record ${verdict.seq}: ${verdict.why}`);
+ */
+export async function verifyAuditLog(
+  source: AuditSource | string,
+  publicKey: AuditPublicKey,
+  options: VerifyAuditLogOptions = {},
+): Promise<AuditVerification> {
+  const where = 'verifyAuditLog';
+  const key = await importPublicKey(where, publicKeySource(`${where}: publicKey`, publicKey));
+  const anchors: { readonly head: AuditHead; readonly what: string }[] = [];
+  const given = checkedHead(options?.head);
+  if (given !== undefined) anchors.push({ head: given, what: 'the head you gave' });
+  let records: Iterable<unknown> | AsyncIterable<unknown>;
+  if (typeof source === 'string') {
+    // An export's text: a line that is not JSON stays in its place, where it reads as malformed.
+    records = (source as string)
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        try {
+          return JSON.parse(line) as unknown;
+        } catch {
+          return line;
+        }
+      });
+  } else if (isAuditStore(source)) {
+    // The head first: records appended while the walk runs are read too, and the head still holds.
+    const head = await source.head();
+    if (head !== undefined) anchors.push({ head, what: "the store's head" });
+    records = storeRecords(source);
+  } else if (
+    source !== null &&
+    typeof source === 'object' &&
+    (Symbol.iterator in source || Symbol.asyncIterator in source)
+  ) {
+    records = source;
+  } else {
+    throw new AuditConfigError(
+      'verifyAuditLog: expected an AuditStore or the records in order (an array or iterable).',
+    );
+  }
+
+  let seq = 1;
+  let prevHash = AUDIT_GENESIS;
+  const hashes = new Map<number, string>();
+  let page: AuditRecord[] = [];
+
+  // Signatures of a page are checked together; the first failure in log order wins.
+  const signaturesOf = async (checked: AuditRecord[]): Promise<AuditVerification | undefined> => {
+    const holds = await Promise.all(checked.map((record) => signatureHolds(record, key)));
+    const bad = holds.indexOf(false);
+    if (bad === -1) return undefined;
+    const record = checked[bad]!;
+    return {
+      ok: false,
+      seq: record.seq,
+      why: `record ${record.seq} is not signed by this key: its signature does not verify`,
+    };
+  };
+
+  for await (const record of records) {
+    const problem = await chainProblem(record, seq, prevHash);
+    if (problem !== undefined) return (await signaturesOf(page)) ?? { ok: false, seq, why: problem };
+    const r = record as AuditRecord;
+    page.push(r);
+    if (anchors.some((anchor) => anchor.head.seq === seq)) hashes.set(seq, r.hash);
+    prevHash = r.hash;
+    seq += 1;
+    if (page.length === PAGE) {
+      const failed = await signaturesOf(page);
+      if (failed !== undefined) return failed;
+      page = [];
+    }
+  }
+  const failed = await signaturesOf(page);
+  if (failed !== undefined) return failed;
+
+  const count = seq - 1;
+  for (const { head, what } of anchors) {
+    if (count < head.seq) {
+      return {
+        ok: false,
+        seq: count + 1,
+        why: `record ${count + 1} is missing: the log ends at ${count}, but ${what} is record ${head.seq}`,
+      };
+    }
+    if (hashes.get(head.seq) !== head.hash) {
+      return {
+        ok: false,
+        seq: head.seq,
+        why: `record ${head.seq} differs from ${what}: its hash is not the one kept there`,
+      };
+    }
+  }
+  return { ok: true, count };
+}

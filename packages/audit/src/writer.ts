@@ -1,0 +1,257 @@
+// The one writer of an audit log in this process: records queue in order and go to the store in
+// batches (one append, one transaction, for every record waiting), so concurrent calls share a commit.
+// A record of a call that happened is never dropped: when an append fails it stays at the front of
+// the queue, kept until the store takes it, and the log reports itself degraded until then.
+
+import {
+  DeadlineError,
+  withDeadline,
+  type AuditHead,
+  type AuditRecord,
+  type AuditStore,
+} from '@toolgate/core';
+import type { AuditFields } from './record';
+
+/** The most records one append carries. */
+export const MAX_BATCH = 256;
+
+interface Item {
+  readonly fields: AuditFields;
+  /** Kept when an append fails (the record of something that happened) rather than dropped with an error. */
+  readonly keep: boolean;
+  waiter?: { resolve(record: AuditRecord): void; reject(error: unknown): void } | undefined;
+  /** What a failed append sealed this record as: it may have been stored after all. */
+  sealed?: AuditHead | undefined;
+  /** Held back by a failed append: the log refuses new calls until it is written. */
+  kept?: boolean;
+}
+
+type Seal = (head: AuditHead | undefined, batch: readonly AuditFields[]) => Promise<readonly AuditRecord[]>;
+
+/** Thrown out of a seal to stop an append: the head moved past records a failed append sealed. */
+class Recheck extends Error {}
+
+/** Thrown out of a seal whose append the writer already gave up on, so the store rolls it back. */
+class Abandoned extends Error {}
+
+/**
+ * A deadline for the store's part of an append: it stands still while the seal runs, so signing a
+ * large batch on a busy machine never counts against the store.
+ */
+function storeDeadline(ms: number, onExpired: () => void) {
+  let left = ms;
+  let startedAt = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  let expire: (error: DeadlineError) => void = () => undefined;
+  const expired = new Promise<never>((_, reject) => (expire = reject));
+  const run = () => {
+    // A seal that ends after the append was given up on must not start the clock again.
+    if (stopped) return;
+    startedAt = Date.now();
+    timer = setTimeout(() => {
+      onExpired();
+      expire(new DeadlineError(ms));
+    }, left);
+  };
+  run();
+  return {
+    expired,
+    pause() {
+      clearTimeout(timer);
+      left = Math.max(0, left - (Date.now() - startedAt));
+    },
+    resume: run,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export class AuditWriter {
+  readonly #store: AuditStore;
+  readonly #seal: Seal;
+  readonly #deadlineMs: number;
+  #queue: Item[] = [];
+  #draining: Promise<void> | undefined;
+  /** Queued records held back by a failed append. */
+  #kept = 0;
+  #failures = 0;
+  #lastError: unknown;
+  /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
+  #unsureFrom: number | undefined;
+
+  constructor(store: AuditStore, seal: Seal, deadlineMs: number) {
+    this.#store = store;
+    this.#seal = seal;
+    this.#deadlineMs = deadlineMs;
+  }
+
+  /** Records a failed append held back still wait for the store. */
+  get degraded(): boolean {
+    return this.#kept > 0;
+  }
+
+  /** How many records a failed append held back. */
+  get kept(): number {
+    return this.#kept;
+  }
+
+  /** Records kept in memory for the store. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  get lastError(): unknown {
+    return this.#lastError;
+  }
+
+  /** Queues a record; resolves once the store holds it, rejects when the append failed (a kept record stays queued). */
+  enqueue(fields: AuditFields, keep: boolean): Promise<AuditRecord> {
+    return new Promise<AuditRecord>((resolve, reject) => {
+      this.#queue.push({ fields, keep, waiter: { resolve, reject } });
+      void this.#drain();
+    });
+  }
+
+  /** Writes the records a failed append held back; resolves with whether none is left. */
+  writeKept(): Promise<boolean> {
+    return this.#until(() => this.#kept === 0);
+  }
+
+  /** Writes every record queued now; resolves with whether all of them are stored. */
+  flush(): Promise<boolean> {
+    const last = this.#queue.at(-1);
+    return this.#until(() => last === undefined || !this.#queue.includes(last));
+  }
+
+  /** Drains until `done` holds or an append fails. Records queued meanwhile may keep a drain going. */
+  async #until(done: () => boolean): Promise<boolean> {
+    while (!done()) {
+      const failures = this.#failures;
+      await this.#drain();
+      if (this.#failures !== failures) break;
+    }
+    return done();
+  }
+
+  #drain(): Promise<void> {
+    this.#draining ??= this.#run();
+    return this.#draining;
+  }
+
+  async #run(): Promise<void> {
+    // Lets every record queued in this turn join the first batch.
+    await Promise.resolve();
+    try {
+      while (this.#queue.length > 0 && (await this.#appendBatch()));
+    } finally {
+      this.#draining = undefined;
+    }
+  }
+
+  /** One append of the front of the queue; false when the store failed. */
+  async #appendBatch(): Promise<boolean> {
+    const batch = this.#queue.slice(0, MAX_BATCH);
+    const attempt = { abandoned: false };
+    const deadline = storeDeadline(this.#deadlineMs, () => (attempt.abandoned = true));
+    let records: readonly AuditRecord[];
+    try {
+      const appended = this.#store.append(async (head) => {
+        deadline.pause();
+        try {
+          return await this.#sealFor(head, batch, attempt);
+        } finally {
+          deadline.resume();
+        }
+      });
+      records = await Promise.race([appended, deadline.expired]);
+      if (!Array.isArray(records) || records.length !== batch.length) {
+        throw new TypeError('the store answered an append with other records than it was given');
+      }
+    } catch (error) {
+      attempt.abandoned = true;
+      if (error instanceof Recheck) return this.#recheck();
+      this.#fail(batch, error);
+      return false;
+    } finally {
+      deadline.stop();
+    }
+    this.#queue.splice(0, batch.length);
+    batch.forEach((item, i) => {
+      if (item.kept === true) this.#kept -= 1;
+      item.waiter?.resolve(records[i]!);
+    });
+    return true;
+  }
+
+  async #sealFor(head: AuditHead | undefined, batch: readonly Item[], attempt: { abandoned: boolean }) {
+    if (attempt.abandoned) throw new Abandoned('the audit log gave up on this append');
+    if (this.#unsureFrom !== undefined) {
+      // Heads only grow: below the unsure seq, that append was never stored and never will be.
+      if ((head?.seq ?? 0) >= this.#unsureFrom) throw new Recheck('records sealed before may be stored');
+      this.#settleUnsure(new Set());
+    }
+    const records = await this.#seal(
+      head,
+      batch.map((item) => item.fields),
+    );
+    if (attempt.abandoned) throw new Abandoned('the audit log gave up on this append');
+    records.forEach((record, i) => {
+      const item = batch[i];
+      if (item !== undefined) item.sealed = { seq: record.seq, hash: record.hash };
+    });
+    return records;
+  }
+
+  /** An append failed: every waiter hears it; records of what happened stay queued, the rest are dropped. */
+  #fail(batch: readonly Item[], error: unknown): void {
+    this.#failures += 1;
+    this.#lastError = error;
+    const sealed = batch.filter((item) => item.sealed !== undefined && item.keep);
+    if (sealed.length > 0) {
+      const lowest = Math.min(...sealed.map((item) => item.sealed!.seq));
+      this.#unsureFrom = Math.min(this.#unsureFrom ?? lowest, lowest);
+    }
+    for (const item of this.#queue) {
+      item.waiter?.reject(error);
+      item.waiter = undefined;
+    }
+    this.#queue = this.#queue.filter((item) => item.keep);
+    for (const item of this.#queue) {
+      if (item.kept !== true) this.#kept += 1;
+      item.kept = true;
+    }
+  }
+
+  /** The head passed records a failed append sealed: read them back and drop those that were stored. */
+  async #recheck(): Promise<boolean> {
+    const from = this.#unsureFrom!;
+    const sealed = this.#queue.filter((item) => item.sealed !== undefined);
+    let stored: AuditRecord[];
+    try {
+      stored = await withDeadline(
+        () => this.#store.read(from - 1, sealed.length + MAX_BATCH),
+        this.#deadlineMs,
+      );
+    } catch (error) {
+      this.#fail([], error);
+      return false;
+    }
+    this.#settleUnsure(new Set(stored.map((record) => `${record.seq}:${record.hash}`)));
+    return true;
+  }
+
+  /** Queued records found among `stored` are done; the others are no longer in doubt. */
+  #settleUnsure(stored: ReadonlySet<string>): void {
+    this.#queue = this.#queue.filter((item) => {
+      const sealed = item.sealed;
+      item.sealed = undefined;
+      const done = sealed !== undefined && stored.has(`${sealed.seq}:${sealed.hash}`);
+      if (done && item.kept === true) this.#kept -= 1;
+      return !done;
+    });
+    this.#unsureFrom = undefined;
+  }
+}

@@ -1,0 +1,38 @@
+// Checks an AuditStore runs on what a seal hands back, shared so every store refuses a record that
+// does not continue its log in the same words, whatever the sealer did wrong.
+
+import type { AuditHead, AuditRecord } from './ports';
+
+/** The `prevHash` of the first record of every audit log. */
+export const AUDIT_GENESIS = '0'.repeat(64);
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * Throws a TypeError unless `records` continue the log at `head`: consecutive `seq` from `head.seq + 1`,
+ * each `prevHash` the hash before it, every `hash` 64 lowercase hex digits. Answers the new head.
+ */
+export function auditContinues(
+  store: string,
+  head: AuditHead | undefined,
+  records: readonly AuditRecord[],
+): AuditHead | undefined {
+  if (!Array.isArray(records)) throw new TypeError(`${store}: the seal must answer an array of records.`);
+  let seq = head?.seq ?? 0;
+  let hash = head?.hash ?? AUDIT_GENESIS;
+  for (const record of records as readonly unknown[]) {
+    const shaped = (typeof record === 'object' && record !== null ? record : {}) as Partial<AuditRecord>;
+    if (shaped.seq !== seq + 1) {
+      throw new TypeError(`${store}: a sealed record must have seq ${seq + 1}, the next after the head.`);
+    }
+    if (shaped.prevHash !== hash) {
+      throw new TypeError(`${store}: sealed record ${seq + 1} must carry the previous record's hash.`);
+    }
+    if (typeof shaped.hash !== 'string' || !HASH.test(shaped.hash)) {
+      throw new TypeError(`${store}: sealed record ${seq + 1} has no hash (64 lowercase hex digits).`);
+    }
+    seq += 1;
+    hash = shaped.hash;
+  }
+  return seq === 0 ? undefined : { seq, hash };
+}

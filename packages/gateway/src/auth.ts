@@ -1,0 +1,144 @@
+// Who is calling: a bearer token compared in constant time against the configured static tokens,
+// or a JWT verified against a JWKS (jose) with its claims mapped to tenant, principal and roles.
+// The answer names no token and no claim value; the HTTP layer turns it into 401 or 403.
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Identity } from '@toolgate/core';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import type { AuthConfig, IdentityConfig } from './config/types';
+import { durationMs } from './config/units';
+
+export type AuthAnswer =
+  | { readonly ok: true; readonly identity: Identity; readonly clientId: string }
+  | {
+      readonly ok: false;
+      /** missing: no bearer token; invalid: not a token we accept; tenant: valid, but for no configured tenant. */
+      readonly why: 'missing' | 'invalid' | 'tenant';
+    };
+
+export interface Authenticator {
+  /** Reads an `Authorization` header. Never throws. */
+  authenticate(header: string | undefined): Promise<AuthAnswer>;
+  /** Whether any way of authenticating is configured (without one, every request is refused). */
+  readonly configured: boolean;
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+export function identityOf(config: IdentityConfig): Identity {
+  return Object.freeze({
+    tenant: config.tenant,
+    principal: config.principal,
+    ...(config.roles !== undefined ? { roles: Object.freeze([...config.roles]) } : {}),
+  });
+}
+
+/** Builds the authenticator of one configuration. `tenants` are the configured tenant names. */
+export function createAuthenticator(
+  config: AuthConfig | undefined,
+  options: { readonly tenants: readonly string[]; readonly baseDir: string },
+): Authenticator {
+  const tokens = (config?.tokens ?? []).map((entry) => ({
+    digest: digest(entry.token),
+    identity: identityOf(entry.identity),
+  }));
+  const jwt = config?.jwt === undefined ? undefined : jwtVerifier(config.jwt, options.baseDir);
+  const tenants = new Set(options.tenants);
+
+  return {
+    configured: tokens.length > 0 || jwt !== undefined,
+    async authenticate(header) {
+      const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (match === null) return { ok: false, why: 'missing' };
+      const token = match[1]!;
+      // Every configured token is compared, so timing says nothing about which one nearly matched.
+      const presented = digest(token);
+      let found: Identity | undefined;
+      for (const entry of tokens) {
+        if (timingSafeEqual(entry.digest, presented) && found === undefined) found = entry.identity;
+      }
+      if (found === undefined && jwt !== undefined) {
+        const verified = await jwt(token);
+        if (verified === undefined) return { ok: false, why: 'invalid' };
+        found = verified;
+      }
+      if (found === undefined) return { ok: false, why: 'invalid' };
+      if (found.tenant === undefined || !tenants.has(found.tenant)) return { ok: false, why: 'tenant' };
+      return { ok: true, identity: found, clientId: `${found.tenant}/${found.principal ?? ''}` };
+    },
+  };
+}
+
+function jwtVerifier(
+  config: NonNullable<AuthConfig['jwt']>,
+  baseDir: string,
+): (token: string) => Promise<Identity | undefined> {
+  let keys: JWTVerifyGetKey;
+  if (/^https?:\/\//.test(config.jwks)) {
+    keys = createRemoteJWKSet(new URL(config.jwks));
+  } else {
+    const path = resolve(baseDir, config.jwks);
+    let set: unknown;
+    try {
+      set = JSON.parse(readFileSync(path, 'utf8'));
+    } catch {
+      throw new TypeError(`auth.jwt.jwks: '${config.jwks}' is not a readable JSON Web Key Set file.`);
+    }
+    keys = createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]);
+  }
+  const claims = {
+    tenant: config.claims?.tenant ?? 'tenant',
+    principal: config.claims?.principal ?? 'sub',
+    roles: config.claims?.roles ?? 'roles',
+  };
+  const verifyOptions = {
+    issuer: config.issuer,
+    audience: typeof config.audience === 'string' ? config.audience : [...config.audience],
+    ...(config.algorithms !== undefined ? { algorithms: [...config.algorithms] } : {}),
+    ...(config.clockTolerance !== undefined
+      ? { clockTolerance: Math.round(durationMs(config.clockTolerance, 'auth.jwt.clockTolerance') / 1000) }
+      : {}),
+  };
+  return async (token) => {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keys, verifyOptions));
+    } catch {
+      return undefined;
+    }
+    const tenant = claim(payload, claims.tenant);
+    const principal = claim(payload, claims.principal);
+    if (typeof tenant !== 'string' || tenant === '' || typeof principal !== 'string' || principal === '')
+      return undefined;
+    const rolesClaim = claim(payload, claims.roles);
+    const roles = Array.isArray(rolesClaim)
+      ? rolesClaim.filter((role): role is string => typeof role === 'string')
+      : typeof rolesClaim === 'string'
+        ? rolesClaim.split(/\s+/).filter(Boolean)
+        : undefined;
+    return Object.freeze({
+      tenant,
+      principal,
+      ...(roles !== undefined ? { roles: Object.freeze(roles) } : {}),
+    });
+  };
+}
+
+/** A claim by name, or by a dotted path into nested objects (`org.id`) when no claim has the whole name. */
+function claim(payload: JWTPayload, name: string): unknown {
+  if (name in payload) return payload[name];
+  let value: unknown = payload;
+  for (const part of name.split('.')) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}

@@ -1,0 +1,254 @@
+// A paused call, answered through the gateway (GATEWAY.md §6), first that applies:
+//   1. an earlier approval given after its hold ran out: a grant, used once, for the identical call;
+//   2. the client supports elicitation and the form can show every argument: the person approves there;
+//   3. otherwise the request is held up to `checkIns.hold` while an approver decides in the inbox;
+//   4. nobody decided: CHECKIN_PENDING, retryable. A later approval becomes the grant of step 1.
+
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  checkInApproved,
+  checkInDeclined,
+  refusalReason,
+  type CheckInDecision,
+  type CheckInRecord,
+  type CheckInRequest,
+  type CheckInStore,
+  type Dispatcher,
+  type DispatchOutcome,
+  type Identity,
+  type PausedOutcome,
+  type TraceContext,
+} from '@toolgate/core';
+import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+
+/** How a paused call ended, for the log line and the client. */
+export type Settled =
+  | {
+      readonly kind: 'outcome';
+      readonly outcome: DispatchOutcome;
+      readonly via: 'grant' | 'elicitation' | 'inbox';
+    }
+  | {
+      readonly kind: 'refused';
+      readonly gate: string;
+      readonly code: string;
+      readonly retryable: boolean;
+      readonly text: string;
+      readonly checkInId?: string;
+    };
+
+export interface CheckInFlowOptions {
+  readonly server: Server;
+  readonly dispatcher: Dispatcher;
+  readonly store: CheckInStore | undefined;
+  readonly identity: Identity | undefined;
+  readonly extra: McpRequestExtra;
+  readonly traceContext?: TraceContext;
+  /** How long a request waits for an approver in the inbox. */
+  readonly holdMs: number;
+  /** How often the store is read while holding. */
+  readonly pollMs: number;
+  /** How long a person at the client may take. */
+  readonly elicitTimeoutMs: number;
+}
+
+// Each round answers a different middleware's ask in the same call; more than this is a loop.
+const MAX_ROUNDS = 8;
+
+/**
+ * The decision an approver stored on a check-in (the inbox writes it with the store's `decide`).
+ * Read loosely: a store without decisions has none to give.
+ */
+export function decisionOf(record: CheckInRecord | undefined): CheckInDecision | undefined {
+  const decision = (record as { decision?: unknown } | undefined)?.decision;
+  if (typeof decision !== 'object' || decision === null) return undefined;
+  const { approved, by, note, reason } = decision as Record<string, unknown>;
+  if (typeof by !== 'string' || by === '') return undefined;
+  if (approved === true) return checkInApproved(typeof note === 'string' ? { by, note } : { by });
+  if (approved === false)
+    return checkInDeclined({ by, reason: typeof reason === 'string' && reason !== '' ? reason : 'declined' });
+  return undefined;
+}
+
+export async function settlePaused(first: PausedOutcome, options: CheckInFlowOptions): Promise<Settled> {
+  const { dispatcher, extra } = options;
+  const resumeOptions = {
+    signal: extra.signal,
+    ...(options.traceContext !== undefined ? { traceContext: options.traceContext } : {}),
+  };
+  let outcome: DispatchOutcome = first;
+  let via: 'grant' | 'elicitation' | 'inbox' = 'inbox';
+  for (let round = 0; outcome.kind === 'paused' && round < MAX_ROUNDS; round++) {
+    const request: CheckInRequest = outcome.checkIn;
+    const granted = await useGrant(request, options);
+    if (granted !== undefined) {
+      via = 'grant';
+      outcome = await dispatcher.resume(request, granted, resumeOptions);
+      continue;
+    }
+    // A form too long to show every argument in full is not shown: the inbox shows them all.
+    if (canElicitForm(options.server) && approvalForm(request).form !== undefined) {
+      let decision: CheckInDecision;
+      try {
+        decision = await askPerson(options.server, request, options.identity?.principal ?? 'mcp-client', {
+          relatedRequestId: extra.requestId,
+          signal: extra.signal,
+          timeoutMs: options.elicitTimeoutMs,
+        });
+      } catch {
+        return pending(request, 'no decision came back from the person at the MCP client');
+      }
+      via = 'elicitation';
+      outcome = await dispatcher.resume(request, decision, resumeOptions);
+      continue;
+    }
+    const decided = await hold(request, options);
+    if (decided === undefined) return pending(request, 'nobody has decided yet');
+    via = 'inbox';
+    outcome = await dispatcher.resume(request, decided, resumeOptions);
+  }
+  if (outcome.kind === 'paused') {
+    return {
+      kind: 'refused',
+      gate: outcome.checkIn.asker,
+      code: 'CHECKIN_LOOP',
+      retryable: false,
+      text: `[${outcome.checkIn.asker} refused: ${refusalReason(`'${outcome.toolName}' asked for approval too many times in one call`, 'Retrying will not help')}]`,
+    };
+  }
+  return { kind: 'outcome', outcome, via };
+}
+
+function pending(request: CheckInRequest, what: string): Settled {
+  return {
+    kind: 'refused',
+    gate: request.asker,
+    code: 'CHECKIN_PENDING',
+    retryable: true,
+    checkInId: request.id,
+    text: `[${request.asker} refused: ${refusalReason(
+      `'${request.toolName}' awaits a person's approval (check-in ${request.id}); ${what}`,
+      'Calling again later with exactly the same arguments can help: once approved, that call runs once',
+      'Tell the user the action awaits approval, and do not change its arguments',
+    )}]`,
+  };
+}
+
+/**
+ * An approval given to an earlier, identical request after its hold ran out: same tenant, principal,
+ * tool, asker, chain and args digest. Consuming the earlier request is the single-use point, so two
+ * retries racing through two gateway processes run the call once.
+ */
+async function useGrant(
+  request: CheckInRequest,
+  options: CheckInFlowOptions,
+): Promise<CheckInDecision | undefined> {
+  const store = options.store;
+  if (store === undefined) return undefined;
+  const tenant = request.identity?.tenant;
+  let candidates: CheckInRecord[];
+  try {
+    candidates = await store.list({
+      state: 'pending',
+      toolName: request.toolName,
+      ...(tenant !== undefined ? { tenant } : {}),
+    });
+  } catch {
+    return undefined;
+  }
+  const now = Date.now();
+  for (const record of candidates) {
+    const earlier = record.request;
+    if (earlier.id === request.id) continue;
+    if (
+      earlier.identity?.tenant !== request.identity?.tenant ||
+      earlier.identity?.principal !== request.identity?.principal ||
+      earlier.asker !== request.asker ||
+      earlier.chainId !== request.chainId ||
+      earlier.argsDigest !== request.argsDigest ||
+      Date.parse(earlier.expiresAt) <= now
+    )
+      continue;
+    const decision = decisionOf(record);
+    if (decision?.approved !== true) continue;
+    let won = false;
+    try {
+      won = await store.consume(earlier.id);
+    } catch {
+      won = false;
+    }
+    if (won)
+      return checkInApproved({ by: decision.by, note: decision.note ?? `grant from check-in ${earlier.id}` });
+  }
+  return undefined;
+}
+
+/** Waits for an approver's decision on `request`, sending progress when the client asked for it. */
+async function hold(
+  request: CheckInRequest,
+  options: CheckInFlowOptions,
+): Promise<CheckInDecision | undefined> {
+  const store = options.store;
+  if (store === undefined || options.holdMs <= 0) return undefined;
+  const { extra } = options;
+  const progressToken = (extra as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
+  const started = Date.now();
+  let progress = 0;
+  while (!extra.signal.aborted) {
+    let record: CheckInRecord | undefined;
+    try {
+      record = await store.get(request.id);
+    } catch {
+      record = undefined;
+    }
+    const decision = decisionOf(record);
+    if (decision !== undefined) return decision;
+    if (record !== undefined && record.state !== 'pending') return undefined;
+    const elapsed = Date.now() - started;
+    if (elapsed >= options.holdMs) return undefined;
+    if (progressToken !== undefined) {
+      progress += 1;
+      await extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: {
+            progressToken,
+            progress,
+            message: `'${request.toolName}' awaits approval in the inbox (check-in ${request.id})`,
+          },
+        })
+        .catch(() => undefined);
+    }
+    await sleep(Math.min(options.pollMs, options.holdMs - elapsed), extra.signal);
+  }
+  return undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      done();
+    }
+    signal.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/** The MCP result for a refusal the gateway decided outside the chain; the code rides in `_meta`. */
+export function refusedResult(settled: Extract<Settled, { kind: 'refused' }>): CallToolResult {
+  return {
+    content: [{ type: 'text', text: settled.text }],
+    isError: true,
+    _meta: {
+      'io.toolgate/refusal': {
+        gate: settled.gate,
+        code: settled.code,
+        retryable: settled.retryable,
+        ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
+      },
+    },
+  };
+}

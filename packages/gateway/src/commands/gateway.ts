@@ -1,0 +1,41 @@
+// `toolgate gateway --config F`: serve until SIGINT/SIGTERM (draining in-flight calls); SIGHUP reloads.
+
+import { createGateway } from '../gateway';
+import type { CommandIo, ParsedArgs } from './io';
+import { UsageError } from './io';
+
+export async function gatewayCommand(file: string, args: ParsedArgs, io: CommandIo): Promise<number> {
+  const port = args.flags.get('port');
+  if (port !== undefined && (port === true || !/^\d+$/.test(port) || Number(port) > 65535))
+    throw new UsageError('--port needs a port number (0 takes a free port)');
+  const host = args.flags.get('host');
+  if (host === true) throw new UsageError('--host needs a host name or address');
+  const stdio = args.flags.get('stdio') === true;
+  const gateway = await createGateway(file, {
+    ...(port !== undefined ? { port: Number(port) } : {}),
+    ...(host !== undefined ? { host } : {}),
+    stdio,
+    env: io.env,
+    log: io.err,
+  });
+  if (!stdio) io.out(`toolgate gateway listening on ${gateway.url}`);
+
+  return new Promise<number>((done) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      process.off('SIGHUP', reload);
+      void gateway.close().then(
+        () => done(0),
+        () => done(1),
+      );
+    };
+    const reload = () => void gateway.reload();
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGHUP', reload);
+    // In stdio mode the client closing our stdin ends the session, and so the gateway.
+    if (stdio) process.stdin.on('end', stop);
+  });
+}

@@ -1,0 +1,81 @@
+// The `toolgate` command: parse argv, load the configuration, call the library, print. Exit codes:
+// 0 done, 1 the configuration or a check failed, 2 the command line was wrong or the feature is missing.
+
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError } from '../config/errors';
+import { loadConfig } from '../config/load';
+import { checkCommand } from './check';
+import { gatewayCommand } from './gateway';
+import { NotSupportedError, parseArgs, UsageError, type CommandIo } from './io';
+
+export const USAGE = `usage: toolgate <command> [--config toolgate.yaml]
+
+  gateway [--port N] [--host H] [--stdio]   serve until SIGINT/SIGTERM; SIGHUP reloads
+  check                                     validate, connect every upstream, print each tenant's tools
+  policy test CASES.yaml                    run policy cases against the configured rules
+  pins list | pins accept TOOL              show pinned tool definitions; accept a changed one
+  audit verify | audit export               check the audit log's hash chain; print it as JSON lines
+
+--config defaults to ./toolgate.yaml (or ./toolgate.json).`;
+
+export async function runCli(argv: readonly string[], io: CommandIo): Promise<number> {
+  try {
+    const args = parseArgs(argv);
+    const [command, ...rest] = args.positional;
+    if (command === undefined || args.flags.has('help') || command === 'help') {
+      io.out(USAGE);
+      return command === undefined && !args.flags.has('help') ? 2 : 0;
+    }
+    const configFile = () => {
+      const given = args.flags.get('config');
+      if (given === true) throw new UsageError('--config needs a file');
+      if (given !== undefined) return resolve(io.cwd, given);
+      for (const candidate of ['toolgate.yaml', 'toolgate.yml', 'toolgate.json']) {
+        if (existsSync(resolve(io.cwd, candidate))) return resolve(io.cwd, candidate);
+      }
+      throw new UsageError('no configuration: pass --config toolgate.yaml');
+    };
+    switch (command) {
+      case 'gateway':
+        return await gatewayCommand(configFile(), args, io);
+      case 'check':
+        return await checkCommand(loadConfig(configFile(), { env: io.env }), io);
+      case 'policy':
+        if (rest[0] !== 'test' || rest[1] === undefined)
+          throw new UsageError('usage: toolgate policy test CASES.yaml --config F');
+        throw new NotSupportedError(
+          '`toolgate policy test` needs @toolgate/policy, which this build does not include yet',
+        );
+      case 'pins':
+        if (rest[0] !== 'list' && !(rest[0] === 'accept' && rest[1] !== undefined))
+          throw new UsageError('usage: toolgate pins list | toolgate pins accept TOOL --config F');
+        throw new NotSupportedError(
+          '`toolgate pins` needs tool-definition pinning in @toolgate/mcp, which this build does not include yet',
+        );
+      case 'audit':
+        if (rest[0] !== 'verify' && rest[0] !== 'export')
+          throw new UsageError('usage: toolgate audit verify | export --config F');
+        throw new NotSupportedError(
+          '`toolgate audit` needs the audit log, which this build does not include yet',
+        );
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(error.message);
+      return 1;
+    }
+    if (error instanceof UsageError) {
+      io.err(`toolgate: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof NotSupportedError) {
+      io.err(`toolgate: not supported: ${error.message}.`);
+      return 2;
+    }
+    io.err(`toolgate: ${(error as Error).message ?? String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,155 @@
+// The configuration file's shape, as `schema/toolgate.schema.json` defines it. Strings are already
+// interpolated (except `${credential:…}`, resolved when an upstream connects); durations and sizes
+// stay as written and are read with `durationMs`/`sizeBytes`.
+
+export interface IdentityConfig {
+  readonly tenant: string;
+  readonly principal: string;
+  readonly roles?: readonly string[];
+}
+
+export interface ListenConfig {
+  readonly host?: string;
+  readonly port?: number;
+  readonly publicUrl?: string;
+  readonly maxBody?: string | number;
+  readonly maxSessions?: number;
+  readonly maxSessionsPerClient?: number;
+  readonly sessionIdle?: string;
+  readonly allowedOrigins?: readonly string[];
+  readonly drain?: string;
+}
+
+export interface TokenConfig {
+  readonly token: string;
+  readonly identity: IdentityConfig;
+}
+
+export interface JwtConfig {
+  readonly issuer: string;
+  readonly audience: string | readonly string[];
+  readonly jwks: string;
+  readonly algorithms?: readonly string[];
+  readonly clockTolerance?: string;
+  readonly claims?: { readonly tenant?: string; readonly principal?: string; readonly roles?: string };
+}
+
+export interface AuthConfig {
+  readonly tokens?: readonly TokenConfig[];
+  readonly jwt?: JwtConfig;
+}
+
+export interface StoresConfig {
+  readonly state?: string;
+  readonly limits?: string;
+}
+
+export interface CheckInsConfig {
+  readonly key: string;
+  readonly ttl?: string;
+  readonly hold?: string;
+}
+
+export interface AuditConfig {
+  readonly signingKey: string;
+  readonly digestKey?: string;
+  readonly onFailure?: 'refuse' | 'allow';
+}
+
+export interface ResultCeilingConfig {
+  readonly maxChars: number;
+  readonly maxBytes?: string | number;
+  readonly narrowBy?: readonly string[];
+}
+
+export interface ToolDeclaration {
+  readonly checkIn?: 'always' | 'never';
+  readonly capabilities?: readonly string[];
+  readonly resultCeiling?: ResultCeilingConfig;
+}
+
+export interface HintDeclaration {
+  readonly checkIn?: 'always';
+  readonly capabilities?: readonly string[];
+}
+
+export type AnnotationHint = 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint';
+
+export interface UpstreamConfig {
+  readonly command?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly url?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly prefix?: string;
+  readonly include?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly tools?: Readonly<Record<string, ToolDeclaration>>;
+  readonly timeout?: string;
+}
+
+export interface CredentialConfig {
+  readonly env?: string;
+  readonly file?: string;
+}
+
+export interface DefaultsConfig {
+  readonly resultCeiling?: { readonly maxChars?: number; readonly maxBytes?: string | number };
+  readonly annotations?: Readonly<Partial<Record<AnnotationHint, HintDeclaration>>>;
+}
+
+export interface RuleConfig {
+  readonly name: string;
+  readonly tools?: readonly string[];
+  readonly when?: string;
+  readonly effect: 'allow' | 'deny' | 'ask';
+  readonly reason?: string;
+  readonly mode?: 'enforce' | 'shadow';
+}
+
+export type LimitDimensionConfig = 'tenant' | 'principal' | 'tool';
+
+export interface LimitConfig {
+  readonly name: string;
+  readonly per: LimitDimensionConfig | readonly LimitDimensionConfig[];
+  readonly calls?: number;
+  readonly budget?: number;
+  readonly cost?: Readonly<Record<string, number>>;
+  readonly window: string;
+  readonly tools?: readonly string[];
+}
+
+export interface TenantConfig {
+  readonly upstreams: readonly string[];
+  readonly policy?: readonly RuleConfig[];
+  readonly limits?: readonly LimitConfig[];
+}
+
+export interface TelemetryConfig {
+  readonly otlp?: string;
+  readonly serviceName?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface InboxConfig {
+  readonly enabled?: boolean;
+  readonly webhook?: string;
+}
+
+/** A whole configuration file. */
+export interface GatewayConfig {
+  readonly listen?: ListenConfig;
+  readonly auth?: AuthConfig;
+  readonly stores?: StoresConfig;
+  readonly checkIns?: CheckInsConfig;
+  readonly audit?: AuditConfig;
+  readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
+  readonly credentials?: Readonly<Record<string, CredentialConfig>>;
+  readonly defaults?: DefaultsConfig;
+  readonly policy?: readonly RuleConfig[];
+  readonly limits?: readonly LimitConfig[];
+  readonly tenants: Readonly<Record<string, TenantConfig>>;
+  readonly telemetry?: TelemetryConfig;
+  readonly inbox?: InboxConfig;
+  readonly stdio?: { readonly identity: IdentityConfig };
+}

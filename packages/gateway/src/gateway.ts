@@ -1,0 +1,334 @@
+// createGateway: a configuration in, a governing MCP gateway out. Streamable HTTP at /mcp (or one
+// stdio connection), /healthz, /readyz, the protected-resource metadata, reload on demand or when
+// the file changes, and a close that lets in-flight calls finish before the upstreams stop.
+
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
+import { identityOf } from './auth';
+import { ConfigError } from './config/errors';
+import { loadConfig, parseConfig, type LoadedConfig } from './config/load';
+import type { GatewayConfig } from './config/types';
+import { durationMs, sizeBytes } from './config/units';
+import { httpRoutes, MCP_PATH, type Readiness } from './http';
+import { createLog, type GatewayLog } from './log';
+import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
+import { buildRuntime, closeRuntime, type Runtime } from './runtime';
+
+export const GATEWAY_VERSION = '0.1.0';
+
+export interface GatewayOptions {
+  /** Overrides `listen.port` (0: a free port). */
+  readonly port?: number;
+  /** Overrides `listen.host`. */
+  readonly host?: string;
+  /** Serve one MCP connection on this process's stdin/stdout instead of HTTP, as `stdio.identity`. */
+  readonly stdio?: boolean;
+  /** Where JSON log lines go; default stderr. */
+  readonly log?: (line: string) => void;
+  /** Reload when the configuration file changes; default true for a configuration read from a file. */
+  readonly watch?: boolean;
+  /** Environment for `${env:…}` and credentials; default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonly error: Error };
+
+export interface Gateway {
+  /** Where MCP clients connect, e.g. `http://127.0.0.1:8787/mcp`; `stdio:` in stdio mode. */
+  readonly url: string;
+  /** The facts the log lines carry, as events (`call`, `http.refused`, `reload`, `reload.refused`, …). */
+  readonly events: GatewayLog['events'];
+  /** Loads the configuration file again; a valid one serves new calls, an invalid one changes nothing. */
+  reload(): Promise<ReloadResult>;
+  /** What /readyz answers. */
+  readiness(): Promise<Readiness>;
+  /** Stops taking calls, lets in-flight calls finish (up to `listen.drain`), then stops the upstreams. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_PORT = 8787;
+// Per authenticated principal: several agents may share one token.
+const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
+const DEFAULT_MAX_BODY = 1024 * 1024;
+const DEFAULT_DRAIN_MS = 30_000;
+const WATCH_DEBOUNCE_MS = 150;
+
+/**
+ * Starts a gateway from a configuration file path, a loaded configuration, or a configuration object.
+ * Rejects with `ConfigError` (file, line, column and fix for each problem) before serving anything.
+ *
+ * @example
+ * const gateway = await createGateway('toolgate.yaml', { port: 0 });
+ * console.log(gateway.url); // http://127.0.0.1:41234/mcp
+ * await gateway.close();
+ */
+export async function createGateway(
+  config: string | LoadedConfig | GatewayConfig,
+  options: GatewayOptions = {},
+): Promise<Gateway> {
+  const env = options.env ?? process.env;
+  const loaded =
+    typeof config === 'string'
+      ? loadConfig(config, { env })
+      : isLoaded(config)
+        ? config
+        : parseConfig(JSON.stringify(config), { env });
+  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+  const stdio = options.stdio === true;
+
+  const stdioIdentity = stdio ? stdioIdentityOf(loaded) : undefined;
+  const startIssues = [];
+  if (!stdio && loaded.config.auth?.tokens === undefined && loaded.config.auth?.jwt === undefined)
+    startIssues.push(
+      loaded.issue(
+        ['auth'],
+        'HTTP serving needs a way to authenticate callers',
+        'add auth.tokens (or auth.jwt); every request without one would be refused',
+      ),
+    );
+  if (startIssues.length > 0) throw new ConfigError(startIssues);
+
+  let live: Runtime = await buildRuntime(loaded, { log, env });
+  let draining = false;
+  // Calls in the MCP handlers, and POST responses not yet sent: shutdown waits for both.
+  let inFlight = 0;
+  let responding = 0;
+  let drained: (() => void) | undefined;
+  const settle = () => {
+    if (inFlight === 0 && responding === 0) drained?.();
+  };
+  const servers = new Set<Server>();
+
+  const host: ServerHost = {
+    current: () => live,
+    begin: () => {
+      if (draining) return false;
+      inFlight += 1;
+      return true;
+    },
+    end: () => {
+      inFlight -= 1;
+      settle();
+    },
+    log,
+    servers,
+    version: GATEWAY_VERSION,
+  };
+
+  let serving: HttpServing | undefined;
+  let stdioServer: Server | undefined;
+  let url: string;
+  if (stdio) {
+    stdioServer = gatewayServer(host, () => stdioIdentity);
+    await stdioServer.connect(new StdioServerTransport());
+    url = 'stdio:';
+  } else {
+    const listen = loaded.config.listen ?? {};
+    const bindHost = options.host ?? listen.host ?? '127.0.0.1';
+    const routes = httpRoutes({
+      current: () => live,
+      log,
+      baseUrl: () => (live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
+      maxBody: () =>
+        live.config.listen?.maxBody === undefined
+          ? DEFAULT_MAX_BODY
+          : sizeBytes(live.config.listen.maxBody, 'listen.maxBody'),
+      draining: () => draining,
+      track: (watch) => {
+        responding += 1;
+        watch(() => {
+          responding -= 1;
+          settle();
+        });
+      },
+      readiness: () => readiness(live),
+      mounts: () => [],
+    });
+    // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
+    const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
+    try {
+      serving = await serveHttp(served, {
+        host: bindHost,
+        port: options.port ?? listen.port ?? DEFAULT_PORT,
+        path: MCP_PATH,
+        intercept: routes.intercept,
+        authenticate: routes.authenticate,
+        ...(listen.allowedOrigins !== undefined ? { allowedOrigins: [...listen.allowedOrigins] } : {}),
+        ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
+        maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
+        onWarning: ({ code, message }) => log({ msg: 'listen.warning', level: 'warn', code, message }),
+        ...(listen.sessionIdle !== undefined
+          ? { sessionIdleMs: durationMs(listen.sessionIdle, 'listen.sessionIdle') }
+          : {}),
+      });
+    } catch (error) {
+      await closeRuntime(live);
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ConfigError([
+        loaded.issue(
+          ['listen'],
+          code === 'EADDRINUSE'
+            ? 'the port is already in use'
+            : `cannot listen (${code ?? (error as Error).name})`,
+          code === 'EADDRINUSE'
+            ? 'choose another listen.port, or 0 for a free one'
+            : 'check listen.host and listen.port',
+        ),
+      ]);
+    }
+    url = serving.url.href;
+  }
+
+  let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
+  async function reloadOnce(): Promise<ReloadResult> {
+    if (loaded.file === undefined)
+      return {
+        ok: false,
+        error: new Error('this gateway was not started from a file; there is nothing to reload'),
+      };
+    let next: Runtime;
+    try {
+      const nextLoaded = loadConfig(loaded.file, { env });
+      if (!stdio && nextLoaded.config.auth?.tokens === undefined && nextLoaded.config.auth?.jwt === undefined)
+        throw new ConfigError([
+          nextLoaded.issue(
+            ['auth'],
+            'HTTP serving needs a way to authenticate callers',
+            'add auth.tokens (or auth.jwt)',
+          ),
+        ]);
+      next = await buildRuntime(nextLoaded, { previous: live, log, env });
+    } catch (error) {
+      const issues = error instanceof ConfigError ? error.issues.length : 1;
+      log({ msg: 'reload.refused', level: 'error', issues, error: (error as Error).message });
+      return { ok: false, error: error as Error };
+    }
+    const old = live;
+    live = next;
+    if (JSON.stringify(old.config.listen) !== JSON.stringify(next.config.listen))
+      log({
+        msg: 'reload.listen-unchanged',
+        level: 'warn',
+        why: 'listen settings take effect when the gateway restarts',
+      });
+    log({ msg: 'reload', tenants: [...next.tenants.keys()], upstreams: [...next.upstreams.keys()] });
+    for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
+    void old.idle().then(() => closeRuntime(old, next));
+    return { ok: true };
+  }
+
+  let watcher: FSWatcher | undefined;
+  if ((options.watch ?? typeof config === 'string') && loaded.file !== undefined) {
+    let timer: NodeJS.Timeout | undefined;
+    const name = basename(loaded.file);
+    try {
+      // The folder, not the file: editors often save by writing a new file and renaming it over.
+      watcher = watch(dirname(loaded.file), (_event, changed) => {
+        if (changed !== null && changed.toString() !== name) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => void gateway.reload(), WATCH_DEBOUNCE_MS);
+      });
+      watcher.on('error', () => undefined);
+      watcher.unref();
+    } catch {
+      log({ msg: 'reload.watch-unavailable', level: 'warn' });
+    }
+  }
+
+  const gateway: Gateway = {
+    url,
+    events: log.events,
+    reload() {
+      reloading = reloading.then(reloadOnce, reloadOnce);
+      return reloading;
+    },
+    readiness: () => readiness(live),
+    async close() {
+      if (draining) return;
+      draining = true;
+      watcher?.close();
+      const drainMs =
+        live.config.listen?.drain === undefined
+          ? DEFAULT_DRAIN_MS
+          : durationMs(live.config.listen.drain, 'listen.drain');
+      if (inFlight > 0 || responding > 0) {
+        log({ msg: 'shutdown.draining', inFlight });
+        await new Promise<void>((done) => {
+          const timer = setTimeout(done, drainMs);
+          timer.unref?.();
+          drained = () => {
+            clearTimeout(timer);
+            done();
+          };
+        });
+      }
+      await serving?.close();
+      await stdioServer?.close().catch(() => undefined);
+      await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
+      await closeRuntime(live);
+      log({ msg: 'shutdown.done' });
+    },
+  };
+  return gateway;
+}
+
+function isLoaded(config: LoadedConfig | GatewayConfig): config is LoadedConfig {
+  return typeof (config as LoadedConfig).issue === 'function' && 'config' in config;
+}
+
+function stdioIdentityOf(loaded: LoadedConfig) {
+  const configured = loaded.config.stdio?.identity;
+  if (configured !== undefined) return identityOf(configured);
+  const tenants = Object.keys(loaded.config.tenants);
+  if (tenants.length === 1) return identityOf({ tenant: tenants[0]!, principal: 'stdio' });
+  throw new ConfigError([
+    loaded.issue(
+      ['stdio'],
+      'stdio mode serves one identity, and several tenants are configured',
+      'add stdio: { identity: { tenant: NAME, principal: NAME } }',
+    ),
+  ]);
+}
+
+async function readiness(runtime: Runtime): Promise<Readiness> {
+  const upstreams: Record<string, { state: string; tools: number; error?: string }> = {};
+  for (const [name, upstream] of runtime.upstreams) {
+    const status = upstream.status();
+    upstreams[name] = {
+      state: status.state,
+      tools: status.tools,
+      ...(status.error !== undefined ? { error: status.error } : {}),
+    };
+  }
+  const probe = async (store: { kind: string; ping(): Promise<void> }) => {
+    try {
+      await withTimeout(store.ping(), 2000);
+      return { kind: store.kind, ok: true };
+    } catch {
+      return { kind: store.kind, ok: false, error: 'not reachable' };
+    }
+  };
+  const [state, limits] = await Promise.all([probe(runtime.state), probe(runtime.limits)]);
+  const stores = { state, limits };
+  const ready = Object.values(upstreams).every((u) => u.state === 'connected') && state.ok && limits.ok;
+  return { ready, upstreams, stores };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout')), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error('failed'));
+      },
+    );
+  });
+}

@@ -1,0 +1,235 @@
+// One generation of the gateway: everything a loaded configuration builds (stores, upstream
+// connections, tenants, the authenticator). A reload builds the next generation beside the live
+// one, reusing the upstreams and stores whose configuration did not change, and swaps only when
+// every part built; the old generation is closed once its last call has finished.
+
+import type { ToolgateEmitter } from '@toolgate/core';
+import { createAuthenticator, type Authenticator } from './auth';
+import { ConfigError, type ConfigIssue } from './config/errors';
+import type { LoadedConfig } from './config/load';
+import type { GatewayConfig } from './config/types';
+import { durationMs } from './config/units';
+import type { GatewayLog } from './log';
+import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
+import { openTelemetry, type Telemetry } from './telemetry';
+import { buildTenant, TenantError, type TenantRuntime } from './tenant';
+import { connectUpstream, UpstreamError, type Upstream } from './upstream';
+
+export interface Runtime {
+  readonly loaded: LoadedConfig;
+  readonly config: GatewayConfig;
+  readonly auth: Authenticator;
+  readonly state: StateStore;
+  readonly limits: LimitsStore;
+  readonly telemetry: Telemetry;
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly tenants: ReadonlyMap<string, TenantRuntime>;
+  /** How long a paused call waits for an approver, and how often it looks. */
+  readonly holdMs: number;
+  readonly pollMs: number;
+  /** Calls in flight under this generation. */
+  hold(): void;
+  release(): void;
+  /** Resolves when no call is in flight under this generation. */
+  idle(): Promise<void>;
+}
+
+export interface BuildOptions {
+  readonly previous?: Runtime;
+  readonly log?: GatewayLog;
+  readonly events?: ToolgateEmitter;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+const DEFAULT_HOLD_MS = 30_000;
+const POLL_MS = 250;
+
+/** Builds a generation, or throws `ConfigError` placing every problem in the file; nothing is left open. */
+export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions = {}): Promise<Runtime> {
+  const { config, baseDir } = loaded;
+  const previous = options.previous;
+  const opened: { close(): Promise<void> }[] = [];
+  const issues: ConfigIssue[] = [];
+  try {
+    issues.push(...unsupported(loaded));
+    if (issues.length > 0) throw new ConfigError(issues);
+    const bytesCeilings =
+      config.defaults?.resultCeiling?.maxBytes !== undefined ||
+      Object.values(config.upstreams).some((u) =>
+        Object.values(u.tools ?? {}).some((t) => t.resultCeiling?.maxBytes !== undefined),
+      );
+    // Stricter, not looser: until the MCP client counts binary blocks by bytes, they count as text against maxChars.
+    if (bytesCeilings)
+      options.log?.({
+        msg: 'config.max-bytes-pending',
+        level: 'warn',
+        why: 'maxBytes takes effect once @toolgate/mcp counts binary blocks by bytes; until then they count as characters against maxChars',
+      });
+    const auth = (() => {
+      try {
+        return createAuthenticator(config.auth, { tenants: Object.keys(config.tenants), baseDir });
+      } catch (error) {
+        issues.push(
+          loaded.issue(
+            ['auth', 'jwt', 'jwks'],
+            (error as Error).message.replace(/^auth\.jwt\.jwks: /, '').replace(/\.$/, ''),
+            'point it at a JWKS file or an https:// JWKS URL',
+          ),
+        );
+        return undefined;
+      }
+    })();
+
+    const state =
+      previous !== undefined && previous.config.stores?.state === config.stores?.state
+        ? previous.state
+        : track(opened, openStateStore(config.stores?.state, baseDir));
+    const limits =
+      previous !== undefined && previous.config.stores?.limits === config.stores?.limits
+        ? previous.limits
+        : track(opened, openLimitsStore(config.stores?.limits));
+
+    const telemetryKey = JSON.stringify(config.telemetry ?? null);
+    const telemetry =
+      previous !== undefined && previous.telemetry.key === telemetryKey
+        ? previous.telemetry
+        : track(opened, openTelemetry(config.telemetry));
+
+    const upstreams = new Map<string, Upstream>();
+    await Promise.all(
+      Object.entries(config.upstreams).map(async ([name, upstreamConfig]) => {
+        const context = {
+          baseDir,
+          ...(config.credentials !== undefined ? { credentials: config.credentials } : {}),
+          ...(config.defaults !== undefined ? { defaults: config.defaults } : {}),
+          issue: loaded.issue,
+          ...(options.log !== undefined ? { log: options.log } : {}),
+          ...(options.env !== undefined ? { env: options.env } : {}),
+        };
+        const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
+        const reused = previous?.upstreams.get(name);
+        if (
+          reused !== undefined &&
+          reused.fingerprint === fingerprint &&
+          reused.status().state !== 'closed'
+        ) {
+          upstreams.set(name, reused);
+          return;
+        }
+        try {
+          const upstream = await connectUpstream(name, upstreamConfig, context);
+          opened.push(upstream);
+          upstreams.set(name, upstream);
+        } catch (error) {
+          if (error instanceof UpstreamError && error.issues.length > 0) issues.push(...error.issues);
+          else
+            issues.push(
+              loaded.issue(
+                ['upstreams', name],
+                (error as Error).message.replace(/^upstream '[^']+': /, '').replace(/\.$/, ''),
+                'check that the server starts and speaks MCP (`toolgate check` connects to each)',
+              ),
+            );
+        }
+      }),
+    );
+    if (issues.length > 0) throw new ConfigError(issues);
+    // Connected in parallel; kept in the order the file lists them.
+    const ordered = new Map(Object.keys(config.upstreams).map((name) => [name, upstreams.get(name)!]));
+
+    const tenants = new Map<string, TenantRuntime>();
+    for (const name of Object.keys(config.tenants)) {
+      try {
+        tenants.set(
+          name,
+          buildTenant(name, {
+            config,
+            upstreams: ordered,
+            state,
+            limits,
+            instrument: telemetry.instrument,
+            issue: loaded.issue,
+            ...(options.events !== undefined ? { events: options.events } : {}),
+          }),
+        );
+      } catch (error) {
+        if (error instanceof TenantError) issues.push(...error.issues);
+        else throw error;
+      }
+    }
+    if (issues.length > 0) throw new ConfigError(issues);
+
+    let inFlight = 0;
+    let waiters: (() => void)[] = [];
+    return {
+      loaded,
+      config,
+      auth: auth!,
+      state,
+      limits,
+      telemetry,
+      upstreams: ordered,
+      tenants,
+      holdMs:
+        config.checkIns?.hold === undefined
+          ? DEFAULT_HOLD_MS
+          : durationMs(config.checkIns.hold, 'checkIns.hold'),
+      pollMs: POLL_MS,
+      hold: () => {
+        inFlight += 1;
+      },
+      release: () => {
+        inFlight -= 1;
+        if (inFlight === 0) {
+          const done = waiters;
+          waiters = [];
+          for (const wake of done) wake();
+        }
+      },
+      idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((wake) => waiters.push(wake))),
+    };
+  } catch (error) {
+    await Promise.all(opened.map((part) => part.close().catch(() => undefined)));
+    throw error;
+  }
+}
+
+/** Closes what `runtime` opened and `next` does not reuse (everything, without `next`). */
+export async function closeRuntime(runtime: Runtime, next?: Runtime): Promise<void> {
+  const parts: { close(): Promise<void> }[] = [];
+  for (const [name, upstream] of runtime.upstreams)
+    if (next?.upstreams.get(name) !== upstream) parts.push(upstream);
+  if (next?.state !== runtime.state) parts.push(runtime.state);
+  if (next?.limits !== runtime.limits) parts.push(runtime.limits);
+  if (next?.telemetry !== runtime.telemetry) parts.push(runtime.telemetry);
+  await Promise.all(parts.map((part) => part.close().catch(() => undefined)));
+}
+
+function track<T extends { close(): Promise<void> }>(opened: { close(): Promise<void> }[], part: T): T {
+  opened.push(part);
+  return part;
+}
+
+/**
+ * Parts of the configuration this build cannot honor yet. Each is refused by name rather than
+ * ignored: a gateway must never serve without a rule or a record its operator configured.
+ */
+function unsupported(loaded: LoadedConfig): ConfigIssue[] {
+  const { config } = loaded;
+  const issues: ConfigIssue[] = [];
+  const missing = (path: (string | number)[], what: string, needs: string) =>
+    issues.push(
+      loaded.issue(
+        path,
+        `${what} is not supported by this build yet (it needs ${needs})`,
+        `remove '${String(path[path.length - 1])}' for now`,
+        true,
+      ),
+    );
+  if (config.policy !== undefined) missing(['policy'], 'policy', '@toolgate/policy');
+  for (const [name, tenant] of Object.entries(config.tenants))
+    if (tenant.policy !== undefined) missing(['tenants', name, 'policy'], 'policy', '@toolgate/policy');
+  if (config.audit !== undefined) missing(['audit'], 'the audit log', '@toolgate/audit');
+  if (config.inbox?.webhook !== undefined) missing(['inbox', 'webhook'], 'inbox webhooks', '@toolgate/inbox');
+  return issues;
+}

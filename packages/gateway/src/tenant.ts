@@ -1,0 +1,214 @@
+// One tenant's virtual server: the tools of its upstreams, its chain (the canonical gates, its
+// limits and, with @toolgate/policy, the global and its own rules) and the dispatcher over both.
+
+import {
+  createDispatcher,
+  type Chain,
+  type Dispatcher,
+  type Identity,
+  type Tool,
+  type ToolgateEmitter,
+} from '@toolgate/core';
+import { canonicalChain, type LimitRule } from '@toolgate/middleware';
+import type { ConfigIssue, ConfigPath } from './config/errors';
+import type { GatewayConfig, LimitConfig } from './config/types';
+import { durationMs } from './config/units';
+import { globMatcher, matchesAny } from './glob';
+import type { LimitsStore, StateStore } from './stores';
+import type { Upstream } from './upstream';
+
+/** A tool as tools/list shows it. */
+export interface ListedTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
+  readonly annotations?: Readonly<Record<string, unknown>>;
+}
+
+export interface TenantRuntime {
+  readonly name: string;
+  readonly tools: readonly Tool[];
+  readonly chain: Chain;
+  readonly dispatcher: Dispatcher;
+  /** What this identity sees in tools/list. */
+  listed(identity: Identity | undefined): readonly ListedTool[];
+  /** The upstream each tool comes from. */
+  readonly sourceOf: ReadonlyMap<string, string>;
+}
+
+export interface TenantContext {
+  readonly config: GatewayConfig;
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly state: StateStore;
+  readonly limits: LimitsStore;
+  readonly events?: ToolgateEmitter;
+  /** Wraps the tenant's dispatcher (telemetry). */
+  readonly instrument?: (dispatcher: Dispatcher) => Dispatcher;
+  readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
+}
+
+/** The tenant could not be built; `issues` place each reason in the configuration. */
+export class TenantError extends Error {
+  override readonly name = 'TenantError';
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(issues.map((issue) => issue.message).join('; '));
+  }
+}
+
+export function buildTenant(name: string, context: TenantContext): TenantRuntime {
+  const { config } = context;
+  const tenant = config.tenants[name]!;
+  const issues: ConfigIssue[] = [];
+  const at = ['tenants', name];
+
+  const tools: Tool[] = [];
+  const sourceOf = new Map<string, string>();
+  tenant.upstreams.forEach((upstreamName, index) => {
+    const upstream = context.upstreams.get(upstreamName);
+    if (upstream === undefined) return;
+    for (const tool of upstream.tools) {
+      const other = sourceOf.get(tool.schema.name);
+      if (other !== undefined) {
+        issues.push(
+          context.issue(
+            [...at, 'upstreams', index],
+            `'${upstreamName}' and '${other}' both serve a tool named '${tool.schema.name}'`,
+            `give one of them a 'prefix' (upstreams.${upstreamName}.prefix)`,
+          ),
+        );
+        continue;
+      }
+      sourceOf.set(tool.schema.name, upstreamName);
+      tools.push(tool);
+    }
+  });
+  const names = tools.map((tool) => tool.schema.name);
+
+  if (config.checkIns === undefined) {
+    for (const tool of tools) {
+      if (tool.checkIn === undefined) continue;
+      const upstream = sourceOf.get(tool.schema.name)!;
+      issues.push(
+        context.issue(
+          ['checkIns'],
+          `'${tool.schema.name}' (upstream '${upstream}') asks for a person's approval, and no check-in key is configured`,
+          'add checkIns: { key: "${env:TOOLGATE_CHECKIN_KEY}" } with at least 32 random bytes',
+        ),
+      );
+    }
+  }
+
+  const limits = [
+    ...limitRules(config.limits, ['limits'], names, issues, context),
+    ...limitRules(tenant.limits, [...at, 'limits'], names, issues, context),
+  ];
+  if (issues.length > 0) throw new TenantError(issues);
+
+  const checkIns = config.checkIns;
+  let chain: ReturnType<typeof canonicalChain>;
+  try {
+    chain = canonicalChain({
+      ...(checkIns !== undefined
+        ? {
+            checkInKey: checkIns.key,
+            checkIns: context.state.checkIns,
+            ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
+          }
+        : {}),
+      ...(config.defaults?.resultCeiling?.maxChars !== undefined
+        ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
+        : {}),
+      ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
+    });
+  } catch (error) {
+    // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
+    throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
+  }
+
+  let dispatcher: Dispatcher;
+  try {
+    const created = createDispatcher({
+      tools,
+      chain,
+      ...(context.events !== undefined ? { events: context.events } : {}),
+    });
+    dispatcher = context.instrument === undefined ? created : context.instrument(created);
+  } catch (error) {
+    throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
+  }
+
+  const listed: ListedTool[] = tools.map((tool) => ({
+    name: tool.schema.name,
+    description: tool.schema.description,
+    inputSchema: tool.schema.inputSchema as ListedTool['inputSchema'],
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+  }));
+
+  return {
+    name,
+    tools,
+    chain,
+    dispatcher,
+    sourceOf,
+    listed: () => listed,
+  };
+}
+
+/** The configuration's limits as limits-gate rules; a glob matching none of the tenant's tools is an error. */
+function limitRules(
+  limits: readonly LimitConfig[] | undefined,
+  at: ConfigPath,
+  names: readonly string[],
+  issues: ConfigIssue[],
+  context: TenantContext,
+): LimitRule[] {
+  const rules: LimitRule[] = [];
+  limits?.forEach((limit, index) => {
+    const where = [...at, index];
+    const dangling = (globs: readonly string[], key: ConfigPath) =>
+      globs.forEach((glob, position) => {
+        if (!names.some((name) => globMatcher(glob).test(name)))
+          issues.push(
+            context.issue(
+              [...where, ...key, ...(key[0] === 'tools' ? [position] : [])],
+              `'${glob}' matches none of this tenant's tools`,
+              `tools here: ${names.join(', ') || '(none)'}`,
+            ),
+          );
+      });
+    if (limit.tools !== undefined) dangling(limit.tools, ['tools']);
+    if (limit.cost !== undefined)
+      for (const glob of Object.keys(limit.cost)) dangling([glob], ['cost', glob]);
+    const windowMs = durationMs(limit.window, 'window');
+    const per = typeof limit.per === 'string' ? limit.per : [...limit.per];
+    const scoped = (toolName: string) => limit.tools === undefined || matchesAny(toolName, limit.tools);
+    if (limit.calls !== undefined) {
+      rules.push(
+        limit.tools === undefined
+          ? { name: limit.name, per, calls: limit.calls, windowMs }
+          : // A rate over some tools is a budget in which those tools cost one call and others nothing.
+            {
+              name: limit.name,
+              per,
+              budget: limit.calls,
+              windowMs,
+              cost: ({ toolName }) => (scoped(toolName) ? 1 : 0),
+            },
+      );
+    } else {
+      const costs = Object.entries(limit.cost ?? {});
+      rules.push({
+        name: limit.name,
+        per,
+        budget: limit.budget!,
+        windowMs,
+        cost: ({ toolName }) => {
+          if (!scoped(toolName)) return 0;
+          const found = costs.find(([glob]) => globMatcher(glob).test(toolName));
+          return found === undefined ? 0 : found[1];
+        },
+      });
+    }
+  });
+  return rules;
+}

@@ -1,0 +1,196 @@
+// Shared by the gateway's end-to-end tests: real upstream servers, configuration files in a temp
+// folder, the `toolgate` command spawned as a process, and SDK clients.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const repoRoot = resolve(__dirname, '../../..');
+const requireHere = createRequire(join(__dirname, '..', 'package.json'));
+export const tsxLoader = pathToFileURL(createRequire(join(repoRoot, 'package.json')).resolve('tsx')).href;
+export const cliPath = join(__dirname, '..', 'src', 'cli.ts');
+export const fixtureServer = join(__dirname, 'fixtures', 'upstream.mjs');
+
+/** The entry script of an official reference server, run with `node` (never npx at run time). */
+export function referenceServer(name: 'everything' | 'filesystem' | 'memory'): string {
+  const manifest = requireHere.resolve(`@modelcontextprotocol/server-${name}/package.json`);
+  return join(dirname(manifest), 'dist', 'index.js');
+}
+
+/** 48 bytes: check-in keys are at least 32 bytes everywhere. */
+export const CHECKIN_KEY = 'test-checkin-key-0123456789abcdef-0123456789abcd';
+
+export interface TempDir {
+  readonly path: string;
+  write(name: string, text: string): string;
+  runs(): string[];
+  remove(): void;
+}
+
+export function tempDir(): TempDir {
+  const path = mkdtempSync(join(tmpdir(), 'toolgate-gw-'));
+  return {
+    path,
+    write: (name, text) => {
+      const file = join(path, name);
+      writeFileSync(file, text);
+      return file;
+    },
+    runs: () => {
+      const log = join(path, 'runs.log');
+      return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+    },
+    remove: () => rmSync(path, { recursive: true, force: true }),
+  };
+}
+
+export interface GatewayProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything the process wrote to stdout, line by line. */
+  readonly stdout: string[];
+  /** Its JSON log lines, parsed. */
+  logs(): Record<string, unknown>[];
+  /** Resolves with the first log line matching. */
+  waitForLog(
+    predicate: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+  /** SIGTERM, then the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  readonly exited: Promise<number | null>;
+}
+
+/** Runs `toolgate <args>` to completion. */
+export function runToolgate(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cwd = repoRoot,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', tsxLoader, cliPath, ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** Spawns `toolgate gateway --config FILE --port 0` and resolves once it prints its listening line. */
+export function startGateway(
+  configFile: string,
+  env: Record<string, string> = {},
+  extraArgs: readonly string[] = [],
+): Promise<GatewayProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', tsxLoader, cliPath, 'gateway', '--config', configFile, '--port', '0', ...extraArgs],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const stdout: string[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const stderr: string[] = [];
+  const watchers = new Set<() => void>();
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  lines(child.stderr!, (line) => {
+    stderr.push(line);
+    try {
+      logs.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // not a log line (a config error, a stack)
+    }
+    for (const watcher of watchers) watcher();
+  });
+  return new Promise((resolveStart, rejectStart) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      rejectStart(new Error(`gateway did not start in time:\n${stderr.join('\n')}`));
+    }, 30_000);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      rejectStart(new Error(`gateway exited (${code}) before listening:\n${stderr.join('\n')}`));
+    });
+    lines(child.stdout!, (line) => {
+      stdout.push(line);
+      const match = /^toolgate gateway listening on (\S+)$/.exec(line);
+      if (match === null || stdout.length !== 1) return;
+      clearTimeout(timer);
+      resolveStart({
+        url: match[1]!,
+        child,
+        stdout,
+        exited,
+        logs: () => logs,
+        waitForLog: (predicate, timeoutMs = 15_000) =>
+          new Promise((found, fail) => {
+            const check = () => {
+              const hit = logs.find(predicate);
+              if (hit === undefined) return false;
+              watchers.delete(check);
+              clearTimeout(giveUp);
+              found(hit);
+              return true;
+            };
+            const giveUp = setTimeout(() => {
+              watchers.delete(check);
+              fail(new Error(`no such log line; saw:\n${stderr.join('\n')}`));
+            }, timeoutMs);
+            if (!check()) watchers.add(check);
+          }),
+        stop: async (signal = 'SIGTERM') => {
+          if (child.exitCode === null) child.kill(signal);
+          return exited;
+        },
+      });
+    });
+  });
+}
+
+function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let buffer = '';
+  stream.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    let index: number;
+    while ((index = buffer.indexOf('\n')) >= 0) {
+      onLine(buffer.slice(0, index));
+      buffer = buffer.slice(index + 1);
+    }
+  });
+}
+
+/** An SDK client connected over Streamable HTTP with a bearer token. */
+export async function connectClient(
+  url: string,
+  token: string,
+  options: { elicitation?: boolean } = {},
+): Promise<Client> {
+  const client = new Client(
+    { name: 'gateway-test', version: '1.0.0' },
+    { capabilities: options.elicitation === true ? { elicitation: {} } : {} },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((block) => block.text ?? '').join('\n');
+}

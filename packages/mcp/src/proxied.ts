@@ -1,0 +1,212 @@
+// Resources and prompts of upstream servers, served under their clients' prefixes and governed: before
+// a resource is read or a prompt is got, the chain's permission checker is asked, with capability
+// 'resource_read' or 'prompt_get' and the prefixed URI or name as target.
+
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  DeadlineError,
+  DEFAULT_DEADLINE_MS,
+  isChain,
+  refusalReason,
+  withDeadline,
+  type ChainSource,
+  type Identity,
+} from '@toolgate/core';
+import { permissionCheckerOf } from '@toolgate/middleware';
+import type { McpUpstream } from './client';
+import type { McpRequestExtra } from './serve';
+
+/** Refused: the client reads the refusal sentence as the error message. */
+const REFUSED = -32003;
+
+export interface ProxySetup {
+  readonly upstreams: readonly McpUpstream[];
+  readonly chain: ChainSource;
+  identify(extra: McpRequestExtra): Promise<Identity | undefined>;
+}
+
+/** Throws when two upstreams share a prefix: a URI or prompt name could not tell which one it names. */
+export function assertDistinctPrefixes(server: string, upstreams: readonly McpUpstream[]): void {
+  const seen = new Map<string, string>();
+  for (const upstream of upstreams) {
+    const other = seen.get(upstream.prefix);
+    if (other !== undefined)
+      throw new TypeError(
+        `mcpServe '${server}': upstreams '${other}' and '${upstream.name}' share the prefix '${upstream.prefix}', so their resources and prompts would collide. Give one MCP client another prefix, e.g. mcpClient({ name: '${upstream.name}', prefix: '${upstream.name}_' }).`,
+      );
+    seen.set(upstream.prefix, upstream.name);
+  }
+}
+
+/** One page of a listing across upstreams: the cursor names the upstream and its own cursor. */
+async function listAcross<T>(
+  upstreams: readonly McpUpstream[],
+  cursor: string | undefined,
+  page: (
+    upstream: McpUpstream,
+    cursor: string | undefined,
+  ) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<{ items: T[]; nextCursor?: string }> {
+  let index = 0;
+  let inner: string | undefined;
+  if (cursor !== undefined) {
+    try {
+      const parsed = JSON.parse(atob(cursor)) as unknown;
+      if (!Array.isArray(parsed) || !Number.isInteger(parsed[0])) throw new Error('bad cursor');
+      index = parsed[0] as number;
+      inner = typeof parsed[1] === 'string' ? parsed[1] : undefined;
+    } catch {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor');
+    }
+  }
+  for (; index < upstreams.length; index++, inner = undefined) {
+    let result;
+    try {
+      result = await page(upstreams[index]!, inner);
+    } catch {
+      // One upstream down must not hide the others' lists.
+      continue;
+    }
+    const next =
+      result.nextCursor !== undefined
+        ? btoa(JSON.stringify([index, result.nextCursor]))
+        : index + 1 < upstreams.length
+          ? btoa(JSON.stringify([index + 1]))
+          : undefined;
+    if (result.items.length > 0 || next === undefined)
+      return next === undefined ? { items: result.items } : { items: result.items, nextCursor: next };
+  }
+  return { items: [] };
+}
+
+/** The upstream a prefixed URI or name belongs to: the longest prefix that matches. */
+function owner(upstreams: readonly McpUpstream[], local: string, what: string): McpUpstream {
+  let best: McpUpstream | undefined;
+  for (const upstream of upstreams) {
+    if (
+      local.startsWith(upstream.prefix) &&
+      (best === undefined || upstream.prefix.length > best.prefix.length)
+    )
+      best = upstream;
+  }
+  if (best === undefined)
+    throw new McpError(ErrorCode.InvalidParams, `Unknown ${what}: no upstream serves it`);
+  return best;
+}
+
+async function govern(
+  setup: ProxySetup,
+  extra: McpRequestExtra,
+  capability: 'resource_read' | 'prompt_get',
+  target: string,
+  upstream: McpUpstream,
+): Promise<void> {
+  const what = capability === 'resource_read' ? `reading '${target}'` : `the prompt '${target}'`;
+  let identity: Identity | undefined;
+  let consulted: { checker: unknown; deadlineMs: number } | undefined;
+  try {
+    identity = await setup.identify(extra);
+    const chain = isChain(setup.chain) ? setup.chain : setup.chain(identity);
+    consulted = permissionCheckerOf(chain);
+  } catch {
+    throw new McpError(
+      REFUSED,
+      `[permission refused: ${refusalReason(`${what} could not be authorized: the caller could not be identified`, 'Retrying will not help', 'Reconnect with valid credentials')}]`,
+    );
+  }
+  const checker = consulted?.checker as import('@toolgate/core').PermissionChecker | undefined;
+  if (checker === undefined) return;
+  let decision: unknown;
+  try {
+    decision = await withDeadline(
+      (signal) =>
+        checker.check({
+          capability,
+          target,
+          toolSource: upstream.name,
+          ...(identity !== undefined ? { identity } : {}),
+          args: {},
+          signal,
+        }),
+      consulted?.deadlineMs ?? DEFAULT_DEADLINE_MS,
+      extra.signal,
+    );
+  } catch (error) {
+    throw new McpError(
+      REFUSED,
+      `[permission refused: ${refusalReason(
+        `${what} could not be authorized because the permission check ${error instanceof DeadlineError ? 'timed out' : 'failed'}`,
+        'Retrying later may help',
+      )}]`,
+    );
+  }
+  const answer = decision as { allow?: unknown; reason?: unknown } | null;
+  if (answer?.allow === true) return;
+  const reason =
+    answer?.allow === false && typeof answer.reason === 'string' && answer.reason.trim() !== ''
+      ? answer.reason.trim().slice(0, 300)
+      : 'the permission check answered nonsense';
+  throw new McpError(
+    REFUSED,
+    `[permission refused: ${refusalReason(`${what} is not permitted: ${reason}`, 'This will not change during this run; do not ask again')}]`,
+  );
+}
+
+/** Registers resources/* and prompts/* handlers on `server`. */
+export function serveProxied(server: Server, setup: ProxySetup): void {
+  const { upstreams } = setup;
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const { items, nextCursor } = await listAcross(
+      upstreams,
+      request.params?.cursor,
+      async (upstream, cursor) => {
+        const result = await upstream.listResources(cursor);
+        return { items: result.resources, nextCursor: result.nextCursor };
+      },
+    );
+    return nextCursor === undefined ? { resources: items } : { resources: items, nextCursor };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+    const { items, nextCursor } = await listAcross(
+      upstreams,
+      request.params?.cursor,
+      async (upstream, cursor) => {
+        const result = await upstream.listResourceTemplates(cursor);
+        return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+      },
+    );
+    return nextCursor === undefined ? { resourceTemplates: items } : { resourceTemplates: items, nextCursor };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const upstream = owner(upstreams, uri, 'resource');
+    await govern(setup, extra, 'resource_read', uri, upstream);
+    return upstream.readResource(uri, extra.signal);
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+    const { items, nextCursor } = await listAcross(
+      upstreams,
+      request.params?.cursor,
+      async (upstream, cursor) => {
+        const result = await upstream.listPrompts(cursor);
+        return { items: result.prompts, nextCursor: result.nextCursor };
+      },
+    );
+    return nextCursor === undefined ? { prompts: items } : { prompts: items, nextCursor };
+  });
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const upstream = owner(upstreams, name, 'prompt');
+    await govern(setup, extra, 'prompt_get', name, upstream);
+    return upstream.getPrompt(name, args, extra.signal);
+  });
+}

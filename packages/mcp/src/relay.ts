@@ -1,0 +1,30 @@
+// What ties a call an MCP client made to us (downstream) to the call we make upstream while it runs:
+// mcpServe opens one entry per tools/call, keyed by the toolCallId it dispatches with, and an imported
+// tool reads it to relay progress and elicitation, and to hand back an error result's own blocks.
+
+import type { CallToolResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+
+/** The downstream side of one call in flight. */
+export interface DownstreamCall {
+  /** Whether the downstream client can show its person a form. */
+  readonly canElicit: boolean;
+  /** Forwards an upstream server's elicitation to the downstream client. */
+  elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult>;
+  /** Present when the downstream client asked for progress (sent a progress token). */
+  readonly progress?: (progress: number, total?: number, message?: string) => void;
+  /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */
+  errorResult?: CallToolResult;
+}
+
+const open = new Map<string, DownstreamCall>();
+
+export function openDownstream(toolCallId: string, call: DownstreamCall): () => void {
+  open.set(toolCallId, call);
+  return () => {
+    open.delete(toolCallId);
+  };
+}
+
+export function downstreamOf(toolCallId: string): DownstreamCall | undefined {
+  return open.get(toolCallId);
+}

@@ -1,0 +1,135 @@
+// A durable AuditStore: the log is one chain in the file whichever process appends. An append seals
+// its records against the head it read, then commits inside BEGIN IMMEDIATE only if the head is still
+// that one, and seals again if another writer moved it. The write lock is never held across the
+// (asynchronous) seal: a better-sqlite3 write elsewhere in the process waits synchronously for the
+// lock, and would then wait for a seal that cannot finish while the event loop is blocked.
+
+import { auditContinues, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+import { SqliteStoreError } from './errors';
+
+export type SqliteAuditStoreOptions = SqliteStoreOptions;
+
+export interface SqliteAuditStore extends AuditStore {
+  /** Closes the database if the store opened it. */
+  close(): void;
+}
+
+const STORE = 'sqliteAuditStore';
+/** Seals per append before giving up when other writers keep moving the head. */
+const MAX_ATTEMPTS = 50;
+
+interface HeadRow {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+function prepare(db: SqliteDatabase) {
+  const head = db.prepare(`SELECT seq, hash FROM toolgate_audit_head WHERE id = 1`);
+  const insert = db.prepare(
+    `INSERT INTO toolgate_audit (seq, at, tenant, tool, kind, hash, record)
+     VALUES (@seq, @at, @tenant, @tool, @kind, @hash, @record)`,
+  );
+  const moveHead = db.prepare(
+    `INSERT INTO toolgate_audit_head (id, seq, hash) VALUES (1, @seq, @hash)
+     ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+  );
+  return {
+    head,
+    read: db.prepare(`SELECT seq, record FROM toolgate_audit WHERE seq > ? ORDER BY seq LIMIT ?`),
+    /** Stores `records` if the head is still `expected`; false when another writer moved it. */
+    commit: db.transaction(
+      (expected: AuditHead | undefined, records: readonly AuditRecord[], next: AuditHead | undefined) => {
+        const current = head.get() as HeadRow | undefined;
+        if (current?.seq !== expected?.seq || current?.hash !== expected?.hash) return false;
+        for (const record of records) {
+          insert.run({
+            seq: record.seq,
+            at: record.at,
+            tenant: record.tenant ?? null,
+            tool: record.tool ?? null,
+            kind: record.kind,
+            hash: record.hash,
+            record: JSON.stringify(record),
+          });
+        }
+        if (next !== undefined) moveHead.run(next);
+        return true;
+      },
+    ),
+  };
+}
+
+/** A stored record; text that is no longer JSON is handed on as a record verification names, not an error. */
+function recordOf(row: { seq: number; record: string }): AuditRecord {
+  try {
+    return JSON.parse(row.record) as AuditRecord;
+  } catch {
+    return { seq: row.seq } as AuditRecord;
+  }
+}
+
+const headOf = (row: HeadRow | undefined): AuditHead | undefined =>
+  row === undefined ? undefined : { seq: row.seq, hash: row.hash };
+
+/**
+ * The audit log in SQLite (better-sqlite3), in WAL mode with `user_version` migrations: shared safely
+ * by every process that opens the file.
+ *
+ * ```ts
+ * const audit = auditLog({ store: sqliteAuditStore({ path: './toolgate.db' }), signingKey, digestKey });
+ * ```
+ */
+export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditStore {
+  const connection = new Connection(STORE, options, prepare);
+  const readHead = () =>
+    connection.use('read the audit head', (s) => headOf(s.head.get() as HeadRow | undefined));
+  // One append at a time from this store, so its own appends never race each other for the head.
+  let tail: Promise<unknown> = Promise.resolve();
+
+  async function appendOnce(seal: Parameters<AuditStore['append']>[0]): Promise<readonly AuditRecord[]> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const head = readHead();
+      const records = await seal(head);
+      const next = auditContinues(STORE, head, records);
+      if (records.length === 0) return records;
+      const stored = connection.use('append audit records', (s) => s.commit.immediate(head, records, next));
+      if (stored) return records;
+      // Another process took the head: a short, random pause spreads writers that keep colliding.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
+    }
+    throw new SqliteStoreError(
+      STORE,
+      connection.path,
+      'SQLITE_BUSY',
+      `${STORE} (${connection.path}): could not append: other writers moved the head ${MAX_ATTEMPTS} times in a row. Retrying later may help.`,
+    );
+  }
+
+  return {
+    append(seal) {
+      const turn = tail.then(() => appendOnce(seal));
+      tail = turn.catch(() => undefined);
+      return turn;
+    },
+    async head() {
+      return readHead();
+    },
+    async read(after, limit) {
+      if (!(Number.isSafeInteger(after) && Number.isSafeInteger(limit) && limit >= 0)) {
+        throw new TypeError(`${STORE}: read(after, limit) takes integers, limit at least 0.`);
+      }
+      const rows = connection.use(
+        'read audit records',
+        (s) => s.read.all(after, limit) as { seq: number; record: string }[],
+      );
+      return rows.map(recordOf);
+    },
+    async ready() {
+      readHead();
+    },
+    close() {
+      connection.close();
+    },
+  };
+}
