@@ -571,6 +571,11 @@ export class CallContext implements ToolMiddlewareContext {
     this.#ran = true;
   }
 
+  /** The tool refused before it did anything (see `RefusalDetail.beforeRun`). */
+  markNotRun(): void {
+    this.#ran = false;
+  }
+
   recordResult(value: unknown, text: string): void {
     this.#result = value;
     this.#resultText = text;

@@ -122,7 +122,10 @@ async function execute(ctx: CallContext): Promise<void> {
   } catch (error) {
     // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
     // changed): the model reads a refusal it can act on, not a failure.
-    if (refusalFrom(error)) throw ctx.refuse(error as Refusal);
+    if (refusalFrom(error)) {
+      if ((error as Refusal).beforeRun) ctx.markNotRun();
+      throw ctx.refuse(error as Refusal);
+    }
     const { name, message } = failedMessage(error);
     const secrets = ctx.credential?.secrets() ?? [];
     const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);

@@ -12,6 +12,11 @@ export interface RefusalDetail {
   readonly detail?: string;
   /** The reason already tells the model the tool ran (the result ceiling's does). */
   readonly mentionsRun?: boolean;
+  /**
+   * Thrown by a tool's own `execute` before it did anything (an imported tool whose server was never
+   * called): the outcome says the tool did not run.
+   */
+  readonly beforeRun?: boolean;
 }
 
 /** A gate's refusal. `reason` is the sentence the model reads. */
@@ -21,6 +26,7 @@ export class Refusal extends Error {
   readonly retryable: boolean;
   readonly detail: string | undefined;
   readonly mentionsRun: boolean;
+  readonly beforeRun: boolean;
   constructor(
     readonly gate: string,
     readonly reason: string,
@@ -31,6 +37,7 @@ export class Refusal extends Error {
     this.retryable = detail.retryable ?? false;
     this.detail = detail.detail;
     this.mentionsRun = detail.mentionsRun ?? false;
+    this.beforeRun = detail.beforeRun ?? false;
   }
 }
 

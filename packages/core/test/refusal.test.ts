@@ -1,4 +1,16 @@
-import { formatCount, Pause, Refusal, refusalReason, sentence, type CheckInRequest } from '@toolgate/core';
+import { Type } from 'typebox';
+import {
+  createChain,
+  createDispatcher,
+  defineTool,
+  formatCount,
+  Pause,
+  Refusal,
+  refusalReason,
+  sentence,
+  type CheckInRequest,
+} from '@toolgate/core';
+import { passThrough } from './fixtures';
 
 describe('refusal text', () => {
   it('sentence ends text with a period unless it already ends a sentence', () => {
@@ -43,5 +55,42 @@ describe('refusal text', () => {
   it('a Pause names the asker and the tool', () => {
     const pause = new Pause({ asker: 'check-in', toolName: 'pay' } as CheckInRequest);
     expect(pause.message).toBe(`[check-in paused: waiting for a human to approve 'pay'.]`);
+  });
+});
+
+describe("a tool's own refusal", () => {
+  function dispatcherFor(beforeRun: boolean | undefined) {
+    let sideEffects = 0;
+    const tool = defineTool({
+      name: 'import_thing',
+      description: 'Refuses on its own, before or after doing its work.',
+      inputSchema: Type.Object({}),
+      execute: () => {
+        if (beforeRun !== true) sideEffects += 1;
+        throw new Refusal('mcp', `'import_thing' is not available now. Retrying in a moment may help.`, {
+          code: 'UPSTREAM_DOWN',
+          retryable: true,
+          mentionsRun: beforeRun === true,
+          ...(beforeRun === undefined ? {} : { beforeRun }),
+        });
+      },
+    });
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([passThrough('noop')]) });
+    return { dispatcher, sideEffects: () => sideEffects };
+  }
+
+  it('says the tool did not run when it refused before doing anything (beforeRun)', async () => {
+    const { dispatcher } = dispatcherFor(true);
+    const outcome = await dispatcher.dispatch({ toolName: 'import_thing', args: {} });
+    expect(outcome).toMatchObject({ kind: 'refused', code: 'UPSTREAM_DOWN', ran: false, retryable: true });
+    expect(outcome.content).not.toMatch(/ran, but/);
+  });
+
+  it('says the tool ran when its refusal does not claim otherwise', async () => {
+    const { dispatcher, sideEffects } = dispatcherFor(undefined);
+    const outcome = await dispatcher.dispatch({ toolName: 'import_thing', args: {} });
+    expect(sideEffects()).toBe(1);
+    expect(outcome).toMatchObject({ kind: 'refused', code: 'UPSTREAM_DOWN', ran: true });
+    expect(outcome.content).toMatch(/'import_thing' ran, but 'mcp' withheld its result/);
   });
 });

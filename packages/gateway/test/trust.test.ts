@@ -262,6 +262,7 @@ tenants:
     expect(calls.find((record) => record['code'] === 'TOOL_DEFINITION_CHANGED')).toMatchObject({
       kind: 'refused',
       gate: 'mcp',
+      ran: false,
     });
     const wipes = records.filter((record) => record['tool'] === 'crm_wipe');
     expect(wipes.map((record) => record['kind'])).toEqual(['paused', 'result']);

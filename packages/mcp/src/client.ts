@@ -563,6 +563,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
       {
         code: 'TOOL_DEFINITION_CHANGED',
         mentionsRun: true,
+        beforeRun: true,
         detail: `pinned ${record?.digest ?? '?'}, served ${record?.changed?.digest ?? '?'}`,
       },
     );
@@ -640,7 +641,13 @@ export function mcpClient(options: McpClientOptions): McpClient {
         `'${local}' did not run: MCP server '${name}' is ${status.state === 'failed' ? 'down' : 'not connected now'} (${error instanceof McpUnavailableError ? error.message : 'it could not be reached'})`,
         'Retrying in a moment may help',
       ),
-      { code: 'MCP_UNAVAILABLE', retryable: true, mentionsRun: true, detail: `status ${status.state}` },
+      {
+        code: 'MCP_UNAVAILABLE',
+        retryable: true,
+        mentionsRun: true,
+        beforeRun: true,
+        detail: `status ${status.state}`,
+      },
     );
   }
 
@@ -998,7 +1005,7 @@ function callProblem(
         `'${local}' did not run: the connection to MCP server '${name}' is closed`,
         'Retrying in a moment may help',
       ),
-      { code: 'MCP_UNAVAILABLE', retryable: true, mentionsRun: true },
+      { code: 'MCP_UNAVAILABLE', retryable: true, mentionsRun: true, beforeRun: true },
     );
   // Transport errors can carry URLs and response bodies, so only their kind is passed on.
   return new McpConnectionError(

@@ -249,7 +249,7 @@ describe('mcpClient', () => {
       /^\[mcp refused: the connection to MCP server 'dying' closed before 'crash' answered, so it may or may not have run\. Retrying/,
     );
     const after = await dispatcher.dispatch({ toolName: 'greet', args: { who: 'ada' } });
-    expect(after).toMatchObject({ kind: 'refused', code: 'MCP_UNAVAILABLE', retryable: true });
+    expect(after).toMatchObject({ kind: 'refused', code: 'MCP_UNAVAILABLE', retryable: true, ran: false });
     expect(dying.status().state).not.toBe('connected');
     await dying.close();
   });

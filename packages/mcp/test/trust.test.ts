@@ -110,6 +110,7 @@ describe('pinning', () => {
       gate: 'mcp',
       code: 'TOOL_DEFINITION_CHANGED',
       retryable: false,
+      ran: false,
     });
     expect(text(refused)).toMatch(
       /^\[mcp refused: 'sh_lookup' did not run: MCP server 'shifty' now describes it differently/,
