@@ -10,6 +10,7 @@ import type { LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/types';
 import { durationMs } from './config/units';
 import type { GatewayLog } from './log';
+import { resolvePolicies } from './policy';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
 import { openTelemetry, type Telemetry } from './telemetry';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
@@ -137,8 +138,15 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     // Connected in parallel; kept in the order the file lists them.
     const ordered = new Map(Object.keys(config.upstreams).map((name) => [name, upstreams.get(name)!]));
 
+    const policies = resolvePolicies(loaded, (tenant) =>
+      config.tenants[tenant]!.upstreams.flatMap(
+        (upstream) => ordered.get(upstream)?.tools.map((tool) => tool.schema.name) ?? [],
+      ),
+    );
+    issues.push(...policies.issues);
     const tenants = new Map<string, TenantRuntime>();
     for (const name of Object.keys(config.tenants)) {
+      const policy = policies.tenants.get(name);
       try {
         tenants.set(
           name,
@@ -149,6 +157,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
             limits,
             instrument: telemetry.instrument,
             issue: loaded.issue,
+            ...(policy !== undefined ? { policy } : {}),
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),
         );
@@ -226,9 +235,6 @@ function unsupported(loaded: LoadedConfig): ConfigIssue[] {
         true,
       ),
     );
-  if (config.policy !== undefined) missing(['policy'], 'policy', '@toolgate/policy');
-  for (const [name, tenant] of Object.entries(config.tenants))
-    if (tenant.policy !== undefined) missing(['tenants', name, 'policy'], 'policy', '@toolgate/policy');
   if (config.audit !== undefined) missing(['audit'], 'the audit log', '@toolgate/audit');
   if (config.inbox?.webhook !== undefined) missing(['inbox', 'webhook'], 'inbox webhooks', '@toolgate/inbox');
   return issues;

@@ -14,6 +14,7 @@ import type { ConfigIssue, ConfigPath } from './config/errors';
 import type { GatewayConfig, LimitConfig } from './config/types';
 import { durationMs } from './config/units';
 import { globMatcher, matchesAny } from './glob';
+import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import type { Upstream } from './upstream';
 
@@ -34,6 +35,8 @@ export interface TenantRuntime {
   listed(identity: Identity | undefined): readonly ListedTool[];
   /** The upstream each tool comes from. */
   readonly sourceOf: ReadonlyMap<string, string>;
+  /** The tenant's policy gate (global rules, then its own), when it has one. */
+  readonly policy?: BuiltPolicy;
 }
 
 export interface TenantContext {
@@ -45,6 +48,8 @@ export interface TenantContext {
   /** Wraps the tenant's dispatcher (telemetry). */
   readonly instrument?: (dispatcher: Dispatcher) => Dispatcher;
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
+  /** The global rules and the tenant's own, when it has any. */
+  readonly policy?: TenantPolicy;
 }
 
 /** The tenant could not be built; `issues` place each reason in the configuration. */
@@ -102,7 +107,16 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     ...limitRules(config.limits, ['limits'], names, issues, context),
     ...limitRules(tenant.limits, [...at, 'limits'], names, issues, context),
   ];
-  if (issues.length > 0) throw new TenantError(issues);
+  const policy =
+    context.policy === undefined
+      ? undefined
+      : buildTenantPolicy(context.policy, tools, {
+          canPause: config.checkIns !== undefined,
+          issue: context.issue,
+        });
+  issues.push(...(policy?.issues ?? []));
+  // A policy problem another tenant already reported still stops this one.
+  if (issues.length > 0 || policy?.failed === true) throw new TenantError(issues);
 
   const checkIns = config.checkIns;
   const chain = canonicalChain({
@@ -117,6 +131,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
       ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
       : {}),
     ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
+    ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
   });
 
   let dispatcher: Dispatcher;
@@ -138,13 +153,22 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
   }));
 
+  const gate = policy?.built?.gate;
   return {
     name,
     tools,
     chain,
     dispatcher,
     sourceOf,
-    listed: () => listed,
+    ...(policy?.built !== undefined ? { policy: policy.built } : {}),
+    // A tool some deny rule refuses this identity whatever the args is left out of its list.
+    listed:
+      gate === undefined
+        ? () => listed
+        : (identity) => {
+            const visible = new Set(gate.visibleTools(identity, { tools }).map((tool) => tool.schema.name));
+            return listed.filter((tool) => visible.has(tool.name));
+          },
   };
 }
 

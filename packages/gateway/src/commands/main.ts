@@ -7,6 +7,7 @@ import { ConfigError } from '../config/errors';
 import { loadConfig } from '../config/load';
 import { checkCommand } from './check';
 import { gatewayCommand } from './gateway';
+import { policyTestCommand } from './policy-test';
 import { NotSupportedError, parseArgs, UsageError, type CommandIo } from './io';
 
 export const USAGE = `usage: toolgate <command> [--config toolgate.yaml]
@@ -44,8 +45,10 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
       case 'policy':
         if (rest[0] !== 'test' || rest[1] === undefined)
           throw new UsageError('usage: toolgate policy test CASES.yaml --config F');
-        throw new NotSupportedError(
-          '`toolgate policy test` needs @toolgate/policy, which this build does not include yet',
+        return await policyTestCommand(
+          resolve(io.cwd, rest[1]),
+          loadConfig(configFile(), { env: io.env }),
+          io,
         );
       case 'pins':
         if (rest[0] !== 'list' && !(rest[0] === 'accept' && rest[1] !== undefined))
