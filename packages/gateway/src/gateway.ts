@@ -14,6 +14,7 @@ import type { GatewayConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
+import { gatewayInbox } from './inbox';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 
@@ -118,6 +119,12 @@ export async function createGateway(
 
   let serving: HttpServing | undefined;
   let stdioServer: Server | undefined;
+  const maxBody = () =>
+    live.config.listen?.maxBody === undefined
+      ? DEFAULT_MAX_BODY
+      : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
+  const inbox = stdio ? undefined : gatewayInbox({ current: () => live, maxBody, log });
+  inbox?.refresh();
   let url: string;
   if (stdio) {
     stdioServer = gatewayServer(host, () => stdioIdentity);
@@ -130,10 +137,7 @@ export async function createGateway(
       current: () => live,
       log,
       baseUrl: () => (live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
-      maxBody: () =>
-        live.config.listen?.maxBody === undefined
-          ? DEFAULT_MAX_BODY
-          : sizeBytes(live.config.listen.maxBody, 'listen.maxBody'),
+      maxBody,
       draining: () => draining,
       track: (watch) => {
         responding += 1;
@@ -143,7 +147,7 @@ export async function createGateway(
         });
       },
       readiness: () => readiness(live),
-      mounts: () => [],
+      mounts: () => (inbox === undefined ? [] : [inbox.mount]),
     });
     // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
     const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
@@ -161,6 +165,7 @@ export async function createGateway(
           : {}),
       });
     } catch (error) {
+      inbox?.close();
       await closeRuntime(live);
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
@@ -204,6 +209,7 @@ export async function createGateway(
     }
     const old = live;
     live = next;
+    inbox?.refresh();
     if (JSON.stringify(old.config.listen) !== JSON.stringify(next.config.listen))
       log({
         msg: 'reload.listen-unchanged',
@@ -262,6 +268,7 @@ export async function createGateway(
         });
       }
       await serving?.close();
+      inbox?.close();
       await stdioServer?.close().catch(() => undefined);
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       await closeRuntime(live);

@@ -10,6 +10,7 @@ import type { LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/types';
 import { durationMs } from './config/units';
 import type { GatewayLog } from './log';
+import { inboxIssues } from './inbox';
 import { resolvePolicies } from './policy';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
 import { openTelemetry, type Telemetry } from './telemetry';
@@ -52,7 +53,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
   const opened: { close(): Promise<void> }[] = [];
   const issues: ConfigIssue[] = [];
   try {
-    issues.push(...unsupported(loaded));
+    issues.push(...unsupported(loaded), ...inboxIssues(loaded));
     if (issues.length > 0) throw new ConfigError(issues);
     const bytesCeilings =
       config.defaults?.resultCeiling?.maxBytes !== undefined ||
@@ -236,6 +237,5 @@ function unsupported(loaded: LoadedConfig): ConfigIssue[] {
       ),
     );
   if (config.audit !== undefined) missing(['audit'], 'the audit log', '@toolgate/audit');
-  if (config.inbox?.webhook !== undefined) missing(['inbox', 'webhook'], 'inbox webhooks', '@toolgate/inbox');
   return issues;
 }

@@ -102,15 +102,12 @@ describe('toolgate command line', () => {
     const dir = tempDir();
     try {
       for (const argv of [
-        ['policy', 'test', 'cases.yaml'],
         ['pins', 'list'],
         ['audit', 'verify'],
       ]) {
         const run = io(dir);
         expect(await runCli([...argv, '--config', 'x.yaml'], run.io)).toBe(2);
-        expect(run.err.join('\n')).toMatch(
-          /^toolgate: not supported: `toolgate (policy test|pins|audit)` needs /,
-        );
+        expect(run.err.join('\n')).toMatch(/^toolgate: not supported: `toolgate (pins|audit)` needs /);
       }
     } finally {
       dir.remove();
