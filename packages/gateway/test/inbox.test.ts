@@ -243,3 +243,77 @@ describe('the inbox in a gateway process', () => {
     }
   });
 });
+
+describe('the inbox webhook', () => {
+  it('posts each new check-in once, with signed links to the public address and no argument value', async () => {
+    const { createServer } = await import('node:http');
+    const received: { text: string; blocks: unknown[] }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body) as { text: string; blocks: unknown[] });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    const port = (receiver.address() as { port: number }).port;
+    const dir = tempDir();
+    let gateway: GatewayProcess | undefined;
+    try {
+      const text = config(dir).replace(
+        'tenants:',
+        `listen: { publicUrl: "https://gateway.example" }
+inbox: { webhook: { url: "http://127.0.0.1:${port}/hook", by: "slack #refunds" } }
+tenants:`,
+      );
+      gateway = await startGateway(dir.write('toolgate.yaml', text), env);
+      const client = await connectClient(gateway.url, TOKENS.BOT_TOKEN);
+      try {
+        const paused = await client.callTool({
+          name: 'shop_refund',
+          arguments: { amount: 777, order: 'secret-order-9' },
+        });
+        expect(refusalOf(paused)).toMatchObject({ code: 'CHECKIN_PENDING' });
+      } finally {
+        await client.close();
+      }
+      for (let tries = 0; tries < 100 && received.length === 0; tries++)
+        await new Promise((done) => setTimeout(done, 50));
+      expect(received).toHaveLength(1);
+      const message = JSON.stringify(received[0]);
+      expect(received[0]!.text).toContain('support-bot (acme) asks to run shop_refund');
+      expect(message).toMatch(/https:\/\/gateway\.example\/inbox\/[^"]+/);
+      expect(message).not.toContain('777');
+      expect(message).not.toContain('secret-order-9');
+    } finally {
+      await gateway?.stop();
+      receiver.close();
+      dir.remove();
+    }
+  });
+
+  it('refuses a webhook without a public address for its links', async () => {
+    const { runCli } = await import('@toolgate/gateway');
+    const dir = tempDir();
+    try {
+      dir.write(
+        'toolgate.yaml',
+        config(dir).replace('tenants:', 'inbox: { webhook: "http://127.0.0.1:9/hook" }\ntenants:'),
+      );
+      const err: string[] = [];
+      const code = await runCli(['check'], {
+        out: () => undefined,
+        err: (line) => err.push(line),
+        env,
+        cwd: dir.path,
+      });
+      expect(code).toBe(1);
+      expect(err.join('\n')).toMatch(
+        /toolgate\.yaml:\d+:\d+: inbox\.webhook: the webhook's links need the inbox's public address\. Fix: set listen\.publicUrl/,
+      );
+    } finally {
+      dir.remove();
+    }
+  });
+});
