@@ -238,7 +238,7 @@ export const checkInTool = defineTool({
 export function checkInRoundTrip(): Call {
   const dispatcher = createDispatcher({
     tools: [checkInTool],
-    chain: canonicalChain({ checkInKey: 'bench-check-in-key-not-a-secret' }),
+    chain: canonicalChain({ checkInKey: 'bench-check-in-key-not-a-secret-0123456789' }),
   });
   const call = { toolName: checkInTool.schema.name, args: passiveArgs };
   const approval = checkInApproved({ by: 'bench@example.com' });

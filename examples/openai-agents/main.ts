@@ -19,7 +19,7 @@ const refund = defineTool({
 
 const dispatcher = createDispatcher({
   tools: [refund],
-  chain: canonicalChain({ checkInKey: process.env.CHECKIN_KEY ?? 'dev-only-key' }),
+  chain: canonicalChain({ checkInKey: process.env.CHECKIN_KEY ?? 'dev-only-check-in-key-0123456789abcdef' }),
 });
 
 // A stand-in for a provider model: first it calls the tool, then it reports what the tool said.

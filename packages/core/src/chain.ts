@@ -414,12 +414,24 @@ function buildChain(
   return new Chain(Object.freeze(list), pauseService, policyAnchor, stillAccepted);
 }
 
+// An HMAC key shorter than the hash's output weakens every signature made with it.
+const MIN_KEY_BYTES = 32;
+
+/** A key's length in bytes (a string as UTF-8), or undefined when it is neither string nor bytes. */
+function keyBytes(key: unknown): number | undefined {
+  if (typeof key === 'string') return new TextEncoder().encode(key).length;
+  return key instanceof Uint8Array ? key.length : undefined;
+}
+
 function pauseServiceOf(options: PauseServiceOptions | undefined): PauseService | undefined {
   if (options === undefined) return undefined;
   const { key, ttlMs = DEFAULT_CHECK_IN_TTL_MS, deadlineMs = DEFAULT_DEADLINE_MS } = options;
-  if (!((typeof key === 'string' && key.length > 0) || (key instanceof Uint8Array && key.length > 0))) {
+  const bytes = keyBytes(key);
+  if (bytes === undefined || bytes < MIN_KEY_BYTES) {
     throw new ChainConfigError(
-      `createChain: checkIns.key must be a non-empty string or Uint8Array (an HMAC secret).`,
+      `createChain: checkIns.key (canonicalChain's checkInKey) must be a string or Uint8Array of at least ${MIN_KEY_BYTES} bytes; ` +
+        `got ${bytes === undefined ? 'neither' : `${bytes} byte${bytes === 1 ? '' : 's'}`}. A short key can be guessed and approvals forged: ` +
+        `use a random secret, e.g. 32 random bytes as hex, kept in a secret store.`,
     );
   }
   if (!Number.isInteger(ttlMs) || ttlMs <= 0) {

@@ -16,6 +16,7 @@ import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
 import type { AskOptions, CheckInRequirement, ToolMiddlewareContext, ToolState } from './middleware-context';
 import type { Tool, ToolArgs } from './tool';
+import { pollutingKeyPath, unsafeKeyReason } from './unsafe-keys';
 
 /** Marks a tool failure travelling out through the onion; it is not any middleware's refusal. */
 export class ToolFailure extends Error {
@@ -257,7 +258,12 @@ export class CallContext implements ToolMiddlewareContext {
     if (this.#ran)
       throw new Error(`ctx.setArgs: the tool has already run; args can only change before execution.`);
     if (!isPlainObject(value)) throw new TypeError(`ctx.setArgs: args must be a plain object.`);
-    this.#args = frozenCopy(value);
+    const args = frozenCopy(value);
+    // New args (an artifact's data swapped in, say) are held to the rule the model's args met at dispatch.
+    const polluting = pollutingKeyPath(args);
+    if (polluting !== undefined)
+      throw new Refusal(this.#speaker, unsafeKeyReason(this.toolName, polluting), { code: 'UNSAFE_ARG_KEY' });
+    this.#args = args;
     this.#pendingChanged = true;
     this.#pendingWhy = reason;
   }

@@ -19,6 +19,7 @@ import { refusalReason } from './refusal';
 import { verifyCheckInRequest } from './resume';
 import { runCall, type RunRequest } from './run';
 import { TOOL_NAME_PATTERN, type Tool, type ToolArgs, type ToolSchema } from './tool';
+import { pollutingKeyPath, unsafeKeyReason } from './unsafe-keys';
 import { chainProblem, DispatcherConfigError, registerTools, type ToolRegistry } from './tool-registry';
 
 export { DispatcherConfigError } from './tool-registry';
@@ -258,6 +259,24 @@ function dispatchSync(
       'Call it again with a JSON object of arguments',
     );
     return refusedBeforeChain(core.env, early, 'BAD_ARGS', reason);
+  }
+  let polluting: string | undefined;
+  try {
+    polluting = pollutingKeyPath(args);
+  } catch {
+    // A nested getter or proxy trap threw: args that cannot be read cannot run.
+    polluting = '';
+  }
+  if (polluting !== undefined) {
+    const early = { toolName, toolCallId, chainId: chain.id, toolSource: tool.source };
+    if (polluting === '') {
+      const reason = refusalReason(
+        `the arguments for '${toolName}' could not be read`,
+        'Call it again with a JSON object of arguments',
+      );
+      return refusedBeforeChain(core.env, early, 'BAD_ARGS', reason);
+    }
+    return refusedBeforeChain(core.env, early, 'UNSAFE_ARG_KEY', unsafeKeyReason(toolName, polluting));
   }
   return { tool, chain, args, toolCallId, identity, signal: opts.signal, resume: undefined };
 }

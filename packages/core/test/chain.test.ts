@@ -75,17 +75,31 @@ describe('createChain', () => {
     );
   });
 
-  it('refuses a pause service with an empty key or a bad lifetime', () => {
-    expect(() => createChain([], { checkIns: { key: '' } })).toThrow(/checkIns.key must be a non-empty/);
-    expect(() => createChain([], { checkIns: { key: new Uint8Array() } })).toThrow(
-      /checkIns.key must be a non-empty/,
-    );
+  it('refuses a pause service with a key under 32 bytes or a bad lifetime', () => {
+    expect(() => createChain([], { checkIns: { key: '' } })).toThrow(/checkIns.key .* at least 32 bytes/);
+    expect(() => createChain([], { checkIns: { key: new Uint8Array() } })).toThrow(/at least 32 bytes/);
+    expect(() => createChain([], { checkIns: { key: 5 as never } })).toThrow(/got neither/);
     expect(() => createChain([], { checkIns: { key: KEY, ttlMs: 0 } })).toThrow(
       /ttlMs must be a positive integer/,
     );
     expect(() => createChain([], { checkIns: { key: KEY, ttlMs: 1.5 } })).toThrow(
       /ttlMs must be a positive integer/,
     );
+  });
+
+  it('measures a key in bytes: UTF-8 for a string, its length for bytes, and says how to fix a short one', () => {
+    const refused = (key: string | Uint8Array) => () => createChain([], { checkIns: { key } });
+    expect(refused('k')).toThrow(
+      "createChain: checkIns.key (canonicalChain's checkInKey) must be a string or Uint8Array of at least 32 bytes; got 1 byte.",
+    );
+    expect(refused('k')).toThrow(/use a random secret, e.g. 32 random bytes as hex/);
+    expect(refused('k'.repeat(31))).toThrow(/got 31 bytes/);
+    expect(refused(new Uint8Array(31))).toThrow(/got 31 bytes/);
+    // 'é' is two bytes in UTF-8: 16 of them make 32 bytes from 16 characters.
+    expect(refused(`${'é'.repeat(15)}k`)).toThrow(/got 31 bytes/);
+    expect(refused('é'.repeat(16))).not.toThrow();
+    expect(refused('k'.repeat(32))).not.toThrow();
+    expect(refused(new Uint8Array(32))).not.toThrow();
   });
 
   it('exposes the pause service store, shared by derived chains', () => {

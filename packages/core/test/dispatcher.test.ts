@@ -11,6 +11,7 @@ import {
   type Tool,
   type ToolgateListeners,
 } from '@toolgate/core';
+import { canonicalChain } from '@toolgate/middleware';
 import { beforeNext, countingTool, manualClock, passThrough, recordEvents } from './fixtures';
 
 function refused(outcome: DispatchOutcome) {
@@ -580,5 +581,136 @@ describe('identity', () => {
     expect(outcome.content).toBe('acme');
     expect(seen).toEqual(['TypeError']);
     expect(Object.isFrozen(callerIdentity)).toBe(false);
+  });
+});
+
+describe('keys that could pollute shared objects', () => {
+  function open() {
+    const seen: unknown[] = [];
+    const tool = defineTool({
+      name: 'save_profile',
+      description: 'Saves a profile; any extra field is kept.',
+      inputSchema: { type: 'object', additionalProperties: true },
+      execute: (args) => {
+        seen.push(args);
+        // What a tool might do with its args: a shallow copy inherits from an own '__proto__' key.
+        const copy = Object.assign({}, args) as Record<string, unknown>;
+        return { isAdmin: copy['isAdmin'] === true };
+      },
+    });
+    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain() });
+    return { dispatcher, seen };
+  }
+
+  it("refuses a '__proto__' key the model sent, before any gate or the tool, with a sentence it can act on", async () => {
+    const { dispatcher, seen } = open();
+    const events: string[] = [];
+    dispatcher.on('gate.decision', (event) => events.push(`${event.gate} ${event.outcome}`));
+
+    const outcome = refused(
+      await dispatcher.dispatch({
+        toolName: 'save_profile',
+        args: '{"name":"ana","__proto__":{"isAdmin":true}}',
+      }),
+    );
+
+    expect(seen).toHaveLength(0);
+    expect(outcome).toMatchObject({ gate: 'dispatch', code: 'UNSAFE_ARG_KEY', ran: false });
+    expect(outcome.content).toBe(
+      "[dispatch refused: the arguments for 'save_profile' hold the key '__proto__' at '__proto__', which is never passed to a tool: " +
+        "'__proto__' anywhere, or 'constructor' or 'prototype' holding an object, could change objects the whole process shares. " +
+        "Retrying with it will not help. Call it again without that key (rename it, e.g. to 'proto' or 'constructorName').]",
+    );
+    expect(outcome.content).not.toContain('isAdmin');
+    expect(events).toEqual(['dispatch deny']);
+    expect(({} as Record<string, unknown>)['isAdmin']).toBeUndefined();
+  });
+
+  it.each([
+    ['deep inside objects and arrays', '{"a":{"b":[{"c":1},{"__proto__":{"x":1}}]}}', 'a.b.1.__proto__'],
+    [
+      'as an object of args, not a string',
+      JSON.parse('{"meta":{"__proto__":{}}}') as object,
+      'meta.__proto__',
+    ],
+    ['constructor holding prototype', '{"o":{"constructor":{"prototype":{"x":1}}}}', 'o.constructor'],
+    ['prototype holding an object', '{"prototype":{"x":1}}', 'prototype'],
+  ])('refuses it %s, naming the path', async (_, args, path) => {
+    const { dispatcher, seen } = open();
+
+    const outcome = refused(await dispatcher.dispatch({ toolName: 'save_profile', args }));
+
+    expect(outcome.code).toBe('UNSAFE_ARG_KEY');
+    expect(outcome.content).toContain(`at '${path}'`);
+    expect(seen).toHaveLength(0);
+  });
+
+  it("lets 'constructor' and 'prototype' through as plain fields, and '__proto__' as a value", async () => {
+    const { dispatcher, seen } = open();
+
+    const outcome = await dispatcher.dispatch({
+      toolName: 'save_profile',
+      args: { constructor: 'ACME Builders', prototype: 'v2', note: '__proto__', list: ['constructor'] },
+    });
+
+    expect(outcome.kind).toBe('result');
+    expect(seen).toEqual([
+      { constructor: 'ACME Builders', prototype: 'v2', note: '__proto__', list: ['constructor'] },
+    ]);
+  });
+
+  it('walks args of any depth without overflowing the stack', async () => {
+    const tool = countingTool('deep');
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([]) });
+    const deep = `${'{"a":'.repeat(50_000)}{"__proto__":{}}${'}'.repeat(50_000)}`;
+
+    const outcome = refused(await dispatcher.dispatch({ toolName: 'deep', args: deep }));
+
+    expect(outcome.code).toBe('UNSAFE_ARG_KEY');
+    expect(outcome.content).toContain("at 'a.a.a.");
+    expect(outcome.content.length).toBeLessThan(600);
+    expect(tool.calls).toHaveLength(0);
+  });
+});
+
+describe('keys that could pollute shared objects, after a middleware', () => {
+  it("a middleware's setArgs with a '__proto__' key is refused in its name; the tool never runs", async () => {
+    const tool = countingTool('echo');
+    const swapsIn: Middleware = {
+      name: 'swap-in',
+      transformsArgs: true,
+      run: (ctx, next) => {
+        ctx.setArgs(
+          JSON.parse('{"text":"from a store","__proto__":{"isAdmin":true}}') as Record<string, unknown>,
+          'swapped in',
+        );
+        return next();
+      },
+    };
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([swapsIn]) });
+
+    const outcome = refused(await dispatcher.dispatch({ toolName: 'echo', args: {} }));
+
+    expect(outcome).toMatchObject({ gate: 'swap-in', code: 'UNSAFE_ARG_KEY' });
+    expect(outcome.content).toContain("hold the key '__proto__' at '__proto__'");
+    expect(tool.calls).toHaveLength(0);
+  });
+
+  it('args with a nested getter that throws are refused as unreadable, not thrown', async () => {
+    const tool = countingTool('echo');
+    const dispatcher = createDispatcher({ tools: [tool], chain: createChain([]) });
+    const args = {
+      inner: {
+        get boom(): never {
+          throw new Error('trap');
+        },
+      },
+    };
+
+    const outcome = refused(await dispatcher.dispatch({ toolName: 'echo', args }));
+
+    expect(outcome.code).toBe('BAD_ARGS');
+    expect(outcome.content).not.toContain('trap');
+    expect(tool.calls).toHaveLength(0);
   });
 });

@@ -1,6 +1,6 @@
 // A paused call, answered through the gateway (GATEWAY.md §6), first that applies:
 //   1. an earlier approval given after its hold ran out: a grant, used once, for the identical call;
-//   2. the client supports elicitation: the person approves in the client;
+//   2. the client supports elicitation and the form can show every argument: the person approves there;
 //   3. otherwise the request is held up to `checkIns.hold` while an approver decides in the inbox;
 //   4. nobody decided: CHECKIN_PENDING, retryable. A later decision becomes the grant of step 1.
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
@@ -22,7 +22,7 @@ import {
   type PausedOutcome,
   type TraceContext,
 } from '@toolgate/core';
-import { askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
+import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 
 /** How a paused call ended, for the log line and the client. */
@@ -75,7 +75,8 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       outcome = await dispatcher.resume(request, granted, resumeOptions);
       continue;
     }
-    if (canElicitForm(options.server)) {
+    // A form too long to show every argument in full is not shown: the inbox shows them all.
+    if (canElicitForm(options.server) && approvalForm(request).form !== undefined) {
       let decision: CheckInDecision;
       try {
         decision = await askPerson(options.server, request, options.identity?.principal ?? 'mcp-client', {

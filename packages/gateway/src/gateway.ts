@@ -51,6 +51,8 @@ export interface Gateway {
 }
 
 const DEFAULT_PORT = 8787;
+// Per authenticated principal: several agents may share one token.
+const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const DEFAULT_DRAIN_MS = 30_000;
 const WATCH_DEBOUNCE_MS = 150;
@@ -160,6 +162,8 @@ export async function createGateway(
         authenticate: routes.authenticate,
         ...(listen.allowedOrigins !== undefined ? { allowedOrigins: [...listen.allowedOrigins] } : {}),
         ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
+        maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
+        onWarning: ({ code, message }) => log({ msg: 'listen.warning', level: 'warn', code, message }),
         ...(listen.sessionIdle !== undefined
           ? { sessionIdleMs: durationMs(listen.sessionIdle, 'listen.sessionIdle') }
           : {}),

@@ -119,20 +119,26 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
   if (issues.length > 0 || policy?.failed === true) throw new TenantError(issues);
 
   const checkIns = config.checkIns;
-  const chain = canonicalChain({
-    ...(checkIns !== undefined
-      ? {
-          checkInKey: checkIns.key,
-          checkIns: context.state.checkIns,
-          ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
-        }
-      : {}),
-    ...(config.defaults?.resultCeiling?.maxChars !== undefined
-      ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
-      : {}),
-    ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
-    ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
-  });
+  let chain: ReturnType<typeof canonicalChain>;
+  try {
+    chain = canonicalChain({
+      ...(checkIns !== undefined
+        ? {
+            checkInKey: checkIns.key,
+            checkIns: context.state.checkIns,
+            ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
+          }
+        : {}),
+      ...(config.defaults?.resultCeiling?.maxChars !== undefined
+        ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
+        : {}),
+      ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
+      ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
+    });
+  } catch (error) {
+    // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
+    throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
+  }
 
   let dispatcher: Dispatcher;
   try {

@@ -21,8 +21,15 @@ export { mcpServe, McpServeConfigError } from './serve';
 // For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
 // check-ins over elicitation
 export { callToolResult, refusalResult } from './results';
-export { askPerson, canElicitForm } from './elicit';
+export type { ApprovalForm } from './elicit';
+export { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 
 // Running a served set over stdio or Streamable HTTP
-export type { HttpServing, ProtectedResourceOptions, ServeHttpOptions, Serving } from './transports';
+export type {
+  HttpServing,
+  ProtectedResourceOptions,
+  ServeHttpOptions,
+  ServeHttpWarning,
+  Serving,
+} from './transports';
 export { serveHttp, serveStdio } from './transports';

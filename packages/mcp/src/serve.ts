@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   createDispatcher,
+  formatCount,
   isChain,
   newId,
   refusalReason,
@@ -28,7 +29,7 @@ import {
   type TraceContext,
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
-import { askPerson, canElicitForm } from './elicit';
+import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { assertDistinctPrefixes, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusalResult, upstreamErrorResult } from './results';
@@ -241,6 +242,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
             `'${outcome.toolName}' needs a person's approval, and this MCP client cannot ask one (it does not support elicitation)`,
             'Retrying will not help',
             'Tell the user the action needs approval, or use a client that supports elicitation',
+          ),
+        );
+      }
+      const shown = approvalForm(outcome.checkIn);
+      if (shown.form === undefined) {
+        await revoke(outcome, identity);
+        return refusalResult(
+          outcome.checkIn.asker,
+          refusalReason(
+            `'${outcome.toolName}' needs a person's approval, but its arguments are too long to show in full in the MCP client's approval form (${formatCount(shown.tooLong)} characters; at most ${formatCount(MAX_FORM_ARGUMENTS_CHARS)})`,
+            'Retrying with the same arguments will not help',
+            'Call it again with shorter arguments, or do the work in smaller calls',
           ),
         );
       }

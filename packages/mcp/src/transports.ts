@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { clientKeyOf, readJsonBody } from './http-limits';
 import type { McpServed } from './serve';
 
 export interface Serving {
@@ -35,8 +36,9 @@ export interface ServeHttpOptions {
   /**
    * Origins a browser may call from; a request carrying another `Origin` gets 403 (a request with
    * no `Origin`, as from a non-browser client, is not affected). Default: bound to loopback, the
-   * loopback origins (any port); bound elsewhere, only the origin the request itself names in
-   * `Host`. An allowed origin gets CORS headers, including for the preflight.
+   * loopback origins (any port); bound elsewhere, none: every request with an `Origin` is refused
+   * (a DNS-rebinding page sends one equal to `Host`), and `onWarning` says so at start. An allowed
+   * origin gets CORS headers, including for the preflight.
    */
   readonly allowedOrigins?: readonly string[];
   /**
@@ -46,14 +48,38 @@ export interface ServeHttpOptions {
   readonly intercept?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
   /** Open sessions at most; an initialize over the cap gets 503 with `Retry-After`. Default 1,000. */
   readonly maxSessions?: number;
-  /** A session with no request for this long is closed. Default 10 minutes. */
+  /**
+   * Open sessions one client may hold: the authenticated client (`AuthInfo.clientId`), else the
+   * remote address (IPv6 by /64). An initialize over it gets 429 with `Retry-After`. Default 32.
+   */
+  readonly maxSessionsPerClient?: number;
+  /**
+   * A session with no traffic for this long is closed: no request from the client and no message
+   * from the server. An open SSE stream does not keep it alive (keep-alive comments are not
+   * traffic); a request still being answered does. Default 10 minutes.
+   */
   readonly sessionIdleMs?: number;
+  /** Time a client has to send a request's headers; the connection is closed after. Default 10 s. */
+  readonly headersTimeoutMs?: number;
+  /** Time a client has to send a request's body once its headers are in: 408 after. Default 30 s. */
+  readonly bodyTimeoutMs?: number;
+  /**
+   * Told at start about a setting that weakens what the server guards (a non-loopback bind without
+   * `allowedOrigins`). Default: one line on stderr.
+   */
+  readonly onWarning?: (warning: ServeHttpWarning) => void;
   /**
    * OAuth 2.1 resource server metadata (RFC 9728), served with `authenticate` at
    * `/.well-known/oauth-protected-resource` (and that path followed by `path`); a 401 names it in
    * `WWW-Authenticate: Bearer resource_metadata="…"`, so a standard client knows where to sign in.
    */
   readonly oauth?: ProtectedResourceOptions;
+}
+
+/** Something an operator should know about how the server was started. */
+export interface ServeHttpWarning {
+  readonly code: 'BROWSER_ORIGINS_REFUSED';
+  readonly message: string;
 }
 
 export interface ProtectedResourceOptions {
@@ -79,13 +105,25 @@ interface Session {
   readonly transport: StreamableHTTPServerTransport;
   /** Who opened it: later requests in the session must come from the same client. */
   readonly clientId: string | undefined;
-  /** When its last request ended; a session with a request in flight is never idle. */
+  /** Whose per-client cap it counts against. */
+  readonly clientKey: string;
+  /** Its last traffic: a request from the client, or a message from the server. */
   lastSeen: number;
+  /** POST and DELETE requests still being answered; an open GET stream is not one. */
   inFlight: number;
 }
 
 const DEFAULT_MAX_SESSIONS = 1_000;
+const DEFAULT_MAX_SESSIONS_PER_CLIENT = 32;
 const DEFAULT_SESSION_IDLE_MS = 10 * 60_000;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+
+const positiveInteger = (value: number, name: string): number => {
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`serveHttp: ${name} must be a positive integer.`);
+  return value;
+};
 
 const CORS_HEADERS = {
   'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
@@ -104,20 +142,11 @@ function loopbackOrigin(origin: string): boolean {
   }
 }
 
-/** Whether `origin` may call: listed, or by the default for the bound host. */
-function originAllowed(
-  origin: string,
-  req: IncomingMessage,
-  allowed: readonly string[] | undefined,
-  loopback: boolean,
-): boolean {
+/** Whether `origin` may call: listed, or a loopback page by default on a loopback bind; else none. */
+function originAllowed(origin: string, allowed: readonly string[] | undefined, loopback: boolean): boolean {
   if (allowed !== undefined) return allowed.includes(origin);
-  if (loopback) return loopbackOrigin(origin);
-  try {
-    return new URL(origin).host === req.headers.host;
-  } catch {
-    return false;
-  }
+  // Off loopback, an Origin equal to Host proves nothing: a DNS-rebinding page sends exactly that.
+  return loopback && loopbackOrigin(origin);
 }
 
 function sendJson(
@@ -125,9 +154,10 @@ function sendJson(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  code = -32000,
 ): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 function loopbackHost(header: string | undefined): boolean {
@@ -172,15 +202,31 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const guardHost = LOOPBACK.has(host);
-  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const maxSessions = positiveInteger(options.maxSessions ?? DEFAULT_MAX_SESSIONS, 'maxSessions');
+  const perClient = positiveInteger(
+    options.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    'maxSessionsPerClient',
+  );
+  const headersTimeoutMs = positiveInteger(
+    options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    'headersTimeoutMs',
+  );
+  const bodyTimeoutMs = positiveInteger(options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, 'bodyTimeoutMs');
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
-  if (!Number.isInteger(maxSessions) || maxSessions < 1)
-    throw new TypeError('serveHttp: maxSessions must be a positive integer.');
   if (!(idleMs > 0))
     throw new TypeError('serveHttp: sessionIdleMs must be a positive number of milliseconds.');
+  const warn = options.onWarning ?? ((warning: ServeHttpWarning) => console.warn(warning.message));
+  if (typeof warn !== 'function') throw new TypeError('serveHttp: onWarning must be a function.');
   const sessions = new Map<string, Session>();
-  // Initializes in progress count against the cap too, so a burst cannot overshoot it.
+  // Initializes in progress count against the caps too, so a burst cannot overshoot them.
   let opening = 0;
+  // Per client: sessions open plus initializes in progress.
+  const heldBy = new Map<string, number>();
+  const hold = (clientKey: string, change: 1 | -1): void => {
+    const held = (heldBy.get(clientKey) ?? 0) + change;
+    if (held <= 0) heldBy.delete(clientKey);
+    else heldBy.set(clientKey, held);
+  };
 
   const closeIdle = (): void => {
     const now = Date.now();
@@ -191,38 +237,69 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
   const sweeper = setInterval(closeIdle, Math.max(10, Math.min(idleMs / 2, 30_000)));
   sweeper.unref?.();
 
-  /** Seconds until a slot may free up: the soonest idle expiry, at least one. */
-  const retryAfter = (): string => {
+  /** Seconds until a slot (of this client's, when given) may free up: the soonest idle expiry, at least one. */
+  const retryAfter = (clientKey?: string): string => {
     const now = Date.now();
     let soonest = idleMs;
     for (const session of sessions.values()) {
-      if (session.inFlight === 0) soonest = Math.min(soonest, session.lastSeen + idleMs - now);
+      if (session.inFlight === 0 && (clientKey === undefined || session.clientKey === clientKey))
+        soonest = Math.min(soonest, session.lastSeen + idleMs - now);
     }
     return String(Math.max(1, Math.ceil(soonest / 1000)));
   };
 
-  async function open(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
+  async function open(
+    req: IncomingMessage,
+    res: ServerResponse,
+    auth: AuthInfo | undefined,
+    body: unknown,
+  ): Promise<void> {
     if (sessions.size + opening >= maxSessions) {
       return sendJson(res, 503, 'Too many open sessions; retry later', { 'retry-after': retryAfter() });
     }
+    const clientKey = clientKeyOf(req, auth);
+    if ((heldBy.get(clientKey) ?? 0) >= perClient) {
+      return sendJson(res, 429, 'Too many open sessions for this client; close one (DELETE) or retry later', {
+        'retry-after': retryAfter(clientKey),
+      });
+    }
     opening += 1;
+    hold(clientKey, 1);
+    let initialized = false;
     try {
       const server = served.createServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, clientId: auth?.clientId, lastSeen: Date.now(), inFlight: 0 });
+          initialized = true;
+          sessions.set(id, {
+            transport,
+            clientId: auth?.clientId,
+            clientKey,
+            lastSeen: Date.now(),
+            inFlight: 0,
+          });
         },
       });
       transport.onclose = () => {
-        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+        // The session's hold on its client's cap, taken when the initialize came in, ends with it.
+        if (transport.sessionId !== undefined && sessions.delete(transport.sessionId)) hold(clientKey, -1);
       };
       await server.connect(transport);
-      await transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res);
+      // A message the server sends is traffic (an SSE keep-alive comment is not): the session is alive.
+      const send = transport.send.bind(transport);
+      transport.send = (message, sendOptions) => {
+        const session = transport.sessionId === undefined ? undefined : sessions.get(transport.sessionId);
+        if (session !== undefined) session.lastSeen = Date.now();
+        return send(message, sendOptions);
+      };
+      await transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res, body);
       // Anything but an initialize leaves no session behind; drop the transport it made.
       if (transport.sessionId === undefined) await transport.close();
     } finally {
       opening -= 1;
+      // An initialize that opened no session gives its hold back; one that did keeps it for the session.
+      if (!initialized) hold(clientKey, -1);
     }
   }
 
@@ -231,8 +308,14 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     // A browser page on another site must not drive a local server (DNS rebinding, CSRF).
     const origin = req.headers.origin;
     if (origin !== undefined) {
-      if (!originAllowed(origin, req, options.allowedOrigins, guardHost))
-        return sendJson(res, 403, 'Origin not allowed');
+      if (!originAllowed(origin, options.allowedOrigins, guardHost))
+        return sendJson(
+          res,
+          403,
+          guardHost || options.allowedOrigins !== undefined
+            ? 'Origin not allowed'
+            : 'Origin not allowed: this server is not on loopback and lists no allowedOrigins',
+        );
       res.setHeader('access-control-allow-origin', origin);
       res.setHeader('vary', 'Origin');
       for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
@@ -268,28 +351,52 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     }
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
-    if (sessionId === undefined) {
-      if (req.method !== 'POST') return sendJson(res, 400, 'No session: initialize with a POST first');
-      return open(req, res, auth);
+    if (sessionId === undefined && req.method !== 'POST')
+      return sendJson(res, 400, 'No session: initialize with a POST first');
+    // The whole body first, within its time and size: a client still sending holds no session slot.
+    let body: unknown;
+    if (req.method === 'POST') {
+      const read = await readJsonBody(req, bodyTimeoutMs);
+      if (!read.ok) {
+        res.once('finish', () => req.destroy());
+        return sendJson(res, read.status, read.message, { connection: 'close' }, read.code);
+      }
+      body = read.body;
     }
+    if (sessionId === undefined) return open(req, res, auth, body);
     const session = sessions.get(sessionId);
     if (session === undefined || session.clientId !== auth?.clientId)
       return sendJson(res, 404, 'Session not found');
-    session.inFlight += 1;
+    // A GET is the client's listening stream: it keeps the session alive only by what crosses it.
+    const answering = req.method !== 'GET';
+    session.lastSeen = Date.now();
+    if (answering) session.inFlight += 1;
     try {
-      await session.transport.handleRequest(Object.assign(req, auth === undefined ? {} : { auth }), res);
+      await session.transport.handleRequest(
+        Object.assign(req, auth === undefined ? {} : { auth }),
+        res,
+        body,
+      );
     } finally {
-      session.inFlight -= 1;
+      if (answering) session.inFlight -= 1;
       session.lastSeen = Date.now();
     }
   }
 
-  const http = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) sendJson(res, 500, 'Internal server error');
-      else res.end();
-    });
-  });
+  const http = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: headersTimeoutMs + bodyTimeoutMs,
+      // Node checks both timeouts on this beat; its default (30 s) would make short ones late.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      handle(req, res).catch(() => {
+        if (!res.headersSent) sendJson(res, 500, 'Internal server error');
+        else res.end();
+      });
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 0, host, () => {
@@ -299,6 +406,18 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
   });
   const { port } = http.address() as AddressInfo;
   const url = new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`);
+  if (!guardHost && options.allowedOrigins === undefined) {
+    try {
+      warn({
+        code: 'BROWSER_ORIGINS_REFUSED',
+        message:
+          `toolgate serveHttp: ${url.href} is bound to ${host}, not loopback, without allowedOrigins: every browser request ` +
+          `(one with an Origin header) is refused. Set allowedOrigins to let a web app call.`,
+      });
+    } catch {
+      // A throwing logger must not stop the server from starting.
+    }
+  }
   return {
     url,
     get sessionCount() {

@@ -155,6 +155,28 @@ describe('server-everything tool results through the proxy', () => {
     await Promise.all([direct?.close(), proxied?.close(), served?.close(), upstream?.close()]);
   });
 
+  // A dynamic resource carries the time of day it was made (in its text, or its base64 blob): two calls
+  // a second apart differ there. Every other byte must match.
+  const timeless = (text: string) => text.replace(/\d+:\d+:\d+ [AP]M/, 'TIME');
+  const timelessResources = (result: CallToolResult) => ({
+    ...result,
+    content: result.content.map((block) => {
+      if (block.type !== 'resource') return block;
+      const { resource } = block;
+      return 'blob' in resource
+        ? {
+            ...block,
+            resource: {
+              ...resource,
+              blob: Buffer.from(timeless(Buffer.from(resource.blob, 'base64').toString('utf8'))).toString(
+                'base64',
+              ),
+            },
+          }
+        : { ...block, resource: { ...resource, text: timeless(resource.text) } };
+    }),
+  });
+
   it.each([
     ['echo', { message: 'approved write\n' }],
     ['get-sum', { a: 2, b: 3 }],
@@ -167,7 +189,7 @@ describe('server-everything tool results through the proxy', () => {
   ])('%s %j: every block as the block it is, structuredContent and isError as sent', async (name, args) => {
     const sent = (await direct.callTool({ name, arguments: args })) as CallToolResult;
     const seen = (await proxied.callTool({ name, arguments: args })) as CallToolResult;
-    expect(seen).toEqual(sent);
+    expect(timelessResources(seen)).toEqual(timelessResources(sent));
   });
 
   it('refuses a resource the checker denies, with the refusal sentence, and reads an allowed one', async () => {

@@ -121,3 +121,79 @@ describe('what a served tool echoes of its credential', () => {
     PROPERTY_TIMEOUT_MS,
   );
 });
+
+describe('a credential echoed as a number, as bytes or encoded', () => {
+  const PAN = '4111111111111111';
+  const SECRET_KEY = 'sk_live/ENCODED+0123456789';
+
+  async function callEchoing(secret: string, execute: (key: string) => unknown) {
+    const tool = defineTool({
+      name: 'upstream',
+      description: 'Calls an upstream that echoes what it was sent.',
+      inputSchema: { type: 'object', properties: {} },
+      needs: { kind: 'api_key', service: 'upstream' },
+      execute: (_args, ctx) => execute(String(ctx.credential?.reveal())),
+    });
+    const served = mcpServe([tool], {
+      name: 'redaction',
+      version: '1.0.0',
+      chain: canonicalChain({ credentials: { resolve: () => ({ kind: 'api_key', value: secret }) } }),
+    });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    const wire: string[] = [];
+    const send = serverEnd.send.bind(serverEnd);
+    serverEnd.send = (message, options) => {
+      wire.push(JSON.stringify(message));
+      return send(message, options);
+    };
+    await served.connect(serverEnd);
+    const client = new Client({ name: 'probe', version: '1.0.0' });
+    await client.connect(clientEnd);
+    try {
+      const result = (await client.callTool({ name: 'upstream', arguments: {} })) as CallToolResult;
+      return { result, wire: wire.join('\n') };
+    } finally {
+      await client.close();
+      await served.close();
+    }
+  }
+
+  it('a numeric secret echoed as a JSON number is redacted in structuredContent, as in the text', async () => {
+    const { result, wire } = await callEchoing(PAN, (key) => ({ card: { pan: Number(key), last4: 1111 } }));
+
+    expect(result.structuredContent).toEqual({ card: { pan: '[redacted]', last4: 1111 } });
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    expect(wire).not.toContain(PAN);
+  });
+
+  it('a secret in a Buffer or a typed array crosses the wire as [redacted], not as its bytes', async () => {
+    const { result, wire } = await callEchoing(SECRET_KEY, (key) => ({
+      raw: Buffer.from(`Bearer ${key}`),
+      view: new TextEncoder().encode(key),
+    }));
+    const bytes = [...new TextEncoder().encode(SECRET_KEY)].join(',');
+
+    expect(result.structuredContent).toEqual({ raw: '[redacted]', view: '[redacted]' });
+    expect(wire).not.toContain(bytes);
+    expect(wire).not.toContain(SECRET_KEY);
+  });
+
+  it('base64, Basic, hex and lowercase %xx forms of the secret reach the client as [redacted]', async () => {
+    const { result, wire } = await callEchoing(SECRET_KEY, (key) => ({
+      basic: `Basic ${Buffer.from(`svc:${key}`).toString('base64')}`,
+      b64url: Buffer.from(key).toString('base64url'),
+      hex: Buffer.from(key).toString('hex'),
+      url: `https://api.example/?k=${encodeURIComponent(`${key}/x`).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())}`,
+    }));
+
+    expect(result.structuredContent).toEqual({
+      basic: 'Basic [redacted]',
+      b64url: '[redacted]',
+      hex: '[redacted]',
+      url: 'https://api.example/?k=[redacted]%2fx',
+    });
+    for (const encoded of ['base64', 'base64url', 'hex'] as const) {
+      expect(wire).not.toContain(Buffer.from(SECRET_KEY).toString(encoded).slice(0, 16));
+    }
+  });
+});

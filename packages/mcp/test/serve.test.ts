@@ -170,7 +170,9 @@ describe('mcpServe', () => {
         `Allow 'refund' to run with the arguments shown?`,
         '',
         `Tool: 'refund'`,
-        `Arguments:\n${JSON.stringify({ orderId: 'form-1', amount: 12.5 }, null, 2)}`,
+        'Arguments (2), each shown in full: amount, orderId',
+        '  amount: 12.5',
+        '  orderId: "form-1"',
         `Evidence:\n${JSON.stringify({ customer: 'customer of form-1', lastRefunds: 2 }, null, 2)}`,
       ].join('\n'),
     );
@@ -235,7 +237,7 @@ describe('mcpServe', () => {
 
   it('refuses configuration it cannot honor when built, naming the fix', () => {
     const base = { name: 'governed', version: '1.0.0', chain: governedChain() };
-    expect(() => mcpServe(governedTools(), { ...base, checkInKey: 'k' } as never)).toThrow(
+    expect(() => mcpServe(governedTools(), { ...base, checkInKey: 'k'.repeat(32) } as never)).toThrow(
       new McpServeConfigError(
         `mcpServe 'governed': the check-in key belongs to the chain; pass canonicalChain({ checkInKey }) as 'chain'.`,
       ),

@@ -3,6 +3,7 @@
 
 import {
   canonicalJson,
+  DeadlineError,
   mayRequireCheckIn,
   refusalReason,
   scopeOf,
@@ -21,7 +22,7 @@ export interface CheckInGateOptions {
   readonly evidence?: (ctx: ToolMiddlewareContext) => unknown;
   /** Where a `checkInComponent.propsRef` is resolved at raise time. */
   readonly artifacts?: ArtifactStore;
-  /** How long the artifact store may take; default 5000 ms. */
+  /** How long a `checkIn` predicate and the artifact store may each take; default 5000 ms. */
   readonly deadlineMs?: number;
 }
 
@@ -34,7 +35,10 @@ function questionFor(ctx: ToolMiddlewareContext): string {
   return `Allow '${ctx.toolName}'${from} to run with the arguments shown?${why}`;
 }
 
-/** Trips on `checkIn: 'always'` or unless the predicate returns false; a predicate that throws trips too. */
+/**
+ * Trips on `checkIn: 'always'` or unless the predicate returns false; a predicate that throws or
+ * misses `deadlineMs` trips too, and emits `checkin.predicate-failed`.
+ */
 export function checkInGate(options: CheckInGateOptions = {}): Middleware {
   const { evidence, artifacts } = options;
   const deadlineMs = assertDeadline('checkInGate', options.deadlineMs);
@@ -48,10 +52,15 @@ export function checkInGate(options: CheckInGateOptions = {}): Middleware {
     let trips = true;
     if (rule !== 'always') {
       try {
-        // Only an explicit `false` skips the human; a predicate that throws or answers anything else
-        // (a forgotten return, a truthy object) cannot decide, so it asks: fail closed.
-        trips = (await rule(ctx.args, ctx)) !== false;
-      } catch {
+        // Only an explicit `false` skips the human; a predicate that throws, misses the gate's deadline
+        // or answers anything else (a forgotten return, a truthy object) cannot decide, so it asks:
+        // fail closed.
+        trips = (await withDeadline(() => rule(ctx.args, ctx), deadlineMs, ctx.signal)) !== false;
+      } catch (error) {
+        ctx.emit({
+          type: 'checkin.predicate-failed',
+          failure: error instanceof DeadlineError ? 'timeout' : 'threw',
+        });
         trips = true;
       }
     }

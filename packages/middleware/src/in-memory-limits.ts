@@ -2,7 +2,7 @@
 // the time at which the bucket is empty again ("theoretical arrival time"); a charge of n units
 // moves it n × window / limit later, and fits while it stays within one window of now.
 
-import type { LimitAnswer, LimitCharge, LimitStore } from './limit-store';
+import { limitChargeProblem, type LimitAnswer, type LimitCharge, type LimitStore } from './limit-store';
 
 /** Floating-point slack, so `limit` charges of one unit fill exactly one window. */
 const EPSILON_MS = 1e-6;
@@ -35,6 +35,11 @@ export function inMemoryLimits(): InMemoryLimits {
       return arrivals.size;
     },
     consume(charges, now): LimitAnswer {
+      for (const charge of charges) {
+        const problem = limitChargeProblem(charge);
+        if (problem !== undefined)
+          throw new TypeError(`inMemoryLimits: a charge of '${charge.rule}' is out of bounds: ${problem}.`);
+      }
       if (++consumes % SWEEP_EVERY === 0) sweep(now);
       const next: number[] = [];
       let worst: { index: number; overMs: number } | undefined;

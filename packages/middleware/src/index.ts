@@ -46,5 +46,6 @@ export type { InMemoryArtifactsOptions } from './in-memory-artifacts';
 export { inMemoryArtifacts } from './in-memory-artifacts';
 export { inMemoryCheckIns } from '@toolgate/core';
 export type { LimitAnswer, LimitCharge, LimitStore } from './limit-store';
+export { limitChargeProblem, MAX_LIMIT_WINDOW_MS, MAX_UNITS_PER_MS } from './limit-store';
 export type { InMemoryLimits } from './in-memory-limits';
 export { inMemoryLimits } from './in-memory-limits';

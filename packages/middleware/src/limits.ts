@@ -33,7 +33,10 @@ interface LimitRuleBase {
   readonly name: string;
   /** One bucket per tenant, principal or tool, or per combination. A call lacking a value shares the "none" bucket. */
   readonly per: LimitDimension | readonly LimitDimension[];
-  /** The window, in milliseconds; the bucket refills at `limit / windowMs`. */
+  /**
+   * The window, in milliseconds (at most 366 days); the bucket refills at `limit / windowMs`, and a
+   * limit may hold at most 20 units per millisecond of window.
+   */
   readonly windowMs: number;
   /** Only calls of these tools count against the limit; every tool when absent. */
   readonly tools?: readonly string[];
@@ -44,10 +47,13 @@ export interface RateLimit extends LimitRuleBase {
   readonly calls: number;
 }
 
-/** A budget: at most `budget` units per window, each call costing what `cost` says (0 passes freely). */
+/**
+ * A budget: at most `budget` units per window (a whole number: count cents or tokens, not fractions),
+ * each call costing what `cost` says (0 passes freely).
+ */
 export interface BudgetLimit extends LimitRuleBase {
   readonly budget: number;
-  /** The units this call costs: a finite number of zero or more. Runs on the args that will run. */
+  /** The units this call costs: a whole number of zero or more (a fraction fails closed). Runs on the args that will run. */
   readonly cost: (call: LimitCall) => number;
 }
 
@@ -211,7 +217,7 @@ export function limitsGate(options: LimitsGateOptions): Middleware {
           } catch {
             amount = Number.NaN;
           }
-          if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
+          if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) {
             return ctx.deny(
               refusalReason(
                 `'${ctx.toolName}' did not run: its cost under the budget '${rule.name}' could not be worked out`,
@@ -219,7 +225,7 @@ export function limitsGate(options: LimitsGateOptions): Middleware {
               ),
               {
                 code: 'LIMITS_COST_FAILED',
-                detail: `budget '${rule.name}': cost() threw or was not a number of zero or more`,
+                detail: `budget '${rule.name}': cost() threw or was not a whole number of zero or more`,
               },
             );
           }

@@ -9,6 +9,7 @@ import {
   inMemoryCheckIns,
   type ArtifactStore,
   type CheckInRequest,
+  type DispatchOutcome,
   type Identity,
   type Middleware,
   type PermissionChecker,
@@ -137,6 +138,54 @@ describe('check-in gate', () => {
 
     expect(tool.calls).toHaveLength(0);
     expect(JSON.stringify(outcome)).not.toContain('rule engine down');
+  });
+
+  it('gives a predicate that never answers the gate deadline, then asks the person (fail closed)', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      let asked = 0;
+      const tool = refundTool({
+        checkIn: () => {
+          asked++;
+          return never<boolean>();
+        },
+      });
+      const { dispatcher, dispatch } = setup({ tool, chain: { deadlineMs: 1_000 } });
+      const failures: unknown[] = [];
+      dispatcher.on('checkin.predicate-failed' as never, (event: unknown) => failures.push(event));
+      let settled: DispatchOutcome | undefined;
+      const pending = dispatch().then((outcome) => (settled = outcome));
+
+      await jest.advanceTimersByTimeAsync(999);
+      expect(settled).toBeUndefined();
+      await jest.advanceTimersByTimeAsync(1);
+
+      // Signing the request is Web Crypto's work, off the fake clock: wait for it, not for time.
+      expect((await pending).kind).toBe('paused');
+      expect(asked).toBe(1);
+      expect(tool.calls).toHaveLength(0);
+      expect(failures).toEqual([
+        expect.objectContaining({ gate: 'check-in', toolName: 'refund', failure: 'timeout' }),
+      ]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it("reports a predicate that throws as 'threw', without its message", async () => {
+    const tool = refundTool({
+      checkIn: () => {
+        throw new Error('rule engine down');
+      },
+    });
+    const { dispatcher, dispatch } = setup({ tool });
+    const failures: unknown[] = [];
+    dispatcher.on('checkin.predicate-failed' as never, (event: unknown) => failures.push(event));
+
+    expectPaused(await dispatch());
+
+    expect(failures).toEqual([expect.objectContaining({ failure: 'threw' })]);
+    expect(JSON.stringify(failures)).not.toContain('rule engine down');
   });
 
   it.each([

@@ -1670,7 +1670,7 @@ describe('§6 check-in: pause and resume', () => {
     const paused = as(await dispatcher.dispatch({ toolName: 'refund', args: { amount: 5 } }), 'paused');
     const other = createDispatcher({
       tools: [recording('refund', { inputSchema: refundSchema, checkIn: 'always' }).tool],
-      chain: canonicalChain({ checkInKey: 'another-key-entirely-0000' }),
+      chain: canonicalChain({ checkInKey: 'another-key-entirely-0123456789abcdef' }),
     });
     expect((await other.resume(paused.checkIn, checkInApproved({ by: 'ann' }))).kind).toBe('refused');
   });

@@ -205,6 +205,8 @@ describe('limitsGate: budgets', () => {
     ['answers NaN', () => Number.NaN],
     ['answers a negative cost', () => -1],
     ['answers a string', () => '3' as unknown as number],
+    ['answers a fraction', () => 0.5],
+    ['answers a number past 2^53', () => 2 ** 60],
   ])('refuses, without running the tool, when the cost function %s', async (_, cost) => {
     const { tool, call } = setup({ limits: [spend(cost)] });
     const refused = expectRefused(await call());
@@ -440,6 +442,26 @@ describe('limitsGate: events and configuration', () => {
       'LimitStore',
     ],
     ['a bad deadline', { limits: [TENANT_CALLS], deadlineMs: -1 }, 'deadlineMs'],
+    [
+      'an absurd budget (1e308)',
+      { limits: [{ name: 'x', per: 'tenant', budget: 1e308, windowMs: 60_000, cost: () => 1 }] },
+      "needs 'budget' to be a whole number up to 9,007,199,254,740,991",
+    ],
+    [
+      'a fractional budget',
+      { limits: [{ name: 'x', per: 'tenant', budget: 2.5, windowMs: 60_000, cost: () => 1 }] },
+      'count in a smaller unit (cents, tokens) for fractions',
+    ],
+    [
+      'a window longer than 366 days',
+      { limits: [{ name: 'x', per: 'tenant', calls: 1, windowMs: 1e15 }] },
+      'the longest window is 31,622,400,000 ms (366 days)',
+    ],
+    [
+      'more than 20 units per millisecond of window',
+      { limits: [{ name: 'x', per: 'tenant', budget: 1e9, windowMs: 60_000, cost: () => 1 }] },
+      '1,000,000,000 per 60,000 ms, more than 20 per millisecond of window',
+    ],
   ])('fails at build on %s', (_, options, message) => {
     expect(() => limitsGate(options as unknown as LimitsGateOptions)).toThrow(message);
   });

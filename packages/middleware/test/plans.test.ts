@@ -17,7 +17,7 @@ import {
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
 import { fixedClock, seededIds } from '@toolgate/testing';
 
-const KEY = 'plans-test-key-0123456789abcdef';
+const KEY = 'plans-test-check-in-key-0123456789abcdef';
 
 interface Declared {
   readonly capabilities: readonly string[];

@@ -74,7 +74,7 @@ function app(options: PostgresCheckInsOptions) {
   });
   const dispatcher = createDispatcher({
     tools: [remove],
-    chain: createChain([askFirst], { checkIns: { key: 'test-key', store } }),
+    chain: createChain([askFirst], { checkIns: { key: 'durability-test-check-in-key-0123456789', store } }),
   });
   for (const type of EVENT_TYPES)
     dispatcher.events.on(type, (event: unknown) => events.push({ type, event }));

@@ -4,7 +4,12 @@
 
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { LimitAnswer, LimitCharge, LimitStore } from '@toolgate/middleware';
+import {
+  limitChargeProblem,
+  type LimitAnswer,
+  type LimitCharge,
+  type LimitStore,
+} from '@toolgate/middleware';
 import { CONSUME, REFUND } from './scripts';
 
 /** Where the store keeps its buckets: a URL, or a client you made yourself. */
@@ -14,6 +19,12 @@ export type RedisLimitsOptions = {
    * Keys read `<prefix><limit name>:<hash>`: identity values are hashed, never stored as they are.
    */
   readonly prefix?: string;
+  /**
+   * Told, once per outage, that the connection failed (a retryable `RedisLimitsError` naming no
+   * host or password). The store listens for the client's errors itself, so ioredis never prints
+   * `[ioredis] Unhandled error event`; calls meanwhile are refused (`LIMITS_STORE_FAILED`) or fail open.
+   */
+  readonly onError?: (error: RedisLimitsError) => void;
 } & (
   | {
       /** e.g. `redis://127.0.0.1:6379/0`; never repeated in an error. */
@@ -100,11 +111,28 @@ export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
       throw new TypeError('redisLimits: pass { url } or { redis }.');
     // One retry per command: a server that is down fails the call fast instead of queueing it.
     redis = new Redis(options.url, { maxRetriesPerRequest: 1, ...options.clientOptions });
-    // Without a listener ioredis reports every failed reconnect as unhandled; the operations that
-    // fail say so instead.
-    redis.on('error', () => undefined);
     owned = true;
   }
+  const { onError } = options;
+  if (onError !== undefined && typeof onError !== 'function')
+    throw new TypeError('redisLimits: onError must be a function (error) => void.');
+  // Without a listener ioredis prints every failed reconnect as unhandled, also on a client you
+  // shared; the store listens, tells onError once per outage, and the operations that fail say so.
+  let down = false;
+  const connectionFailed = (): void => {
+    if (down) return;
+    down = true;
+    try {
+      onError?.(new RedisLimitsError('connection', true));
+    } catch {
+      // A throwing handler must not turn a lost connection into a crash.
+    }
+  };
+  const connected = (): void => {
+    down = false;
+  };
+  redis.on('error', connectionFailed);
+  redis.on('ready', connected);
   redis.defineCommand(CONSUME_COMMAND, { lua: CONSUME });
   redis.defineCommand(REFUND_COMMAND, { lua: REFUND });
   const command = (name: string) => (redis as unknown as Record<string, ScriptCommand>)[name]!.bind(redis);
@@ -118,6 +146,9 @@ export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
   return {
     async consume(charges) {
       if (charges.length === 0) return { allowed: true };
+      // Out of bounds, the script's arithmetic or the key's expiry would overflow: refuse before the server.
+      if (charges.some((charge) => limitChargeProblem(charge) !== undefined))
+        throw new RedisLimitsError('consume (a charge out of bounds)', false);
       let reply: unknown;
       try {
         reply = await consumeScript(charges.length, ...argv(charges));
@@ -135,7 +166,11 @@ export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
       }
     },
     async close() {
-      if (!owned) return;
+      if (!owned) {
+        redis.off('error', connectionFailed);
+        redis.off('ready', connected);
+        return;
+      }
       try {
         await redis.quit();
       } catch {

@@ -207,3 +207,104 @@ describeRedis('redisLimits', () => {
     );
   });
 });
+
+// These need no server: a closed port is what they are about.
+describe('redisLimits with a server that is down, without a listener of your own', () => {
+  let printed: string[];
+  let spy: jest.SpyInstance;
+  beforeEach(() => {
+    printed = [];
+    spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+      printed.push(args.map(String).join(' '));
+    });
+  });
+  afterEach(() => spy.mockRestore());
+
+  it('a shared client prints no [ioredis] line; onError hears once, retryably, and the call is refused', async () => {
+    const url = `redis://:hunter2@127.0.0.1:${await closedPort()}`;
+    const client = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => 20 });
+    const heard: RedisLimitsError[] = [];
+    const store = redisLimits({ redis: client, onError: (error) => heard.push(error) });
+    try {
+      const { call, events, runs } = app(store);
+      const outcome = await call();
+      await call();
+
+      expect(outcome).toMatchObject({ kind: 'refused', code: 'LIMITS_STORE_FAILED', retryable: true });
+      expect(runs()).toBe(0);
+      expect(events).toMatchObject([{ type: 'limits.store-failed' }, { type: 'limits.store-failed' }]);
+      expect(printed.filter((line) => line.includes('[ioredis]'))).toEqual([]);
+      expect(heard).toHaveLength(1);
+      expect(heard[0]).toBeInstanceOf(RedisLimitsError);
+      expect(heard[0]!.retryable).toBe(true);
+      expect(heard[0]!.message).not.toMatch(/hunter2|127\.0\.0\.1/);
+    } finally {
+      await store.close();
+      client.disconnect();
+    }
+  });
+
+  it('its own client prints nothing either, and a throwing onError does not crash', async () => {
+    const store = redisLimits({
+      url: `redis://127.0.0.1:${await closedPort()}`,
+      onError: () => {
+        throw new Error('handler bug');
+      },
+    });
+    try {
+      await expect(store.consume([charge('k')], 0)).rejects.toThrow(RedisLimitsError);
+      expect(printed.filter((line) => line.includes('[ioredis]'))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a charge out of bounds before the server is asked, as not retryable', async () => {
+    const store = redisLimits({ url: `redis://127.0.0.1:${await closedPort()}` });
+    try {
+      const absurd = { ...charge('k'), amount: 1, limit: 1e308 };
+      await expect(store.consume([absurd], 0)).rejects.toMatchObject({
+        name: 'RedisLimitsError',
+        retryable: false,
+        message: 'redisLimits: consume (a charge out of bounds) failed',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describeRedis('redisLimits and absurd limits', () => {
+  const prefix = prefixes('absurd');
+
+  it('a budget of 1e308 cannot be built, so failOpen never lets calls run uncounted', async () => {
+    const store = redisLimits({ url: redisUrl(), prefix: prefix.next() });
+    try {
+      expect(() =>
+        canonicalChain({
+          limits: {
+            store,
+            failOpen: true,
+            limits: [{ name: 'spend', per: 'tenant', budget: 1e308, windowMs: HOUR, cost: () => 1 }],
+          },
+        }),
+      ).toThrow(/'budget' to be a whole number/);
+      // The largest budget that builds for an hour is counted by the server, with a sane wait.
+      const largest = HOUR * 20;
+      const spend = (amount: number) => ({
+        rule: 'spend',
+        key: 'k',
+        amount,
+        limit: largest,
+        windowMs: HOUR,
+      });
+      expect(await store.consume([spend(largest)], 0)).toEqual({ allowed: true });
+      const refused = await store.consume([spend(largest / 2)], 0);
+      expect(refused).toMatchObject({ allowed: false, index: 0 });
+      expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(HOUR / 2 - 60_000);
+      expect((refused as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(HOUR / 2);
+    } finally {
+      await store.close();
+    }
+  });
+});

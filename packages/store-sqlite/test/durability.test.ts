@@ -90,7 +90,7 @@ describe('a database that cannot be used fails closed', () => {
     });
     const dispatcher = createDispatcher({
       tools: [remove],
-      chain: createChain([askFirst], { checkIns: { key: 'test-key', store } }),
+      chain: createChain([askFirst], { checkIns: { key: 'durability-test-check-in-key-0123456789', store } }),
     });
     return { dispatcher, calls, store };
   }

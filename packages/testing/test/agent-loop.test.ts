@@ -31,7 +31,7 @@ function setup() {
   const clock = fixedClock();
   const dispatcher = createDispatcher({
     tools: [refund],
-    chain: canonicalChain({ permissions, checkInKey: 'test-key' }),
+    chain: canonicalChain({ permissions, checkInKey: 'agent-loop-test-check-in-key-0123456789' }),
     clock: clock.now,
     callIds: seededIds('agent-loop'),
   });

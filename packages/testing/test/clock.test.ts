@@ -39,7 +39,7 @@ describe('fixedClock', () => {
     const clock = fixedClock('2031-01-01T00:00:00.000Z');
     const dispatcher = createDispatcher({
       tools: [mockTool({ name: 'refund', checkIn: 'always' })],
-      chain: canonicalChain({ checkInKey: 'k', checkInTtlMs: 60_000 }),
+      chain: canonicalChain({ checkInKey: 'k'.repeat(32), checkInTtlMs: 60_000 }),
       clock: clock.now,
     });
     const outcome = await dispatcher.dispatch({ toolName: 'refund' });

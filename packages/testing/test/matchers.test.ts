@@ -14,7 +14,7 @@ async function outcomes() {
         { tool: 'wipe', allow: false, reason: 'wiping is for staff' },
         { allow: true },
       ]),
-      checkInKey: 'k',
+      checkInKey: 'k'.repeat(32),
     }),
   });
   return {

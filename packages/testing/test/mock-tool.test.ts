@@ -90,7 +90,10 @@ describe('mockTool', () => {
 
   it('records the human decision on a resumed call', async () => {
     const tool = mockTool({ name: 'refund', checkIn: 'always' });
-    const dispatcher = createDispatcher({ tools: [tool], chain: canonicalChain({ checkInKey: 'k' }) });
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: canonicalChain({ checkInKey: 'k'.repeat(32) }),
+    });
     const paused = await dispatcher.dispatch({ toolName: 'refund', args: { amount: 5 } });
     if (paused.kind !== 'paused') throw new Error('expected a pause');
     expect(tool.callCount).toBe(0);

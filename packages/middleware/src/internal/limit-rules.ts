@@ -1,6 +1,7 @@
 // The limits gate's rules: checked and normalised once at build, and described in refusals.
 
 import { formatCount } from '@toolgate/core';
+import { MAX_LIMIT_WINDOW_MS, MAX_UNITS_PER_MS } from '../limit-store';
 import type { BudgetLimit, LimitCall, LimitDimension, RateLimit } from '../limits';
 
 export interface Rule {
@@ -27,15 +28,29 @@ export function compileRule(value: unknown, index: number): Rule {
   const per = typeof rule.per === 'string' ? [rule.per] : rule.per;
   if (!Array.isArray(per) || per.length === 0 || per.some((d) => !DIMENSIONS.includes(d)))
     fail(`('${rule.name}') needs 'per': 'tenant', 'principal', 'tool' or an array of them`);
-  if (!Number.isInteger(rule.windowMs) || (rule.windowMs as number) <= 0)
+  const windowMs = rule.windowMs as number;
+  if (!Number.isInteger(windowMs) || windowMs <= 0)
     fail(`('${rule.name}') needs windowMs, a positive integer of milliseconds`);
+  if (windowMs > MAX_LIMIT_WINDOW_MS)
+    fail(
+      `('${rule.name}') has windowMs ${windowMs}, longer than a store can keep a bucket; the longest window is ${formatCount(MAX_LIMIT_WINDOW_MS)} ms (366 days)`,
+    );
   const isRate = rule.calls !== undefined;
   if (isRate === (rule.budget !== undefined))
     fail(`('${rule.name}') needs exactly one of 'calls' or 'budget'`);
+  const field = isRate ? 'calls' : 'budget';
   const limit = (isRate ? rule.calls : rule.budget) as number;
   if (typeof limit !== 'number' || !Number.isFinite(limit) || limit <= 0)
-    fail(`('${rule.name}') needs '${isRate ? 'calls' : 'budget'}' to be a positive number`);
-  if (isRate && !Number.isInteger(limit)) fail(`('${rule.name}') needs 'calls' to be a whole number`);
+    fail(`('${rule.name}') needs '${field}' to be a positive number`);
+  // Whole units: a store adds and compares them exactly, and a cost is a whole number too.
+  if (!Number.isSafeInteger(limit))
+    fail(
+      `('${rule.name}') needs '${field}' to be a whole number up to ${formatCount(Number.MAX_SAFE_INTEGER)}; count in a smaller unit (cents, tokens) for fractions`,
+    );
+  if (limit > windowMs * MAX_UNITS_PER_MS)
+    fail(
+      `('${rule.name}') has ${formatCount(limit)} per ${formatCount(windowMs)} ms, more than ${MAX_UNITS_PER_MS} per millisecond of window, finer than a store can count; count in a larger unit or use a longer window`,
+    );
   if (!isRate && typeof rule.cost !== 'function')
     fail(`('${rule.name}') is a budget, so it needs cost(call) => number`);
   const tools = rule.tools;

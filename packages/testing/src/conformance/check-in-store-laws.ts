@@ -437,7 +437,7 @@ export const CHECK_IN_STORE_LAWS: readonly CheckInStoreLaw[] = [
       const tool = mockTool({ name: 'refund', checkIn: 'always', result: { refunded: true } });
       const dispatcher = createDispatcher({
         tools: [tool],
-        chain: canonicalChain({ checkInKey: 'conformance-key', checkIns: store }),
+        chain: canonicalChain({ checkInKey: 'conformance-check-in-key-0123456789abcdef', checkIns: store }),
         clock: clock.now,
         callIds: seededIds('pause-service'),
       });

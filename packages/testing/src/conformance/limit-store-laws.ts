@@ -58,7 +58,7 @@ export const LIMIT_STORE_LAWS: readonly LimitStoreLaw[] = [
       expect(await store.consume([charge('spend', 'k', 10, 4)], now)).toEqual({ allowed: true });
       expect(await store.consume([charge('spend', 'k', 10, 4)], now)).toMatchObject({ allowed: false });
       expect(await store.consume([charge('spend', 'k', 10, 2)], now)).toEqual({ allowed: true });
-      expect(await store.consume([charge('spend', 'k', 10, 0.5)], now)).toMatchObject({ allowed: false });
+      expect(await store.consume([charge('spend', 'k', 10, 1)], now)).toMatchObject({ allowed: false });
     },
   },
   {

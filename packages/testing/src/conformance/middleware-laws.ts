@@ -54,7 +54,7 @@ export type MiddlewareFactory = () => Middleware | Promise<Middleware>;
 /** A value no event, ledger row or refusal may ever contain. */
 export const SENTINEL = 'sentinel-value-7f3a9c1e';
 
-const KEY = 'toolgate-conformance-key';
+const KEY = 'toolgate-conformance-check-in-key-0123456789';
 const DEFAULT_TOOL_NAME = 'conformance_probe';
 const TOOL_VALUE = { answer: 42 };
 const APPROVER = 'conformance-suite';
