@@ -273,8 +273,9 @@ describe('policy errors and policy tests, from the command line', () => {
   expect: deny
   rule: globex-no-slow
 `;
-    dir.write('cases.yaml', passing);
-    const ok = await runToolgate(['policy', 'test', 'cases.yaml', '--config', configFile], env, dir.path);
+    // Run from the repository, as `pnpm toolgate` does, so the sources (not stale builds) are loaded.
+    const casesFile = dir.write('cases.yaml', passing);
+    const ok = await runToolgate(['policy', 'test', casesFile, '--config', configFile], env);
     expect(ok.stdout).toContain("ok    intern refund: deny by rule 'interns-read-only'");
     expect(ok.stdout).toContain('3 passed, 0 failed');
     expect(ok.code).toBe(0);
@@ -288,11 +289,7 @@ describe('policy errors and policy tests, from the command line', () => {
   expect: deny
 `,
     );
-    const failing = await runToolgate(
-      ['policy', 'test', 'cases.yaml', '--config', configFile],
-      env,
-      dir.path,
-    );
+    const failing = await runToolgate(['policy', 'test', casesFile, '--config', configFile], env);
     expect(failing.stdout).toContain(
       `FAIL  ${dir.path}/cases.yaml:18:3: acme slow is not globex: expected deny, got allow by the default.`,
     );
