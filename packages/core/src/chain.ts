@@ -26,6 +26,11 @@ export interface Middleware {
   readonly transformsArgs?: boolean;
   /** Its configuration in a few words, folded into `chainId`. */
   readonly fingerprint?: string;
+  /**
+   * Tool declarations it enforces (`'egress'`, `'paths'`): a tool that makes one of these declarations is
+   * refused at dispatcher build by a chain where no middleware honors it.
+   */
+  readonly honors?: readonly string[];
   /** Build-time: why this middleware cannot serve `tool` in `chain`, or undefined when it can. */
   checkTool?(tool: Tool, chain: Chain): string | undefined;
   /**

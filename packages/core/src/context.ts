@@ -295,7 +295,14 @@ export class CallContext implements ToolMiddlewareContext {
   }
 
   note(why: string): void {
-    if (typeof why === 'string' && why.trim() !== '') this.#pendingWhy = why;
+    if (typeof why !== 'string' || why.trim() === '') return;
+    // After the tool ran, the speaker's row was filed when it continued: a note in its after-half is a
+    // decision of its own (a result flagged but passed), so it files an allow row now.
+    if (this.#ran && this.#turns > 0) {
+      this.#file({ gate: this.#speaker, outcome: 'allow', why, changed: false });
+      return;
+    }
+    this.#pendingWhy = why;
   }
 
   provideCredential(credential: Credential): void {

@@ -75,7 +75,10 @@ export interface ToolMiddlewareContext<TArgs = ToolArgs> {
   setArgs(value: TArgs, why: string): void;
   /** Replaces the result after the tool ran; `why` goes in the ledger. */
   setResult(value: unknown, why: string): void;
-  /** Explains a pass-through in the ledger (e.g. "no checker"). */
+  /**
+   * Explains a pass-through in the ledger (e.g. "no checker"). After the tool ran (in an after-half) it
+   * files an `allow` row of its own: a finding about the result that leaves it as it is.
+   */
   note(why: string): void;
   /** Hands the resolved credential to the tool. Before execution only. */
   provideCredential(credential: Credential): void;

@@ -42,9 +42,29 @@ export function registerTools(list: readonly unknown[]): ToolRegistry {
   return { tools, knownNames: [...tools.keys()], schemas };
 }
 
+/** Declarations only a middleware can enforce, and what to add when none in the chain does. */
+const ENFORCED_DECLARATIONS = [
+  ['egress', 'the egress guard'],
+  ['paths', 'the path guard'],
+] as const;
+
+function unenforced(chain: Chain, tool: Tool): string | undefined {
+  for (const [declaration, guard] of ENFORCED_DECLARATIONS) {
+    const declared = tool[declaration];
+    const some = Array.isArray(declared)
+      ? declared.length > 0
+      : declared !== undefined && Object.keys(declared).length > 0;
+    if (some && !chain.middleware.some((m) => Array.isArray(m.honors) && m.honors.includes(declaration)))
+      return `tool '${tool.schema.name}' declares '${declaration}', but no middleware in the chain enforces it; add ${guard} (canonicalChain({ guards: {} }) in @toolgate/middleware)`;
+  }
+  return undefined;
+}
+
 /** The first reason `chain` cannot serve one of `tools`, or undefined. */
 export function chainProblem(chain: Chain, tools: Iterable<Tool>): string | undefined {
   for (const tool of tools) {
+    const missing = unenforced(chain, tool);
+    if (missing !== undefined) return missing;
     for (const middleware of chain.middleware) {
       let problem: string | undefined;
       try {
@@ -74,7 +94,8 @@ function checkedTool(candidate: unknown): Tool {
  * its identity (and its plans); its inputSchema stays the caller's object.
  */
 function frozenDeclarations(tool: Tool): Tool {
-  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent, annotations } = tool;
+  const { schema, capabilities, needs, resultCeiling, wants, checkInComponent, annotations, egress, paths } =
+    tool;
   for (const part of [
     schema,
     annotations,
@@ -86,6 +107,9 @@ function frozenDeclarations(tool: Tool): Tool {
     wants,
     checkInComponent,
     checkInComponent?.props,
+    egress,
+    paths,
+    ...Object.values(paths ?? {}),
   ]) {
     if (typeof part === 'object' && part !== null) Object.freeze(part);
   }

@@ -60,6 +60,10 @@ export interface Tool<TArgs = ToolArgs, TResult = unknown> {
   readonly source?: string;
   /** `{ argName: artifactKind }`: the model passes an `art_…` ref, the wants gate swaps in the data. */
   readonly wants?: Readonly<Record<string, string>>;
+  /** Arguments that carry a URL or host the tool will reach (`'url'`, `'hooks.*'`): the egress guard judges them. */
+  readonly egress?: readonly string[];
+  /** `{ argPath: [root, …] }`: arguments that are file paths, and the absolute roots they must stay under. */
+  readonly paths?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The args type a schema describes: `Static` for TypeBox, a plain record for JSON Schema. */
@@ -77,6 +81,8 @@ export interface ToolDefinition<S, TResult> {
   readonly resultCeiling?: ResultCeiling;
   readonly annotations?: ToolAnnotations;
   readonly wants?: Readonly<Record<string, string>>;
+  readonly egress?: readonly string[];
+  readonly paths?: Readonly<Record<string, readonly string[]>>;
   /** Refused: only MCP clients stamp a source. */
   readonly source?: never;
 }
@@ -146,6 +152,8 @@ export function assertTool(tool: unknown, options: { allowSource?: boolean } = {
   checkCeiling(tool['resultCeiling'], fail);
   checkAnnotations(tool['annotations'], fail);
   checkWants(tool['wants'], inputSchema as Record<string, unknown>, fail);
+  checkEgress(tool['egress'], inputSchema as Record<string, unknown>, fail);
+  checkPaths(tool['paths'], inputSchema as Record<string, unknown>, fail);
   if ('source' in tool && tool['source'] !== undefined) {
     if (!options.allowSource) {
       fail(
@@ -280,6 +288,67 @@ function checkWants(
       );
     if ((property as Record<string, unknown>)['type'] !== 'string') {
       fail(`'wants.${arg}' needs '${arg}' to be declared type: 'string' (the model passes an art_… ref).`);
+    }
+  }
+}
+
+/** An argument path: names joined by '.', '*' for every item of an array or value of an object. */
+const ARG_PATH = /^[^.*]+(\.([^.*]+|\*))*$/;
+
+function checkArgPath(
+  field: string,
+  path: unknown,
+  inputSchema: Record<string, unknown>,
+  fail: (problem: string) => never,
+): void {
+  if (typeof path !== 'string' || !ARG_PATH.test(path))
+    fail(
+      `'${field}' entries must be argument paths like 'url' or 'targets.*.url'; got ${typeof path === 'string' ? JSON.stringify(path.slice(0, 64)) : describeShape(path)}.`,
+    );
+  const properties = isRecord(inputSchema['properties']) ? inputSchema['properties'] : {};
+  const top = (path as string).split('.')[0]!;
+  if (!isRecord(properties[top]))
+    fail(`'${field}' names '${top}', which is absent from the input schema. Add '${top}' as a property.`);
+}
+
+function checkEgress(
+  egress: unknown,
+  inputSchema: Record<string, unknown>,
+  fail: (problem: string) => never,
+): void {
+  if (egress === undefined) return;
+  if (!Array.isArray(egress))
+    fail(
+      `'egress' must list the arguments that carry a URL or host, e.g. ['url']; got ${describeShape(egress)}.`,
+    );
+  for (const path of egress as unknown[]) checkArgPath('egress', path, inputSchema, fail);
+}
+
+/** An absolute root: POSIX '/…' or a Windows drive 'C:\…', with no '..' segment and no NUL. */
+const ABSOLUTE_ROOT = /^(?:\/|[A-Za-z]:[\\/])/;
+
+function checkPaths(
+  paths: unknown,
+  inputSchema: Record<string, unknown>,
+  fail: (problem: string) => never,
+): void {
+  if (paths === undefined) return;
+  if (!isRecord(paths))
+    fail(
+      `'paths' must map argument paths to the roots they must stay under, e.g. { path: ['/srv/data'] }; got ${describeShape(paths)}.`,
+    );
+  for (const [path, roots] of Object.entries(paths as Record<string, unknown>)) {
+    checkArgPath('paths', path, inputSchema, fail);
+    if (!Array.isArray(roots) || roots.length === 0)
+      fail(`'paths.${path}' must list at least one root directory, e.g. ['/srv/data'].`);
+    for (const root of roots as unknown[]) {
+      if (
+        typeof root !== 'string' ||
+        !ABSOLUTE_ROOT.test(root) ||
+        root.includes('\0') ||
+        root.split(/[\\/]/).includes('..')
+      )
+        fail(`'paths.${path}' roots must be absolute directories without '..', like '/srv/data'.`);
     }
   }
 }

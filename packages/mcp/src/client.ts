@@ -587,7 +587,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     let nonce: string | undefined;
     if (options.credentialHeaders !== undefined && ctx.credential !== undefined) {
       nonce = crypto.randomUUID();
-      headerSets.set(nonce, options.credentialHeaders(ctx.credential));
+      headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
     inFlight.add(ctx.toolCallId);
@@ -862,6 +862,44 @@ function transportFactory(
       fetch: fetchWithHeaders,
       ...(headers !== undefined ? { requestInit: { headers: { ...headers } } } : {}),
     });
+}
+
+/**
+ * The headers `credentialHeaders` builds for one call, checked before anything is sent: a builder that
+ * throws or builds a header fetch would reject fails the call here, and no message names a value.
+ */
+function credentialHeadersFor(
+  name: string,
+  local: string,
+  build: NonNullable<McpClientOptions['credentialHeaders']>,
+  credential: Credential,
+): Readonly<Record<string, string>> {
+  const refuse = (what: string) =>
+    new McpConnectionError(
+      `'${local}' was not sent to MCP server '${name}': ${what} (the value is not shown)`,
+    );
+  let built: unknown;
+  try {
+    built = build(credential);
+  } catch (error) {
+    throw refuse(`credentialHeaders threw ${error instanceof Error ? error.name : typeof error}`);
+  }
+  if (typeof built !== 'object' || built === null || Array.isArray(built))
+    throw refuse('credentialHeaders did not answer an object of header names and values');
+  const checked = new Headers();
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(built)) {
+    const header = key.slice(0, 100);
+    if (typeof value !== 'string')
+      throw refuse(`credentialHeaders built header '${header}' as ${typeof value}, not a string`);
+    try {
+      checked.set(key, value);
+    } catch {
+      throw refuse(`credentialHeaders built header '${header}', which HTTP cannot carry`);
+    }
+    headers[key] = value;
+  }
+  return headers;
 }
 
 /** The request body with the header marker taken out of `_meta`, and the headers it stood for. */

@@ -25,8 +25,22 @@ export { credentialsGate } from './credentials';
 export type { ResultCeilingGateOptions } from './result-ceiling';
 export { resultCeilingGate } from './result-ceiling';
 
+// Guards
+export type { EgressChecked, EgressGuardOptions, EgressResolver } from './egress-guard';
+export { egressGuard } from './egress-guard';
+export type { SecretGuardOptions } from './secret-guard';
+export { SECRET_RULE_IDS, secretGuard } from './secret-guard';
+export type { PathGuardOptions, PathRoots } from './path-guard';
+export { pathGuard } from './path-guard';
+export type { CommandGuardOptions } from './command-guard';
+export { commandGuard } from './command-guard';
+export type { CrossServerFlow, CrossServerGuardOptions } from './cross-server-guard';
+export { crossServerGuard } from './cross-server-guard';
+export type { ResultScreenOptions, ScreenMode } from './result-screen';
+export { resultScreen, SCREEN_FINDING_IDS } from './result-screen';
+
 // The canonical chain
-export type { CanonicalChainOptions } from './canonical-chain';
+export type { CanonicalChainOptions, CanonicalGuards } from './canonical-chain';
 export { canonicalChain } from './canonical-chain';
 
 // Schema validation

@@ -37,6 +37,8 @@ export interface RecordingToolSpec {
   readonly needs?: Tool['needs'];
   readonly resultCeiling?: Tool['resultCeiling'];
   readonly wants?: Tool['wants'];
+  readonly egress?: Tool['egress'];
+  readonly paths?: Tool['paths'];
 }
 
 const OPEN_SCHEMA = { type: 'object', properties: { text: { type: 'string' } } };

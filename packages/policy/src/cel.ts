@@ -3,6 +3,7 @@
 
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
 import type { Identity, JsonSchema, Tool, ToolArgs } from '@toolgate/core';
+import { LINEAR_MATCHES_SIGNATURE, linearMatches, useLinearMatches } from './linear-matches';
 
 // An object schema, as cel-js takes it: a field is a CEL type name or a nested object schema.
 interface ObjectSchema {
@@ -62,7 +63,15 @@ export function evaluationEnvironment(): Environment {
     .registerVariable('tool', 'map<string, dyn>')
     .registerVariable('identity', 'map<string, dyn>')
     .registerVariable('args', 'map<string, dyn>')
-    .registerVariable('now', 'google.protobuf.Timestamp'));
+    .registerVariable('now', 'google.protobuf.Timestamp')
+    .registerFunction(LINEAR_MATCHES_SIGNATURE, linearMatches));
+}
+
+/** Compiles an expression for evaluation, its `matches()` calls on RE2. */
+export function compileForEvaluation(text: string): (vars: Record<string, unknown>) => unknown {
+  const parsed = evaluationEnvironment().parse(text);
+  useLinearMatches(parsed.ast);
+  return parsed;
 }
 
 /** The environment for one tool's rules: args typed by the tool's input schema. */

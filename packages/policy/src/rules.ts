@@ -3,7 +3,8 @@
 // depend on a tool).
 
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { evaluationEnvironment, readsOf, untypedEnvironment, type Reads } from './cel';
+import { compileForEvaluation, readsOf, untypedEnvironment, type Reads } from './cel';
+import { compileRe2, literalPattern, matchesCalls } from './linear-matches';
 
 export type PolicyEffect = 'allow' | 'deny' | 'ask';
 export type PolicyMode = 'enforce' | 'shadow';
@@ -137,7 +138,23 @@ function compileWhen(text: string, index: number, name: string): NonNullable<Rul
       'when',
     );
   }
-  return { text, ast: parsed.ast, reads: readsOf(parsed.ast), evaluate: evaluationEnvironment().parse(text) };
+  for (const call of matchesCalls(parsed.ast)) {
+    const pattern = literalPattern(call);
+    if (pattern === undefined) continue;
+    try {
+      compileRe2(pattern);
+    } catch (error) {
+      const position = columnOf(text, call.start);
+      throw new PolicyConfigError(
+        `policy rule '${name}': its 'when' calls matches() with a pattern RE2 cannot run${at(position)}: ${summaryOf(error)}. ` +
+          `Patterns run on RE2, in time linear in the input: rewrite it without backreferences or lookarounds.`,
+        index,
+        'when',
+        position.column,
+      );
+    }
+  }
+  return { text, ast: parsed.ast, reads: readsOf(parsed.ast), evaluate: compileForEvaluation(text) };
 }
 
 /** Checks one rule as written and compiles its tool-independent parts. */

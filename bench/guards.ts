@@ -1,0 +1,183 @@
+// `pnpm bench:guards`: what the guards cost. Whole dispatches through the canonical chain, bare and
+// with every guard on (egress, paths, commands, secrets, cross-server, result screen) on calls they
+// let through (a 7 kB page, a small JSON result), as ratios to the bare chain, each guard alone and all; and the guards' linearity: the same adversarial input at
+// 10× the size should cost about 10×. Process CPU time; tasks interleaved and rotated each round;
+// ratios per round, median and MAD.
+
+import { Bench } from 'tinybench';
+import { createDispatcher, defineTool, type Dispatcher, type Tool } from '@toolgate/core';
+import { canonicalChain, type CanonicalGuards } from '@toolgate/middleware';
+
+const ROUNDS = 7;
+const MS_PER_TASK = 300;
+const BATCH = 100;
+
+const cpuNowMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+const PAGE = `<article><h1>City council approves budget</h1>${'<p>The council voted 7-2 on Tuesday to approve the budget; the system of ward funding stays as it was.</p>'.repeat(60)}</article>`;
+
+function tools(declared: boolean): Tool[] {
+  const fetchUrl = defineTool({
+    name: 'fetch_url',
+    description: 'fetches a page',
+    inputSchema: {
+      type: 'object',
+      properties: { url: { type: 'string', format: 'uri' } },
+      required: ['url'],
+    },
+    ...(declared ? { egress: ['url'] } : {}),
+    execute: async () => PAGE,
+  });
+  const readFile = defineTool({
+    name: 'read_file',
+    description: 'reads a file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    ...(declared ? { paths: { path: ['/srv/data'] } } : {}),
+    execute: async () => ({ rows: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `row ${i}` })) }),
+  });
+  const webFetch = { ...fetchUrl, schema: { ...fetchUrl.schema, name: 'web_fetch' }, source: 'web' } as Tool;
+  return [fetchUrl, readFile, webFetch];
+}
+
+const bare = createDispatcher({ tools: tools(false), chain: canonicalChain() });
+const withGuards = (guards: CanonicalGuards, declared = false) =>
+  createDispatcher({ tools: tools(declared), chain: canonicalChain({ guards }) });
+const ONLY = { egress: false, paths: false, commands: false } as const;
+const EVERY: CanonicalGuards = {
+  egress: { tenants: { acme: { allowHosts: ['*.example.org'] } } },
+  secrets: {},
+  crossServer: {},
+  results: { mode: 'strip', instructions: 'withhold' },
+};
+const single: [string, Dispatcher][] = [
+  ['egress guard alone', withGuards({ paths: false, commands: false })],
+  [
+    'path guard alone',
+    withGuards({ egress: false, commands: false, paths: { tools: { read_file: { path: ['/srv/data'] } } } }),
+  ],
+  ['secret guard alone', withGuards({ ...ONLY, secrets: {} })],
+  ['cross-server guard alone', withGuards({ ...ONLY, crossServer: {} })],
+  ['result screen alone', withGuards({ ...ONLY, results: EVERY.results! })],
+];
+const guarded = withGuards(EVERY, true);
+
+const identity = { tenant: 'acme', principal: 'ana', conversation: 'c1' };
+const calls = [
+  { toolName: 'fetch_url', args: { url: 'https://news.example.org/budget' } },
+  { toolName: 'read_file', args: { path: '/srv/data/reports/2031.csv' } },
+  { toolName: 'web_fetch', args: { url: 'https://news.example.org/budget' } },
+];
+
+async function dispatchBatch(dispatcher: Dispatcher): Promise<void> {
+  for (let i = 0; i < BATCH; i++) {
+    const outcome = await dispatcher.dispatch(calls[i % calls.length]!, { identity });
+    if (outcome.kind !== 'result') throw new Error(`bench: expected a result, got ${outcome.content}`);
+  }
+}
+
+// Linearity: adversarial inputs near every rule's trigger, at n and 10n characters.
+const near = (n: number) =>
+  'ignore all the previous system note to the '.repeat(Math.ceil(n / 43)).slice(0, n);
+const shell = (n: number) => 'a-b_c.d/e '.repeat(Math.ceil(n / 10)).slice(0, n);
+function screened(n: number): Dispatcher {
+  const text = near(n);
+  const tool = defineTool({
+    name: 'page',
+    description: 'returns a long page',
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    capabilities: ['shell'],
+    execute: async () => text,
+  });
+  return createDispatcher({
+    tools: [tool],
+    chain: canonicalChain({ guards: { secrets: {}, results: {} }, defaultMaxChars: 10_000_000 }),
+  });
+}
+const SMALL = 100_000;
+const screenSmall = screened(SMALL);
+const screenLarge = screened(SMALL * 10);
+const argsSmall = { q: shell(SMALL) };
+const argsLarge = { q: shell(SMALL * 10) };
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const mad = (values: readonly number[]) => {
+  const m = median(values);
+  return median(values.map((v) => Math.abs(v - m)));
+};
+
+type Runner = () => Promise<unknown>;
+
+async function measure(tasks: readonly [string, Runner][]): Promise<Map<string, number[]>> {
+  const perRound = new Map<string, number[]>(tasks.map(([name]) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    const bench = new Bench({
+      now: cpuNowMs,
+      time: MS_PER_TASK,
+      warmupTime: round === 0 ? MS_PER_TASK : MS_PER_TASK / 5,
+      throws: true,
+    });
+    for (let i = 0; i < tasks.length; i++) {
+      const [name, run] = tasks[(i + round) % tasks.length]!;
+      bench.add(name, run);
+    }
+    await bench.run();
+    for (const [name] of tasks) {
+      const result = bench.getTask(name)?.result;
+      if (result === undefined || result.error !== undefined)
+        throw result?.error ?? new Error(`${name}: no result`);
+      perRound.get(name)!.push(median(result.latency.samples));
+    }
+  }
+  return perRound;
+}
+
+function ratio(perRound: Map<string, number[]>, over: string, name: string) {
+  const base = perRound.get(over)!;
+  const values = perRound.get(name)!.map((v, i) => v / base[i]!);
+  return `${median(values).toFixed(2)} ± ${mad(values).toFixed(2)}`;
+}
+
+const PASSIVE = 'canonical chain, no guards';
+const NOISE = 'canonical chain, no guards (again)';
+const ALL = 'canonical chain, every guard on';
+const SCREEN_N = `screen + secrets on a ${SMALL / 1000}k-char near-miss result`;
+const SCREEN_10N = `the same at ${(SMALL * 10) / 1000}k chars`;
+const ARGS_N = `secret guard on a ${SMALL / 1000}k-char argument`;
+const ARGS_10N = `secret guard on a ${(SMALL * 10) / 1000}k-char argument`;
+
+async function main(): Promise<void> {
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const dispatch = await measure([
+    [PASSIVE, () => dispatchBatch(bare)],
+    [NOISE, () => dispatchBatch(bare)],
+    ...single.map(([name, d]): [string, Runner] => [name, () => dispatchBatch(d)]),
+    [ALL, () => dispatchBatch(guarded)],
+  ]);
+  const linear = await measure([
+    [SCREEN_N, () => screenSmall.dispatch({ toolName: 'page', args: {} })],
+    [SCREEN_10N, () => screenLarge.dispatch({ toolName: 'page', args: {} })],
+    [ARGS_N, () => screenSmall.dispatch({ toolName: 'page', args: argsSmall })],
+    [ARGS_10N, () => screenLarge.dispatch({ toolName: 'page', args: argsLarge })],
+  ]);
+
+  log(`guards: ${ROUNDS} rounds × ${MS_PER_TASK} ms of CPU per task, tasks interleaved`);
+  log('');
+  log('| dispatch (3 tools in turn, calls the guards let through) | × no guards (median ± MAD) |');
+  log('| --- | ---: |');
+  for (const name of [NOISE, ...single.map(([name]) => name), ALL])
+    log(`| ${name} | ${ratio(dispatch, PASSIVE, name)} |`);
+  log('');
+  log('| linearity | × the smaller input (10× the size: ~10 is linear) |');
+  log('| --- | ---: |');
+  log(`| ${SCREEN_10N} (${SCREEN_N}) | ${ratio(linear, SCREEN_N, SCREEN_10N)} |`);
+  log(`| ${ARGS_10N} (${ARGS_N}) | ${ratio(linear, ARGS_N, ARGS_10N)} |`);
+}
+
+await main();

@@ -1,0 +1,112 @@
+// What result screening looks for, as a short table of patterns. Every repeat is bounded, so each
+// pattern does a fixed amount of work per position and a screen is linear in the text. The rules and
+// their false-positive rate on ordinary results are documented in docs/guards.md.
+
+/* eslint-disable no-control-regex, no-misleading-character-class -- these patterns exist to find control, joiner and invisible characters */
+
+// Emoji subdivision flags (England, Scotland, Wales) are spelled with tag characters after a black flag.
+const FLAG_TAG_SEQUENCE = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,7}\u{E007F}/gu;
+const TAG_CHARACTER = /[\u{E0000}-\u{E007F}]/u;
+
+/** Characters that hide or reorder text, and what a finding of each is called. */
+export const INVISIBLE_RULES: readonly { readonly id: string; test(text: string): boolean }[] = [
+  // Unicode tag characters spell ASCII invisibly ("ASCII smuggling"); a flag emoji's tags are its own.
+  {
+    id: 'tag-characters',
+    test: (text) => TAG_CHARACTER.test(text) && TAG_CHARACTER.test(text.replace(FLAG_TAG_SEQUENCE, '')),
+  },
+  // Runs of variation selectors encode bytes after a visible character; one after a character is a glyph variant.
+  { id: 'variation-selectors', test: (text) => /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2}/u.test(text) },
+  // Zero-width runs (binary steganography), invisible operators and fillers, a byte-order mark inside text.
+  {
+    id: 'zero-width',
+    test: (text) =>
+      /[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|[\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0]|(?!^)\uFEFF/.test(
+        text,
+      ),
+  },
+  // Embeddings, overrides and isolates reorder what a person sees ("Trojan Source").
+  { id: 'bidi-control', test: (text) => /[\u202A-\u202E\u2066-\u2069]/.test(text) },
+  // C0 and C1 controls but tab, line feed, carriage return and form feed: ANSI escapes among them.
+  { id: 'control-character', test: (text) => /[\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]/.test(text) },
+];
+
+/** Text addressed to the model rather than to the user. Matched on text with invisible characters removed. */
+export const INSTRUCTION_RULES = [
+  {
+    id: 'override-instruction',
+    pattern:
+      /\b(?:ignore|disregard|forget|override|bypass)\s{1,10}(?:(?:all|any|each|every|the|your|my|these|those|of|previous|prior)\s{1,10}){0,4}(?:previous|prior|above|earlier|preceding|foregoing|former|system|original|initial|developer|safety|existing)\s{1,10}(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guardrails|messages|context|commands?|constraints|policies|restrictions)\b/i,
+  },
+  {
+    id: 'addressed-to-model',
+    pattern:
+      /\b(?:attention|note|message|instructions?)\s{0,4}(?:to|for)\s{1,10}(?:the\s{1,10}|any\s{1,10}|all\s{1,10})?(?:ai|assistant|llm|language\s{1,4}model|chatbot|claude|gpt|chatgpt)s?\b/i,
+  },
+  {
+    id: 'role-marker',
+    pattern:
+      /<\|(?:im_start|im_end|system|user|assistant|endoftext|begin_of_text|start_header_id|end_header_id|eot_id)\|>|<<\/?SYS>>|\[\/?INST\]|<(?:start|end)_of_turn>|<\/?(?:system|system_prompt|system-prompt)>|^[ \t]{0,8}(?:\[(?:SYSTEM|System|system)\]|(?:#{1,6}[ \t]{0,4}|\*\*)?(?:SYSTEM|System)(?:\*\*)?[ \t]{0,4}:(?:\*\*)?[ \t]{0,4}$)/m,
+  },
+  {
+    id: 'role-marker',
+    pattern:
+      /^[ \t]{0,8}(?:#{1,6}[ \t]{0,4}|\*\*|\[)?(?:system|assistant|developer)(?:\*\*|\])?[ \t]{0,4}:[ \t]{0,8}(?:you|your|ignore|always|never|do\s{1,4}not|from\s{1,4}now\s{1,4}on)\b/im,
+  },
+  {
+    id: 'tool-call',
+    pattern:
+      /"(?:tool_calls|function_call|tool_use)"\s{0,8}:|"type"\s{0,8}:\s{0,8}"(?:tool_use|tool_call|function_call)"|\{\s{0,8}"(?:name|tool|function)"\s{0,8}:\s{0,8}"[A-Za-z0-9_.:-]{1,128}"\s{0,8},\s{0,8}"(?:arguments|parameters|input|args)"\s{0,8}:|<(?:function_calls|tool_call|tool_use)\b|<invoke\s{1,8}name=/,
+  },
+] as const;
+
+/** Everything the screen could find, and the way most results are cleared at once. */
+const ANY_INVISIBLE =
+  /[\u{E0000}-\u{E007F}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|(?!^)\uFEFF/u;
+const CONTROL_ESCAPE = /\\u00(?:[01][0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])/;
+const MAYBE_INSTRUCTION =
+  /ignore|disregard|forget|override|bypass|attention|note|message|instruction|system|assistant|developer|<\||<<\/?SYS|INST\]|_of_turn>|"tool_calls"|"function_call"|"tool_use"|"type"|"(?:name|tool|function)"|<function_calls|<tool_call|<tool_use|<invoke/i;
+
+// What can hide a word from MAYBE_INSTRUCTION: a joiner inside it, or letters NFKC folds to ASCII
+// (fullwidth forms, mathematical alphanumerics, ligatures, circled and parenthesized letters).
+const DISGUISED =
+  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uFE00-\uFE0F\u200B-\u200F\u2060-\u2064\uFEFF\u00AD\u034F\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\uFF01-\uFF5E\u{1D400}-\u{1D7FF}\uFB00-\uFB06\u2460-\u24FF\u1D2C-\u1D6A\u2070-\u209C]/u;
+
+/** Whether `text` (a result's text as the model reads it) could hold anything the screen finds. */
+export function mayHoldFindings(text: string, json: boolean): boolean {
+  return (
+    ANY_INVISIBLE.test(text) ||
+    (json && CONTROL_ESCAPE.test(text)) ||
+    MAYBE_INSTRUCTION.test(text) ||
+    DISGUISED.test(text)
+  );
+}
+
+// Every invisible character, single zero-width ones included, so they cannot split a word to hide it.
+const ALL_INVISIBLE =
+  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uFE00-\uFE0F\u200B-\u200F\u2060-\u2064\uFEFF\u00AD\u034F\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069]/gu;
+const NON_ASCII = /[^\u0000-\u007F]/;
+
+/** Adds to `found` the id of every rule `text` trips. */
+export function screen(text: string, found: Set<string>): void {
+  if (ANY_INVISIBLE.test(text))
+    for (const rule of INVISIBLE_RULES) if (!found.has(rule.id) && rule.test(text)) found.add(rule.id);
+  let plain = DISGUISED.test(text) ? text.replace(ALL_INVISIBLE, '') : text;
+  // Fullwidth and other compatibility letters (ｉｇｎｏｒｅ) read as their plain forms.
+  if (NON_ASCII.test(plain)) plain = plain.normalize('NFKC');
+  for (const rule of INSTRUCTION_RULES)
+    if (!found.has(rule.id) && rule.pattern.test(plain)) found.add(rule.id);
+}
+
+export const INVISIBLE_IDS: ReadonlySet<string> = new Set(INVISIBLE_RULES.map((rule) => rule.id));
+
+const ANSI_SEQUENCE =
+  /\u001B\[[0-?]{0,32}[ -/]{0,8}[@-~]|\u001B\][^\u0007\u001B]{0,4096}(?:\u0007|\u001B\\)?/g;
+const STRIPPED =
+  /(\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,7}\u{E007F})|[\u{E0000}-\u{E007F}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,4096}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2,4096}|(?!^)\uFEFF/gu;
+
+/** `text` without what the invisible rules find: ANSI escape sequences go whole. */
+export function stripInvisible(text: string): string {
+  // A subdivision flag's tags are kept: they are the flag.
+  return text.replace(ANSI_SEQUENCE, '').replace(STRIPPED, (_, flag: string | undefined) => flag ?? '');
+}

@@ -1,0 +1,226 @@
+// The secret guard: a model being used to exfiltrate. A call whose arguments carry a credential-
+// shaped value (gitleaks-style rules, also inside percent, base64 and hex encodings) or a credential
+// value this guard has seen resolved (in every form core's redactor knows) is refused; results are
+// scanned with the same rules and the matches redacted before the model reads them.
+
+import {
+  redact,
+  redactValue,
+  refusalReason,
+  type Middleware,
+  type Tool,
+  type ToolMiddlewareContext,
+} from '@toolgate/core';
+import {
+  CREDENTIAL_RULES,
+  findCredentials,
+  redactCredentials,
+  type CredentialRule,
+} from './internal/credential-rules';
+import { mapStrings, someString } from './internal/values';
+
+export interface SecretGuardOptions {
+  /** Refuse calls whose arguments carry a credential; default true. */
+  readonly args?: boolean;
+  /** Redact credential-shaped values (and known credential values) from results; default true. */
+  readonly results?: boolean;
+  /** Also read arguments through their percent, base64 and hex encodings; default true. */
+  readonly decode?: boolean;
+  /** Credential values to refuse besides those resolved through this guard's chain (8 characters or more). */
+  readonly values?: readonly string[];
+  /** How many resolved credential values to remember, most recent first; default 1000. */
+  readonly remember?: number;
+  /** Rule ids to leave out everywhere (e.g. `'jwt'`). */
+  readonly except?: readonly string[];
+  /** Rule ids to leave out per tool: `{ verify_token: ['jwt'] }`. */
+  readonly exceptFor?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The ids of the built-in credential rules, for `except`. */
+export const SECRET_RULE_IDS: readonly string[] = Object.freeze(CREDENTIAL_RULES.map((rule) => rule.id));
+
+/** Shorter values turn up by chance in ordinary text. */
+const MIN_SECRET_CHARS = 8;
+
+const PERCENT = /%[0-9A-Fa-f]{2}/;
+const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+const HEX_RUN = /(?:[0-9a-fA-F]{2}){16,}/g;
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
+}
+
+/** What `text` says under the encodings a model might wrap a credential in (one layer each). */
+function decodings(text: string): string[] {
+  const out: string[] = [];
+  if (PERCENT.test(text)) out.push(percentDecoded(text));
+  for (const match of text.matchAll(BASE64_RUN)) {
+    const run = match[0].replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
+    // The encoding may start anywhere in a run glued to other text: read it at each alignment.
+    for (let shift = 0; shift < 4; shift++) {
+      // A tail of two or three characters still spells one or two bytes; a tail of one spells none.
+      let part = run.slice(shift);
+      const tail = part.length % 4;
+      part = tail === 1 ? part.slice(0, -1) : tail === 0 ? part : `${part}${'='.repeat(4 - tail)}`;
+      try {
+        if (part.length >= 16) out.push(atob(part));
+      } catch {
+        // Not base64 at this alignment.
+      }
+    }
+  }
+  for (const match of text.matchAll(HEX_RUN)) {
+    let decoded = '';
+    for (let i = 0; i < match[0].length; i += 2)
+      decoded += String.fromCharCode(parseInt(match[0].slice(i, i + 2), 16));
+    out.push(decoded);
+  }
+  return out;
+}
+
+function assertValues(values: unknown): readonly string[] {
+  if (values === undefined) return [];
+  if (!Array.isArray(values) || values.some((v) => typeof v !== 'string' || v.length < MIN_SECRET_CHARS))
+    throw new TypeError(`secretGuard: values must be strings of at least ${MIN_SECRET_CHARS} characters.`);
+  return values as string[];
+}
+
+/**
+ * Refuses calls whose arguments carry credentials, and redacts credentials from results
+ * (`[redacted: aws-access-key]`; values it knows by value read `[redacted]`).
+ *
+ * @example
+ * secretGuard({ except: ['jwt'], values: [env.DATABASE_PASSWORD] })
+ */
+export function secretGuard(options: SecretGuardOptions = {}): Middleware {
+  const { args: scanArgs = true, results: scanResults = true, decode = true, remember = 1000 } = options;
+  if (!scanArgs && !scanResults)
+    throw new TypeError('secretGuard: with args and results both off there is nothing to guard.');
+  if (!Number.isInteger(remember) || remember < 0)
+    throw new TypeError('secretGuard: remember must be a whole number.');
+  const unknownRule = [...(options.except ?? []), ...Object.values(options.exceptFor ?? {}).flat()].find(
+    (id) => !SECRET_RULE_IDS.includes(id),
+  );
+  if (unknownRule !== undefined)
+    throw new TypeError(
+      `secretGuard: there is no rule '${unknownRule}'; the rules are ${SECRET_RULE_IDS.join(', ')}.`,
+    );
+  const fixed = assertValues(options.values);
+  // Resolved credential values, oldest first; kept in this closure only, never logged or serialized.
+  const resolved = new Set<string>();
+  const known = (): readonly string[] => (resolved.size === 0 ? fixed : [...fixed, ...resolved]);
+  const learn = (ctx: ToolMiddlewareContext) => {
+    for (const secret of ctx.credential?.secrets() ?? []) {
+      if (secret.length < MIN_SECRET_CHARS || remember === 0) continue;
+      resolved.delete(secret);
+      resolved.add(secret);
+      if (resolved.size > remember) resolved.delete(resolved.values().next().value as string);
+    }
+  };
+  const everywhereExcept = new Set(options.except ?? []);
+  const rulesFor = new WeakMap<Tool, readonly CredentialRule[]>();
+  const rules = (tool: Tool) => {
+    let list = rulesFor.get(tool);
+    if (list === undefined) {
+      const except = new Set([...everywhereExcept, ...(options.exceptFor?.[tool.schema.name] ?? [])]);
+      list = CREDENTIAL_RULES.filter((rule) => !except.has(rule.id));
+      rulesFor.set(tool, list);
+    }
+    return list;
+  };
+
+  const refuse = (ctx: ToolMiddlewareContext, at: string, what: string, rule: string): never => {
+    ctx.emit({ type: 'secret.refused', arg: at, rule });
+    return ctx.deny(
+      refusalReason(
+        `'${ctx.toolName}' argument '${at || '(the arguments)'}' contains ${what}, and credentials may not leave through tool arguments`,
+        'Retrying with the same value will not help',
+        'Leave credentials out of tool arguments; if the user asked you to send one, tell them it was blocked',
+      ),
+      { code: 'SECRET_IN_ARGS', detail: `secret guard: '${at}' ${rule}` },
+    );
+  };
+
+  const judgeArgs = (ctx: ToolMiddlewareContext): void => {
+    const list = rules(ctx.tool);
+    const secrets = known();
+    // Every string with its decoded forms, for the one pass that looks for known values below.
+    const all: string[] = [];
+    someString(ctx.args, (text, at) => {
+      for (const form of decode ? [text, ...decodings(text)] : [text]) {
+        const [finding] = findCredentials(form, list, true);
+        if (finding !== undefined) refuse(ctx, at, finding.rule.label, finding.rule.id);
+        if (secrets.length > 0) all.push(form);
+      }
+      return false;
+    });
+    if (secrets.length === 0) return;
+    // One pass over every form finds whether any holds a known value; only then is it located.
+    const joined = all.join('\n');
+    if (redact(joined, secrets) === joined) return;
+    const holds = (form: string) => redact(form, secrets) !== form;
+    someString(
+      ctx.args,
+      (text, at) =>
+        (holds(text) || (decode && decodings(text).some(holds))) &&
+        refuse(ctx, at, 'a credential value this deployment holds', 'resolved-credential'),
+    );
+  };
+
+  const screenResult = (ctx: ToolMiddlewareContext): void => {
+    const text = ctx.resultText;
+    if (!ctx.ran || text === undefined) return;
+    const list = rules(ctx.tool);
+    const findings = findCredentials(text, list);
+    const secrets = known();
+    const holdsKnown = secrets.length > 0 && redact(text, secrets) !== text;
+    if (findings.length === 0 && !holdsKnown) return;
+    const ids = [...new Set(findings.map((f) => f.rule.id))];
+    let value: unknown;
+    try {
+      value = typeof ctx.result === 'string' ? ctx.result : (JSON.parse(text) as unknown);
+      if (holdsKnown) value = redactValue(value, secrets);
+      value = mapStrings(value, (s) => redactCredentials(s, findCredentials(s, list)));
+    } catch {
+      ctx.emit({ type: 'secret.withheld', rules: ids });
+      return ctx.deny(
+        refusalReason(
+          `'${ctx.toolName}' returned credentials that could not be removed from its result`,
+          'Retrying will not help',
+          'Ask for less, or for a part without credentials',
+        ),
+        { code: 'SECRET_IN_RESULT', mentionsRun: true },
+      );
+    }
+    ctx.emit({
+      type: 'secret.redacted',
+      rules: holdsKnown ? [...ids, 'resolved-credential'] : ids,
+      count: findings.length,
+    });
+    ctx.setResult(
+      value,
+      `redacted ${[...ids, ...(holdsKnown ? ['known credential values'] : [])].join(', ')}`,
+    );
+  };
+
+  return {
+    name: 'secret-guard',
+    after: ['validate-args', 'wants'],
+    before: ['check-in', 'credentials'],
+    fingerprint: `${scanArgs ? 'args' : ''}${scanArgs && scanResults ? '+' : ''}${scanResults ? 'results' : ''}${decode ? ', decoded' : ''}, ${fixed.length} values${everywhereExcept.size > 0 ? `, except ${[...everywhereExcept].sort().join(',')}` : ''}`,
+    run: async function secretGuardRun(ctx, next) {
+      if (scanArgs) judgeArgs(ctx);
+      ctx.note(scanArgs ? 'no credential in the arguments' : 'arguments not scanned');
+      try {
+        await next();
+      } finally {
+        learn(ctx);
+      }
+      if (scanResults) screenResult(ctx);
+    },
+  };
+}
