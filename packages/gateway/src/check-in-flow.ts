@@ -2,12 +2,15 @@
 //   1. an earlier approval given after its hold ran out: a grant, used once, for the identical call;
 //   2. the client supports elicitation and the form can show every argument: the person approves there;
 //   3. otherwise the request is held up to `checkIns.hold` while an approver decides in the inbox;
-//   4. nobody decided: CHECKIN_PENDING, retryable. A later approval becomes the grant of step 1.
+//   4. nobody decided: CHECKIN_PENDING, retryable. A later decision becomes the grant of step 1.
+// A decision is carried out through the signed, single-use resume: approve with changes runs the
+// approver's args through the whole chain again, so a person can narrow a call, never widen it.
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
+  carryOutDecision,
   checkInApproved,
-  checkInDeclined,
+  decisionOf,
   refusalReason,
   type CheckInDecision,
   type CheckInRecord,
@@ -56,21 +59,6 @@ export interface CheckInFlowOptions {
 // Each round answers a different middleware's ask in the same call; more than this is a loop.
 const MAX_ROUNDS = 8;
 
-/**
- * The decision an approver stored on a check-in (the inbox writes it with the store's `decide`).
- * Read loosely: a store without decisions has none to give.
- */
-export function decisionOf(record: CheckInRecord | undefined): CheckInDecision | undefined {
-  const decision = (record as { decision?: unknown } | undefined)?.decision;
-  if (typeof decision !== 'object' || decision === null) return undefined;
-  const { approved, by, note, reason } = decision as Record<string, unknown>;
-  if (typeof by !== 'string' || by === '') return undefined;
-  if (approved === true) return checkInApproved(typeof note === 'string' ? { by, note } : { by });
-  if (approved === false)
-    return checkInDeclined({ by, reason: typeof reason === 'string' && reason !== '' ? reason : 'declined' });
-  return undefined;
-}
-
 export async function settlePaused(first: PausedOutcome, options: CheckInFlowOptions): Promise<Settled> {
   const { dispatcher, extra } = options;
   const resumeOptions = {
@@ -106,7 +94,7 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
     const decided = await hold(request, options);
     if (decided === undefined) return pending(request, 'nobody has decided yet');
     via = 'inbox';
-    outcome = await dispatcher.resume(request, decided, resumeOptions);
+    outcome = await carryOutDecision(dispatcher, decided, { checkIns: options.store!, ...resumeOptions });
   }
   if (outcome.kind === 'paused') {
     return {
@@ -136,9 +124,10 @@ function pending(request: CheckInRequest, what: string): Settled {
 }
 
 /**
- * An approval given to an earlier, identical request after its hold ran out: same tenant, principal,
+ * A decision given on an earlier, identical request after its hold ran out: same tenant, principal,
  * tool, asker, chain and args digest. Consuming the earlier request is the single-use point, so two
- * retries racing through two gateway processes run the call once.
+ * retries racing through two gateway processes run the call once. An approval with changes runs the
+ * approver's args; a decline is told to the model once, with its reason.
  */
 async function useGrant(
   request: CheckInRequest,
@@ -151,6 +140,8 @@ async function useGrant(
   try {
     candidates = await store.list({
       state: 'pending',
+      decided: true,
+      argsDigest: request.argsDigest,
       toolName: request.toolName,
       ...(tenant !== undefined ? { tenant } : {}),
     });
@@ -170,16 +161,21 @@ async function useGrant(
       Date.parse(earlier.expiresAt) <= now
     )
       continue;
-    const decision = decisionOf(record);
-    if (decision?.approved !== true) continue;
+    const recorded = record.decision;
+    if (recorded === undefined) continue;
     let won = false;
     try {
       won = await store.consume(earlier.id);
     } catch {
       won = false;
     }
-    if (won)
-      return checkInApproved({ by: decision.by, note: decision.note ?? `grant from check-in ${earlier.id}` });
+    if (!won) continue;
+    if (!recorded.approved) return decisionOf(recorded);
+    return checkInApproved({
+      by: recorded.by,
+      note: recorded.note ?? `grant from check-in ${earlier.id}`,
+      ...(recorded.args !== undefined ? { args: recorded.args } : {}),
+    });
   }
   return undefined;
 }
@@ -188,7 +184,7 @@ async function useGrant(
 async function hold(
   request: CheckInRequest,
   options: CheckInFlowOptions,
-): Promise<CheckInDecision | undefined> {
+): Promise<CheckInRecord | undefined> {
   const store = options.store;
   if (store === undefined || options.holdMs <= 0) return undefined;
   const { extra } = options;
@@ -202,8 +198,7 @@ async function hold(
     } catch {
       record = undefined;
     }
-    const decision = decisionOf(record);
-    if (decision !== undefined) return decision;
+    if (record?.decision !== undefined) return record;
     if (record !== undefined && record.state !== 'pending') return undefined;
     const elapsed = Date.now() - started;
     if (elapsed >= options.holdMs) return undefined;

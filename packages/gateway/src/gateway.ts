@@ -16,6 +16,7 @@ import { recordConfig } from './audit';
 import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
+import { gatewayInbox } from './inbox';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 
@@ -128,6 +129,12 @@ export async function createGateway(
 
   let serving: HttpServing | undefined;
   let stdioServer: Server | undefined;
+  const maxBody = () =>
+    live.config.listen?.maxBody === undefined
+      ? DEFAULT_MAX_BODY
+      : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
+  const inbox = stdio ? undefined : gatewayInbox({ current: () => live, maxBody, log });
+  inbox?.refresh();
   let url: string;
   if (stdio) {
     stdioServer = gatewayServer(host, () => stdioIdentity);
@@ -140,10 +147,7 @@ export async function createGateway(
       current: () => live,
       log,
       baseUrl: () => (live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
-      maxBody: () =>
-        live.config.listen?.maxBody === undefined
-          ? DEFAULT_MAX_BODY
-          : sizeBytes(live.config.listen.maxBody, 'listen.maxBody'),
+      maxBody,
       draining: () => draining,
       track: (watch) => {
         responding += 1;
@@ -153,7 +157,7 @@ export async function createGateway(
         });
       },
       readiness: () => readiness(live),
-      mounts: () => [],
+      mounts: () => (inbox === undefined ? [] : [inbox.mount]),
     });
     // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
     const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
@@ -173,6 +177,7 @@ export async function createGateway(
           : {}),
       });
     } catch (error) {
+      inbox?.close();
       await closeRuntime(live);
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
@@ -213,6 +218,7 @@ export async function createGateway(
   function swap(next: Runtime): void {
     const old = live;
     live = next;
+    inbox?.refresh();
     unfollow();
     unfollow = followUpstreams(next, following);
     for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
@@ -323,6 +329,7 @@ export async function createGateway(
         });
       }
       await serving?.close();
+      inbox?.close();
       await stdioServer?.close().catch(() => undefined);
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       await closeRuntime(live);

@@ -11,6 +11,8 @@ import type { LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/types';
 import { durationMs } from './config/units';
 import type { GatewayLog } from './log';
+import { inboxIssues } from './inbox';
+import { resolvePolicies } from './policy';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
 import { openTelemetry, type Telemetry } from './telemetry';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
@@ -54,7 +56,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
   const opened: { close(): Promise<void> }[] = [];
   const issues: ConfigIssue[] = [];
   try {
-    issues.push(...unsupported(loaded));
+    issues.push(...inboxIssues(loaded));
     if (issues.length > 0) throw new ConfigError(issues);
     const auth = (() => {
       try {
@@ -133,8 +135,15 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     // Connected in parallel; kept in the order the file lists them.
     const ordered = new Map(Object.keys(config.upstreams).map((name) => [name, upstreams.get(name)!]));
 
+    const policies = resolvePolicies(loaded, (tenant) =>
+      config.tenants[tenant]!.upstreams.flatMap(
+        (upstream) => ordered.get(upstream)?.tools.map((tool) => tool.schema.name) ?? [],
+      ),
+    );
+    issues.push(...policies.issues);
     const tenants = new Map<string, TenantRuntime>();
     for (const name of Object.keys(config.tenants)) {
+      const policy = policies.tenants.get(name);
       try {
         tenants.set(
           name,
@@ -149,6 +158,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
                 ? telemetry.instrument
                 : (dispatcher) => telemetry.instrument(audit.attach(dispatcher)),
             issue: loaded.issue,
+            ...(policy !== undefined ? { policy } : {}),
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),
         );
@@ -254,25 +264,3 @@ function track<T extends { close(): Promise<void> }>(opened: { close(): Promise<
   return part;
 }
 
-/**
- * Parts of the configuration this build cannot honor yet. Each is refused by name rather than
- * ignored: a gateway must never serve without a rule or a record its operator configured.
- */
-function unsupported(loaded: LoadedConfig): ConfigIssue[] {
-  const { config } = loaded;
-  const issues: ConfigIssue[] = [];
-  const missing = (path: (string | number)[], what: string, needs: string) =>
-    issues.push(
-      loaded.issue(
-        path,
-        `${what} is not supported by this build yet (it needs ${needs})`,
-        `remove '${String(path[path.length - 1])}' for now`,
-        true,
-      ),
-    );
-  if (config.policy !== undefined) missing(['policy'], 'policy', '@toolgate/policy');
-  for (const [name, tenant] of Object.entries(config.tenants))
-    if (tenant.policy !== undefined) missing(['tenants', name, 'policy'], 'policy', '@toolgate/policy');
-  if (config.inbox?.webhook !== undefined) missing(['inbox', 'webhook'], 'inbox webhooks', '@toolgate/inbox');
-  return issues;
-}

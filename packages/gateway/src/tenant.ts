@@ -14,6 +14,7 @@ import type { ConfigIssue, ConfigPath } from './config/errors';
 import type { GatewayConfig, LimitConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { globMatcher, matchesAny } from './glob';
+import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
 
@@ -37,6 +38,8 @@ export interface TenantRuntime {
   listed(identity: Identity | undefined): readonly ListedTool[];
   /** The upstream each tool comes from. */
   readonly sourceOf: ReadonlyMap<string, string>;
+  /** The tenant's policy gate (global rules, then its own), when it has one. */
+  readonly policy?: BuiltPolicy;
 }
 
 export interface TenantContext {
@@ -48,6 +51,8 @@ export interface TenantContext {
   /** Wraps the tenant's dispatcher (telemetry). */
   readonly instrument?: (dispatcher: Dispatcher) => Dispatcher;
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
+  /** The global rules and the tenant's own, when it has any. */
+  readonly policy?: TenantPolicy;
 }
 
 /** The tenant could not be built; `issues` place each reason in the configuration. */
@@ -105,7 +110,16 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     ...limitRules(config.limits, ['limits'], names, issues, context),
     ...limitRules(tenant.limits, [...at, 'limits'], names, issues, context),
   ];
-  if (issues.length > 0) throw new TenantError(issues);
+  const policy =
+    context.policy === undefined
+      ? undefined
+      : buildTenantPolicy(context.policy, tools, {
+          canPause: config.checkIns !== undefined,
+          issue: context.issue,
+        });
+  issues.push(...(policy?.issues ?? []));
+  // A policy problem another tenant already reported still stops this one.
+  if (issues.length > 0 || policy?.failed === true) throw new TenantError(issues);
 
   const checkIns = config.checkIns;
   let chain: ReturnType<typeof canonicalChain>;
@@ -130,6 +144,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
           }
         : {}),
       ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
+      ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
     });
   } catch (error) {
     // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
@@ -162,13 +177,22 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     };
   });
 
+  const gate = policy?.built?.gate;
   return {
     name,
     tools,
     chain,
     dispatcher,
     sourceOf,
-    listed: () => listed,
+    ...(policy?.built !== undefined ? { policy: policy.built } : {}),
+    // A tool some deny rule refuses this identity whatever the args is left out of its list.
+    listed:
+      gate === undefined
+        ? () => listed
+        : (identity) => {
+            const visible = new Set(gate.visibleTools(identity, { tools }).map((tool) => tool.schema.name));
+            return listed.filter((tool) => visible.has(tool.name));
+          },
   };
 }
 

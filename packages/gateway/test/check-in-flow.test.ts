@@ -1,13 +1,12 @@
 // The check-in flow through the gateway: hold for an approver, CHECKIN_PENDING after the hold, and a
-// later approval as a single-use grant for the identical call. Decisions are recorded on the stored
-// request as the inbox records them (`decision` on the record).
+// later decision as a single-use grant for the identical call. Decisions are recorded in the store
+// with `decide`, as the inbox records them.
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   createDispatcher,
   defineTool,
   inMemoryCheckIns,
-  type CheckInRecord,
   type CheckInStore,
   type Dispatcher,
   type PausedOutcome,
@@ -20,28 +19,12 @@ import { CHECKIN_KEY } from './helpers';
 type Decision =
   { approved: true; by: string; note?: string } | { approved: false; by: string; reason: string };
 
-/** An in-memory store that also records decisions, as the inbox's `decide` does. */
+/** The core in-memory store; `decide` stamps the time, as the inbox does. */
 function storeWithDecisions(): CheckInStore & { decide(id: string, decision: Decision): Promise<boolean> } {
   const inner = inMemoryCheckIns();
-  const decisions = new Map<string, Decision>();
-  const withDecision = (record: CheckInRecord | undefined) => {
-    const decision = record === undefined ? undefined : decisions.get(record.request.id);
-    return record === undefined || decision === undefined
-      ? record
-      : { ...record, decision: { ...decision, decidedAt: new Date().toISOString() } };
-  };
   return {
-    put: (request) => inner.put(request),
-    get: async (id) => withDecision(await inner.get(id)),
-    consume: (id, receipt) => inner.consume(id, receipt),
-    list: async (filter) => (await inner.list(filter)).map((record) => withDecision(record)!),
-    revoke: (id) => inner.revoke(id),
-    decide: async (id, decision) => {
-      const record = await inner.get(id);
-      if (record === undefined || record.state !== 'pending' || decisions.has(id)) return false;
-      decisions.set(id, decision);
-      return true;
-    },
+    ...inner,
+    decide: (id, decision) => inner.decide(id, { ...decision, decidedAt: new Date().toISOString() }),
   };
 }
 

@@ -97,19 +97,6 @@ describe('toolgate command line', () => {
       dir.remove();
     }
   });
-
-  it('says plainly which commands this build does not include yet (exit 2)', async () => {
-    const dir = tempDir();
-    try {
-      for (const argv of [['policy', 'test', 'cases.yaml']]) {
-        const run = io(dir);
-        expect(await runCli([...argv, '--config', 'x.yaml'], run.io)).toBe(2);
-        expect(run.err.join('\n')).toMatch(/^toolgate: not supported: `toolgate policy test` needs /);
-      }
-    } finally {
-      dir.remove();
-    }
-  });
 });
 
 describe('toolgate pins and toolgate audit, where they cannot work', () => {

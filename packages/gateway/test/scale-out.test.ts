@@ -24,6 +24,7 @@ if (postgresUrl === undefined || redisUrl === undefined)
   );
 
 const TOKEN = 'scale-out-token-0123456789abcdef';
+const APPROVER = 'scale-out-approver-0123456789abcdef';
 
 run('three gateway processes on one PostgreSQL and one Redis', () => {
   let dir: TempDir;
@@ -35,7 +36,10 @@ run('three gateway processes on one PostgreSQL and one Redis', () => {
     dir = tempDir();
     const file = dir.write(
       'toolgate.yaml',
-      `auth: { tokens: [{ token: "\${env:TOKEN}", identity: { tenant: acme, principal: bot } }] }
+      `auth:
+  tokens:
+    - { token: "\${env:TOKEN}", identity: { tenant: acme, principal: bot } }
+    - { token: "\${env:APPROVER}", identity: { tenant: acme, principal: ana, roles: [approver] } }
 stores: { state: "\${env:PG}", limits: "\${env:REDIS}" }
 checkIns: { key: "\${env:KEY}", hold: 200ms }
 upstreams:
@@ -47,7 +51,7 @@ limits: [{ name: ${limitName}, per: tenant, calls: 4, window: 1h, tools: [echo] 
 tenants: { acme: { upstreams: [shop] } }
 `,
     );
-    const env = { TOKEN, PG: postgresUrl!, REDIS: redisUrl!, KEY: CHECKIN_KEY };
+    const env = { TOKEN, APPROVER, PG: postgresUrl!, REDIS: redisUrl!, KEY: CHECKIN_KEY };
     gateways = await Promise.all([startGateway(file, env), startGateway(file, env), startGateway(file, env)]);
   }, 90_000);
   afterAll(async () => {
@@ -95,6 +99,35 @@ tenants: { acme: { upstreams: [shop] } }
       }
     } finally {
       await client.close();
+    }
+  });
+
+  it('pauses a call through one process, takes the approval in another’s inbox, runs the grant once through a third', async () => {
+    const [first, second, third] = gateways;
+    const args = { amount: 42, order: `S-${randomUUID().slice(0, 8)}` };
+    const one = await connectClient(first!.url, TOKEN);
+    const three = await connectClient(third!.url, TOKEN);
+    try {
+      const paused = await one.callTool({ name: 'refund', arguments: args });
+      const { checkInId } = paused._meta?.['io.toolgate/refusal'] as { checkInId: string };
+      const approved = await fetch(new URL(`/inbox/api/check-ins/${checkInId}/approve`, second!.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${APPROVER}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ note: 'ok' }),
+      });
+      expect(approved.status).toBe(200);
+      const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
+      const before = refunds();
+      // Two identical retries race through two processes: the grant runs the call once.
+      const [a, b] = await Promise.all([
+        three.callTool({ name: 'refund', arguments: args }),
+        one.callTool({ name: 'refund', arguments: args }),
+      ]);
+      const ran = [a, b].filter((result) => textOf(result) === `refunded 42 on ${args.order}`);
+      expect(ran).toHaveLength(1);
+      expect(refunds()).toBe(before + 1);
+    } finally {
+      await Promise.all([one.close(), three.close()]);
     }
   });
 

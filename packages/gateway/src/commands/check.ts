@@ -3,6 +3,7 @@
 
 import type { LoadedConfig } from '../config/load';
 import { matchesAny } from '../glob';
+import { describePolicy, policyFacts } from '../policy';
 import { buildRuntime, closeRuntime, type Runtime } from '../runtime';
 import type { CommandIo } from './io';
 
@@ -40,6 +41,7 @@ export function describeRuntime(runtime: Runtime): string {
     lines.push(
       `  ${name}: upstreams ${config.tenants[name]!.upstreams.join(', ')}; chain ${tenant.chain.id}: ${chain.join(' → ')}`,
     );
+    if (tenant.policy !== undefined) lines.push(`    ${describePolicy(tenant.policy)}`);
     const limits = [...(config.limits ?? []), ...(config.tenants[name]!.limits ?? [])];
     for (const tool of tenant.tools) {
       const facts: string[] = [`from ${tenant.sourceOf.get(tool.schema.name)}`];
@@ -51,6 +53,7 @@ export function describeRuntime(runtime: Runtime): string {
         (limit) => limit.tools === undefined || matchesAny(tool.schema.name, limit.tools),
       );
       if (applying.length > 0) facts.push(`limits: ${applying.map((limit) => limit.name).join(', ')}`);
+      if (tenant.policy !== undefined) facts.push(policyFacts(tenant.policy, tool));
       const hints = Object.entries(tool.annotations ?? {})
         .filter(([, value]) => value === true)
         .map(([hint]) => hint);

@@ -8,6 +8,7 @@ import { loadConfig } from '../config/load';
 import { auditCommand } from './audit';
 import { checkCommand } from './check';
 import { gatewayCommand } from './gateway';
+import { policyTestCommand } from './policy-test';
 import { NotSupportedError, parseArgs, UsageError, type CommandIo } from './io';
 import { pinsCommand } from './pins';
 
@@ -48,8 +49,10 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
       case 'policy':
         if (rest[0] !== 'test' || rest[1] === undefined)
           throw new UsageError('usage: toolgate policy test CASES.yaml --config F');
-        throw new NotSupportedError(
-          '`toolgate policy test` needs @toolgate/policy, which this build does not include yet',
+        return await policyTestCommand(
+          resolve(io.cwd, rest[1]),
+          loadConfig(configFile(), { env: io.env }),
+          io,
         );
       case 'pins':
         if (rest[0] !== 'list' && !(rest[0] === 'accept' && rest[1] !== undefined))

@@ -8,7 +8,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import schema from '../../schema/toolgate.schema.json';
 import { closest, ConfigError, type ConfigIssue, type ConfigPath } from './errors';
-import type { GatewayConfig } from './types';
+import type { GatewayConfig, RuleConfig } from './types';
 import { DURATION_HELP, parseDuration, parseSize, SIZE_HELP } from './units';
 
 export interface LoadConfigOptions {
@@ -228,6 +228,8 @@ const TYPE_WORDS: Readonly<Record<string, string>> = {
   boolean: 'true or false',
   array: 'a list',
   object: 'a mapping of keys',
+  'array,object': 'a list of rules, or a mapping { file | rules, default }',
+  'string,object': 'a URL, or a mapping { url, publicUrl, … }',
 };
 
 function pointerPath(pointer: string): (string | number)[] {
@@ -480,6 +482,16 @@ function checkConfig(config: GatewayConfig): Problem[] {
       names.add(rule.name);
     });
   };
+  const checkPolicyShape = (policy: GatewayConfig['policy'], at: ConfigPath) => {
+    if (policy === undefined || Array.isArray(policy)) return;
+    const shaped = policy as Exclude<GatewayConfig['policy'], readonly unknown[] | undefined>;
+    if (shaped.file !== undefined && shaped.rules !== undefined)
+      add(
+        at,
+        "needs at most one of 'file' or 'rules'",
+        "keep the rules in the file, or inline under 'rules'",
+      );
+  };
   const checkLimits = (limits: GatewayConfig['limits'], at: ConfigPath, taken: Set<string>) => {
     limits?.forEach((limit, index) => {
       duration([...at, index, 'window'], limit.window);
@@ -498,7 +510,9 @@ function checkConfig(config: GatewayConfig): Problem[] {
       taken.add(limit.name);
     });
   };
-  checkRules(config.policy, ['policy']);
+  const [globalRules, globalAt] = policyRules(config.policy, ['policy']);
+  checkRules(globalRules, globalAt);
+  checkPolicyShape(config.policy, ['policy']);
   const globalLimits = new Set<string>();
   checkLimits(config.limits, ['limits'], globalLimits);
 
@@ -517,10 +531,32 @@ function checkConfig(config: GatewayConfig): Problem[] {
       if (tenant.upstreams.indexOf(upstream) < index)
         add(['tenants', name, 'upstreams', index], `lists the upstream '${upstream}' twice`, 'list it once');
     });
-    checkRules(tenant.policy, ['tenants', name, 'policy']);
+    const [tenantRules, tenantAt] = policyRules(tenant.policy, ['tenants', name, 'policy']);
+    checkRules(tenantRules, tenantAt);
+    checkPolicyShape(tenant.policy, ['tenants', name, 'policy']);
+    // First match across both lists: a tenant rule named like a global one would be ambiguous in every record.
+    tenantRules?.forEach((rule, index) => {
+      if (globalRules?.some((other) => other.name === rule.name))
+        add(
+          [...tenantAt, index, 'name'],
+          `repeats the name of the global policy rule '${rule.name}'`,
+          'give each rule its own name',
+        );
+    });
     checkLimits(tenant.limits, ['tenants', name, 'limits'], new Set(globalLimits));
   }
   return problems;
+}
+
+/** The inline rules of a `policy` (a list, or `rules:` in a mapping) and where they are written. */
+export function policyRules(
+  policy: GatewayConfig['policy'],
+  at: ConfigPath,
+): [readonly RuleConfig[] | undefined, ConfigPath] {
+  if (policy === undefined) return [undefined, at];
+  if (Array.isArray(policy)) return [policy as readonly RuleConfig[], at];
+  const rules = (policy as { rules?: readonly RuleConfig[] }).rules;
+  return [rules, [...at, 'rules']];
 }
 
 /** Offset of the node at `path` (or of its key), or of the nearest ancestor written in the file. */

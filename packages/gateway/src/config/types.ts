@@ -111,6 +111,15 @@ export interface RuleConfig {
   readonly mode?: 'enforce' | 'shadow';
 }
 
+/** `policy`: a list of rules, or rules from a file (or inline) with a default effect. */
+export type PolicyConfig =
+  | readonly RuleConfig[]
+  | {
+      readonly file?: string;
+      readonly rules?: readonly RuleConfig[];
+      readonly default?: 'allow' | 'deny' | 'ask';
+    };
+
 export type LimitDimensionConfig = 'tenant' | 'principal' | 'tool';
 
 export interface LimitConfig {
@@ -125,7 +134,7 @@ export interface LimitConfig {
 
 export interface TenantConfig {
   readonly upstreams: readonly string[];
-  readonly policy?: readonly RuleConfig[];
+  readonly policy?: PolicyConfig;
   readonly limits?: readonly LimitConfig[];
 }
 
@@ -135,9 +144,18 @@ export interface TelemetryConfig {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+export interface WebhookConfig {
+  readonly url: string;
+  readonly publicUrl?: string;
+  readonly tenants?: readonly string[];
+  readonly by?: string;
+  readonly linkTtl?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 export interface InboxConfig {
   readonly enabled?: boolean;
-  readonly webhook?: string;
+  readonly webhook?: string | WebhookConfig;
 }
 
 /** A whole configuration file. */
@@ -150,7 +168,7 @@ export interface GatewayConfig {
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   readonly credentials?: Readonly<Record<string, CredentialConfig>>;
   readonly defaults?: DefaultsConfig;
-  readonly policy?: readonly RuleConfig[];
+  readonly policy?: PolicyConfig;
   readonly limits?: readonly LimitConfig[];
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   readonly telemetry?: TelemetryConfig;

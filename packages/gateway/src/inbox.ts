@@ -1,0 +1,192 @@
+// The approval inbox (@toolgate/inbox) at /inbox on the gateway's HTTP server, over the check-in
+// store in `stores.state`. Approvers are the configured identities with the `approver` role (static
+// tokens or JWTs), each deciding its own tenant's check-ins. The inbox only records decisions: the
+// held request (or the model's identical retry, as a grant) carries them out, so an approval runs the
+// call once, in whichever gateway process the model is connected to.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import type { CheckInRequest } from '@toolgate/core';
+import { inboxApp, type Approvers, type InboxApp, type InboxWebhook } from '@toolgate/inbox';
+import { ajvValidator } from '@toolgate/middleware';
+import type { ConfigIssue } from './config/errors';
+import type { LoadedConfig } from './config/load';
+import type { GatewayConfig } from './config/types';
+import { durationMs } from './config/units';
+import type { Mount } from './http';
+import type { GatewayLog } from './log';
+import type { Runtime } from './runtime';
+
+export const INBOX_PATH = '/inbox';
+/** The role that lets an identity decide its tenant's check-ins. */
+export const APPROVER_ROLE = 'approver';
+
+/** Problems with `inbox` that would leave it unable to serve; checked with the rest of the configuration. */
+export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
+  const { config } = loaded;
+  const issues: ConfigIssue[] = [];
+  if (
+    config.checkIns === undefined &&
+    (config.inbox?.enabled === true || config.inbox?.webhook !== undefined)
+  )
+    issues.push(
+      loaded.issue(
+        ['inbox'],
+        'the inbox decides check-ins, and no check-in key is configured',
+        'add checkIns: { key: "${env:TOOLGATE_CHECKIN_KEY}" }, or remove inbox',
+      ),
+    );
+  if (config.inbox?.webhook !== undefined && webhookOf(config) === undefined)
+    issues.push(
+      loaded.issue(
+        ['inbox', 'webhook'],
+        "the webhook's links need the inbox's public address",
+        'set listen.publicUrl (the gateway as clients reach it), or webhook.publicUrl',
+      ),
+    );
+  return issues;
+}
+
+/** The webhook as inboxApp takes it, or undefined when none is configured (or it has no public address). */
+function webhookOf(config: GatewayConfig): InboxWebhook | undefined {
+  const configured = config.inbox?.webhook;
+  if (configured === undefined) return undefined;
+  const webhook = typeof configured === 'string' ? { url: configured } : configured;
+  const publicUrl =
+    webhook.publicUrl ??
+    (config.listen?.publicUrl === undefined
+      ? undefined
+      : `${config.listen.publicUrl.replace(/\/+$/, '')}${INBOX_PATH}`);
+  if (publicUrl === undefined) return undefined;
+  return {
+    url: webhook.url,
+    publicUrl,
+    ...(webhook.tenants !== undefined ? { tenants: webhook.tenants } : {}),
+    ...(webhook.by !== undefined ? { by: webhook.by } : {}),
+    ...(webhook.linkTtl !== undefined
+      ? { linkTtlMs: durationMs(webhook.linkTtl, 'inbox.webhook.linkTtl') }
+      : {}),
+    ...(webhook.headers !== undefined ? { headers: webhook.headers } : {}),
+  };
+}
+
+export interface GatewayInbox {
+  readonly mount: Mount;
+  /** Follows the live configuration: rebuilds the app only when its store, key or settings changed. */
+  refresh(): void;
+  close(): void;
+}
+
+/**
+ * The inbox of a gateway. Approvers and the argument check read the live configuration on every
+ * request, so a reload that revokes a token or changes a tool takes effect at once.
+ */
+export function gatewayInbox(host: {
+  readonly current: () => Runtime;
+  readonly maxBody: () => number;
+  readonly log: GatewayLog;
+}): GatewayInbox {
+  let app: InboxApp | undefined;
+  let listener: ReturnType<typeof getRequestListener> | undefined;
+  let built: { state: unknown; fingerprint: string } | undefined;
+
+  const approvers: Approvers = async (token) => {
+    const answer = await host.current().auth.authenticate(`Bearer ${token}`);
+    if (!answer.ok || !(answer.identity.roles ?? []).includes(APPROVER_ROLE)) return undefined;
+    const { tenant, principal } = answer.identity;
+    if (tenant === undefined || principal === undefined) return undefined;
+    return { id: principal, tenants: [tenant] };
+  };
+
+  // Changed args are checked against the tool's schema before the decision is recorded, so the
+  // approver can fix them; the chain judges the changed call again either way.
+  const validator = ajvValidator({ useDefaults: false });
+  const checkArgs = (request: CheckInRequest, args: Readonly<Record<string, unknown>>): string[] => {
+    const tenant =
+      request.identity?.tenant === undefined
+        ? undefined
+        : host.current().tenants.get(request.identity.tenant);
+    const tool = tenant?.dispatcher.tools.get(request.toolName);
+    if (tool === undefined) return [`'${request.toolName}' is no longer served to this tenant`];
+    const result = validator.compile(tool.schema.inputSchema)(args);
+    return result.valid
+      ? []
+      : result.problems.map((problem) => `'${problem.path || '(args)'}' ${problem.expected}`);
+  };
+
+  function refresh(): void {
+    const runtime = host.current();
+    const { config } = runtime;
+    const enabled = config.checkIns !== undefined && config.inbox?.enabled !== false;
+    const fingerprint = JSON.stringify([
+      config.checkIns?.key ?? null,
+      config.inbox ?? null,
+      config.listen?.publicUrl ?? null,
+    ]);
+    if (built !== undefined && built.state === runtime.state && built.fingerprint === fingerprint) return;
+    app?.close();
+    app = undefined;
+    listener = undefined;
+    built = { state: runtime.state, fingerprint };
+    if (!enabled) return;
+    const webhook = webhookOf(config);
+    app = inboxApp({
+      checkIns: runtime.state.checkIns,
+      checkInKey: config.checkIns!.key,
+      approvers,
+      checkArgs,
+      basePath: INBOX_PATH,
+      ...(webhook !== undefined ? { webhook } : {}),
+      ...(config.listen?.publicUrl?.startsWith('https:') === true ? { secureCookies: true } : {}),
+    });
+    const served = app;
+    // Hono's own Request/Response stay out of the globals the MCP SDK uses.
+    listener = getRequestListener((request) => served.fetch(request), { overrideGlobalObjects: false });
+  }
+
+  const mount: Mount = {
+    prefix: INBOX_PATH,
+    async handle(req: IncomingMessage, res: ServerResponse) {
+      if (listener === undefined) {
+        send(res, 404, {
+          error: 'not_found',
+          message:
+            'The approval inbox is not enabled on this gateway (it needs checkIns, and inbox.enabled not false)',
+        });
+        return;
+      }
+      if (req.method === 'POST' || req.method === 'PUT') {
+        const length = req.headers['content-length'];
+        if (length === undefined) {
+          refused(req, res, 411, 'no-length', 'Send the request body with a Content-Length header');
+          return;
+        }
+        if (!/^\d+$/.test(length) || Number(length) > host.maxBody()) {
+          refused(req, res, 413, 'too-large', `Request body too large; the limit is ${host.maxBody()} bytes`);
+          return;
+        }
+      }
+      await listener(req, res);
+    },
+  };
+
+  function refused(req: IncomingMessage, res: ServerResponse, status: number, why: string, message: string) {
+    host.log({ msg: 'http.refused', level: 'warn', status, why, method: req.method, path: INBOX_PATH });
+    send(res, status, { error: why, message });
+  }
+
+  return {
+    mount,
+    refresh,
+    close() {
+      app?.close();
+      app = undefined;
+      listener = undefined;
+    },
+  };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
