@@ -5,6 +5,7 @@ import type { CheckInStore } from './check-in';
 import { inMemoryCheckIns } from './check-in';
 import { createSigner, shortHash, type Signer } from './canonical';
 import { DEFAULT_DEADLINE_MS } from './deadline';
+import type { Identity } from './identity';
 import type { ToolMiddlewareContext } from './middleware-context';
 import { buildPlan, type Composed, type PassThrough, type Plan, type Wrap } from './plan';
 import type { Tool } from './tool';
@@ -44,6 +45,34 @@ export interface Middleware {
    * that asks (check-in) is never planned out of that tool's onion. Absent: it never does.
    */
   requiresCheckIn?(tool: Tool, chain: Chain): boolean;
+  /**
+   * List-time: true when this middleware refuses every call of `tool` by `identity`, whatever the
+   * args, so tool lists (`mcpServe`'s tools/list) leave it out. Calls stay governed either way.
+   */
+  hides?(tool: Tool, identity: Identity | undefined): boolean;
+}
+
+/**
+ * The tools `identity` may see in a list: those no middleware of `chain` refuses it whatever the
+ * args. A `hides` that throws hides the tool: a list never shows more than calls could do.
+ */
+export function listableTools<T extends Tool>(
+  tools: readonly T[],
+  chain: Chain,
+  identity: Identity | undefined,
+): T[] {
+  const hiders = chain.middleware.filter((m) => typeof m.hides === 'function');
+  if (hiders.length === 0) return [...tools];
+  return tools.filter(
+    (tool) =>
+      !hiders.some((m) => {
+        try {
+          return m.hides?.(tool, identity) === true;
+        } catch {
+          return true;
+        }
+      }),
+  );
 }
 
 /**

@@ -37,6 +37,7 @@ export {
   createChain,
   DEFAULT_CHECK_IN_TTL_MS,
   isChain,
+  listableTools,
   mayRequireCheckIn,
   POLICY_ANCHOR,
 } from './chain';

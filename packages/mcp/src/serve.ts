@@ -17,6 +17,7 @@ import {
   createDispatcher,
   formatCount,
   isChain,
+  listableTools,
   newId,
   refusalReason,
   type ChainSource,
@@ -148,7 +149,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   } catch (error) {
     throw new McpServeConfigError((error as Error).message);
   }
-  function build(list: readonly Tool<never, unknown>[]): { dispatcher: Dispatcher; listed: ListedTool[] } {
+  function build(list: readonly Tool<never, unknown>[]): {
+    dispatcher: Dispatcher;
+    listed: ListedTool[];
+    tools: readonly Tool<never, unknown>[];
+  } {
     const created = createDispatcher({
       tools: list,
       chain: options.chain,
@@ -167,6 +172,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const byName = new Map(list.map((tool) => [tool.schema.name, tool]));
     return {
       dispatcher: wrapped,
+      tools: list,
       listed: created.schemas().map((schema) => {
         const tool = byName.get(schema.name);
         const extras = tool === undefined ? undefined : listedExtrasOf(tool);
@@ -184,6 +190,20 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     };
   }
   let current = build(tools);
+
+  // A tool some middleware refuses this identity whatever the args (a policy deny rule) is left out;
+  // a caller whose identity or chain cannot be worked out sees nothing rather than everything.
+  async function listedFor(extra: McpRequestExtra): Promise<ListedTool[]> {
+    const { listed, tools: listedTools } = current;
+    try {
+      const identity = await identityFrom?.(extra.authInfo, extra);
+      const chain = isChain(options.chain) ? options.chain : options.chain(identity);
+      const visible = new Set(listableTools(listedTools, chain, identity).map((tool) => tool.schema.name));
+      return listed.filter((tool) => visible.has(tool.name));
+    } catch {
+      return [];
+    }
+  }
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
 
@@ -315,7 +335,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: current.listed }));
+    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+      tools: await listedFor(extra),
+    }));
     if (proxying)
       serveProxied(server, {
         upstreams,

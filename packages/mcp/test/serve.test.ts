@@ -112,6 +112,54 @@ describe('mcpServe', () => {
     expect(runs).toBe(0);
   });
 
+  it('leaves out of tools/list what a middleware refuses the caller whatever the args (hides), per caller', async () => {
+    let runs = 0;
+    const tools = ['note', 'wipe'].map((name) =>
+      defineTool({
+        name,
+        description: `Does ${name}.`,
+        inputSchema: Type.Object({}),
+        execute: () => ++runs,
+      }),
+    );
+    const onlyAliceWipes: Middleware = {
+      name: 'only-alice-wipes',
+      hides: (tool, identity) => tool.schema.name === 'wipe' && identity?.principal !== 'alice',
+      async run(ctx, next) {
+        if (ctx.toolName === 'wipe' && ctx.identity?.principal !== 'alice') ctx.deny('only alice may wipe');
+        await next();
+      },
+    };
+    const hidingBroken: Middleware = {
+      name: 'hiding-broken',
+      hides: () => {
+        throw new Error('policy store down');
+      },
+      run: (_ctx, next) => next(),
+    };
+    const served = mcpServe(tools, {
+      name: 'listing',
+      version: '1.0.0',
+      chain: canonicalChain().use(onlyAliceWipes),
+      identityFrom,
+    });
+    const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name);
+    expect(await names(await connect(plainClient(), served, alice))).toEqual(['note', 'wipe']);
+    const asBob = await connect(plainClient(), served, bob);
+    expect(await names(asBob)).toEqual(['note']);
+    // Hidden from the list, still governed when called by name.
+    expect((await call(asBob, 'wipe', {})).isError).toBe(true);
+    expect(runs).toBe(0);
+
+    const broken = mcpServe(tools, {
+      name: 'listing',
+      version: '1.0.0',
+      chain: canonicalChain().use(hidingBroken),
+      identityFrom,
+    });
+    expect(await names(await connect(plainClient(), broken, alice))).toEqual([]);
+  });
+
   it("resolves artifact refs in the scope of the caller's auth info, and nobody else's", async () => {
     const ref = await artifacts.put(
       { tenant: 'acme', principal: 'alice' },

@@ -233,6 +233,10 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
       decideCall(ctx, compiledForTool);
       return next();
     },
+    hides(tool, identity) {
+      const policy = policyFor(tool);
+      return policy instanceof PolicyBuildError || !visibleFor(policy, identity, Date.now());
+    },
     visibleTools(identity, visibleOptions = {}) {
       const now = visibleOptions.now ?? Date.now();
       return [...(visibleOptions.tools ?? checked)].filter((tool) => {

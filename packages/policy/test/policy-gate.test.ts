@@ -1,4 +1,10 @@
-import { checkInApproved, checkInDeclined, createChain, createDispatcher } from '@toolgate/core';
+import {
+  checkInApproved,
+  checkInDeclined,
+  createChain,
+  createDispatcher,
+  listableTools,
+} from '@toolgate/core';
 import { canonicalChain, checkInGate, validateArgsGate } from '@toolgate/middleware';
 import { policyGate, type PolicyRule } from '@toolgate/policy';
 import {
@@ -539,6 +545,22 @@ describe('policyGate: list-time hiding', () => {
     // A deny that reads args may not apply to every call: the tool stays listed.
     expect(names(ana)).toEqual(['issue_refund', 'lookup_order']);
     expect(names({ roles: ['admin'] })).toEqual(['issue_refund', 'lookup_order', 'admin_reset']);
+  });
+
+  test("in a chain, listableTools (what mcpServe lists) hides what the gate's visibleTools leaves out", () => {
+    const tools = [refund(), lookup(), countedTool({ name: 'admin_reset', properties: {} })];
+    const gate = policyGate([
+      { name: 'admins-only', tools: ['admin_*'], when: "!('admin' in identity.roles)", effect: 'deny' },
+    ]);
+    const chain = canonicalChain({ policy: gate });
+    createDispatcher({ tools, chain });
+    const names = (identity: Parameters<typeof gate.visibleTools>[0]) =>
+      listableTools(tools, chain, identity).map((t) => t.schema.name);
+    expect(names(ana)).toEqual(['issue_refund', 'lookup_order']);
+    expect(names({ roles: ['admin'] })).toEqual(['issue_refund', 'lookup_order', 'admin_reset']);
+    expect(names({ roles: ['admin'] })).toEqual(
+      gate.visibleTools({ roles: ['admin'] }, { tools }).map((t) => t.schema.name),
+    );
   });
 
   test('an earlier allow keeps a tool listed; default deny hides what no rule allows', () => {
