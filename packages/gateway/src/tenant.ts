@@ -9,9 +9,10 @@ import {
   type Tool,
   type ToolgateEmitter,
 } from '@toolgate/core';
-import { canonicalChain, type LimitRule } from '@toolgate/middleware';
+import { lookup } from 'node:dns/promises';
+import { canonicalChain, type CanonicalGuards, type LimitRule } from '@toolgate/middleware';
 import type { ConfigIssue, ConfigPath } from './config/errors';
-import type { GatewayConfig, LimitConfig } from './config/types';
+import type { GatewayConfig, GuardsConfig, LimitConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { globMatcher, matchesAny } from './glob';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
@@ -118,6 +119,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
           issue: context.issue,
         });
   issues.push(...(policy?.issues ?? []));
+  const guards = tenantGuards(name, config.guards, tenant.guards, tools, issues, context);
   // A policy problem another tenant already reported still stops this one.
   if (issues.length > 0 || policy?.failed === true) throw new TenantError(issues);
 
@@ -145,6 +147,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
         : {}),
       ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
       ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
+      ...(guards !== undefined ? { guards } : {}),
     });
   } catch (error) {
     // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
@@ -253,4 +256,116 @@ function limitRules(
     }
   });
   return rules;
+}
+
+type GuardKey = keyof GuardsConfig;
+
+/**
+ * The tenant's guards: the global `guards`, its own over them key by key (`false` turns one off;
+ * path roots of both apply, so the narrower wins). With none configured, a tool that declares
+ * `egress` or `paths` still turns its guard on: a declaration is never left unenforced.
+ */
+function tenantGuards(
+  name: string,
+  global: GuardsConfig | undefined,
+  own: GuardsConfig | undefined,
+  tools: readonly Tool[],
+  issues: ConfigIssue[],
+  context: TenantContext,
+): CanonicalGuards | undefined {
+  const declares = {
+    egress: tools.filter((tool) => tool.egress !== undefined),
+    paths: tools.filter((tool) => tool.paths !== undefined),
+  };
+  if (global === undefined && own === undefined) {
+    if (declares.egress.length === 0 && declares.paths.length === 0) return undefined;
+    return {
+      ...(declares.egress.length === 0 ? { egress: false as const } : {}),
+      ...(declares.paths.length === 0 ? { paths: false as const } : {}),
+      commands: false,
+    };
+  }
+  const options = <K extends GuardKey>(key: K): Exclude<GuardsConfig[K], boolean> | false | undefined => {
+    const pick = (value: GuardsConfig[K]) =>
+      (value === true ? {} : value) as Exclude<GuardsConfig[K], boolean>;
+    const mine = own?.[key];
+    const theirs = global?.[key];
+    if (mine === false || (mine === undefined && theirs === false)) return false;
+    if (mine === undefined) return theirs === undefined ? undefined : pick(theirs);
+    if (theirs === undefined || theirs === false || key === 'paths') return pick(mine);
+    return { ...pick(theirs), ...pick(mine) } as Exclude<GuardsConfig[K], boolean>;
+  };
+  const offAt = (key: GuardKey): ConfigPath =>
+    own?.[key] === false ? ['tenants', name, 'guards', key] : ['guards', key];
+
+  const guards: { -readonly [K in keyof CanonicalGuards]: CanonicalGuards[K] } = {};
+  const egress = options('egress');
+  if (egress === false) {
+    guards.egress = false;
+    for (const tool of declares.egress)
+      issues.push(
+        context.issue(
+          offAt('egress'),
+          `'${tool.schema.name}' declares egress arguments, and the egress guard is off for tenant '${name}'`,
+          `remove 'egress: false', or the tool's 'egress' declaration`,
+        ),
+      );
+  } else if (egress !== undefined) {
+    guards.egress = {
+      ...(egress.allowHosts !== undefined ? { allowHosts: egress.allowHosts } : {}),
+      ...(egress.schemes !== undefined ? { schemes: egress.schemes } : {}),
+      ...(egress.detectFormats !== undefined ? { detectFormats: egress.detectFormats } : {}),
+      ...(egress.resolve === true ? { resolve: resolveHost } : {}),
+      ...(egress.deadline !== undefined
+        ? { deadlineMs: durationMs(egress.deadline, 'guards.egress.deadline') }
+        : {}),
+    };
+  }
+  const paths = options('paths');
+  if (paths === false) {
+    guards.paths = false;
+    for (const tool of declares.paths)
+      issues.push(
+        context.issue(
+          offAt('paths'),
+          `'${tool.schema.name}' declares path arguments, and the path guard is off for tenant '${name}'`,
+          `remove 'paths: false', or the tool's 'paths' declaration`,
+        ),
+      );
+  } else {
+    // The global roots and the tenant's own both apply: the call's identity is this tenant's.
+    const globalTools = typeof global?.paths === 'object' ? global.paths.tools : undefined;
+    const ownTools = typeof own?.paths === 'object' ? own.paths.tools : undefined;
+    if (paths !== undefined || globalTools !== undefined || ownTools !== undefined)
+      guards.paths = {
+        ...(globalTools !== undefined ? { tools: globalTools } : {}),
+        ...(ownTools !== undefined ? { tenants: { [name]: ownTools } } : {}),
+      };
+  }
+  const commands = options('commands');
+  if (commands !== undefined) {
+    const extra = [
+      ...(typeof global?.commands === 'object' ? (global.commands.tools ?? []) : []),
+      ...(typeof own?.commands === 'object' ? (own.commands.tools ?? []) : []),
+    ];
+    guards.commands =
+      commands === false
+        ? false
+        : {
+            ...(extra.length > 0 ? { tools: [...new Set(extra)] } : {}),
+            ...(commands.capability !== undefined ? { capability: commands.capability } : {}),
+          };
+  }
+  const secrets = options('secrets');
+  if (secrets !== undefined && secrets !== false) guards.secrets = secrets;
+  const crossServer = options('crossServer');
+  if (crossServer !== undefined && crossServer !== false) guards.crossServer = crossServer;
+  const results = options('results');
+  if (results !== undefined && results !== false) guards.results = results;
+  return guards;
+}
+
+/** Node's resolver, every address, as the egress guard's `resolve` takes it. */
+async function resolveHost(hostname: string): Promise<string[]> {
+  return (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 }

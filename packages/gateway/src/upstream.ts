@@ -249,7 +249,9 @@ export async function connectUpstream(
     const live = new Map(imported.map((tool) => [tool.schema.name, tool]));
     const remoteOf = (local: string) => local.slice(prefix.length);
     const remotes = [...live.keys()].map(remoteOf);
-    const issues = strict ? namingIssues(name, config, remotes, context) : [];
+    const issues = strict
+      ? namingIssues(name, config, remotes, context, (remote) => live.get(`${prefix}${remote}`))
+      : [];
     if (issues.length > 0)
       throw new UpstreamError(`upstream '${name}': its configuration names tools it does not serve`, issues);
     const tools: Tool[] = [];
@@ -259,9 +261,13 @@ export async function connectUpstream(
       if (config.include !== undefined && !matchesAny(remote, config.include)) continue;
       if (config.exclude !== undefined && matchesAny(remote, config.exclude)) continue;
       const never = config.tools?.[remote]?.checkIn === 'never';
+      const { egress, paths } = config.tools?.[remote] ?? {};
       const { checkIn, execute: _execute, ...rest } = tool;
       const wrapped: Tool = {
         ...rest,
+        // What only the operator knows of an imported tool: the guards enforce it (tenant.ts turns them on).
+        ...(egress !== undefined ? { egress: [...egress] } : {}),
+        ...(paths !== undefined ? { paths } : {}),
         // 'never' overrides an annotation default; a tool whose definition changed is refused anyway.
         ...(checkIn !== undefined && !never ? { checkIn } : {}),
         execute: (args: ToolArgs, ctx) => run(local, args, ctx),
@@ -392,6 +398,7 @@ function namingIssues(
   upstream: UpstreamConfig,
   remotes: readonly string[],
   ctx: UpstreamContext,
+  toolOf: (remote: string) => Tool | undefined,
 ): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const at = ['upstreams', source];
@@ -413,6 +420,26 @@ function namingIssues(
           `it serves: ${listed(remotes)}`,
         ),
       );
+  }
+  // An egress or paths declaration must name an argument the tool's schema has.
+  for (const [tool, declaration] of Object.entries(upstream.tools ?? {})) {
+    const schema = toolOf(tool)?.schema.inputSchema as { properties?: Record<string, unknown> } | undefined;
+    if (schema === undefined) continue;
+    const properties = Object.keys(schema.properties ?? {});
+    const check = (argPath: string, where: ConfigPath) => {
+      const top = argPath.split('.')[0]!;
+      if (!properties.includes(top))
+        issues.push(
+          ctx.issue(
+            where,
+            `names the argument '${top}', which '${tool}' does not take`,
+            `its arguments: ${properties.join(', ') || '(none)'}`,
+          ),
+        );
+    };
+    declaration.egress?.forEach((argPath, index) => check(argPath, [...at, 'tools', tool, 'egress', index]));
+    for (const argPath of Object.keys(declaration.paths ?? {}))
+      check(argPath, [...at, 'tools', tool, 'paths', argPath]);
   }
   return issues;
 }

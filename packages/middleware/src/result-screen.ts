@@ -78,7 +78,15 @@ export function resultScreen(options: ResultScreenOptions = {}): Middleware {
   ): { value: unknown; ids: string[] } | undefined => {
     const isString = typeof ctx.result === 'string';
     if (!mayHoldFindings(text, !isString)) return undefined;
-    const value = isString ? ctx.result : (JSON.parse(text) as unknown);
+    let value: unknown = ctx.result;
+    if (!isString) {
+      try {
+        value = JSON.parse(text) as unknown;
+      } catch (error) {
+        // An MCP tool's result reads as its blocks' text, not JSON: screen the blocks themselves.
+        if (!(error instanceof SyntaxError)) throw error;
+      }
+    }
     const found = new Set<string>();
     someString(value, (s) => (screen(s, found), false));
     const ids = SCREEN_FINDING_IDS.filter((id) => found.has(id) && !except.has(id));

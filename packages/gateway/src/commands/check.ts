@@ -47,6 +47,9 @@ export function describeRuntime(runtime: Runtime): string {
       const facts: string[] = [`from ${tenant.sourceOf.get(tool.schema.name)}`];
       if (tool.checkIn !== undefined) facts.push('check-in: always');
       if (tool.capabilities !== undefined) facts.push(`capabilities: ${tool.capabilities.join(', ')}`);
+      if (tool.egress !== undefined) facts.push(`egress: ${tool.egress.join(', ')}`);
+      for (const [arg, roots] of Object.entries(tool.paths ?? {}))
+        facts.push(`paths: ${arg} under ${roots.join(', ')}`);
       const ceiling = tool.resultCeiling?.maxChars ?? config.defaults?.resultCeiling?.maxChars;
       if (ceiling !== undefined) facts.push(`ceiling: ${ceiling} chars`);
       const applying = limits.filter(

@@ -8,7 +8,8 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import schema from '../../schema/toolgate.schema.json';
 import { closest, ConfigError, type ConfigIssue, type ConfigPath } from './errors';
-import type { GatewayConfig, RuleConfig } from './types';
+import { SCREEN_FINDING_IDS, SECRET_RULE_IDS } from '@toolgate/middleware';
+import type { GatewayConfig, GuardsConfig, RuleConfig } from './types';
 import { DURATION_HELP, parseDuration, parseSize, SIZE_HELP } from './units';
 
 export interface LoadConfigOptions {
@@ -230,6 +231,7 @@ const TYPE_WORDS: Readonly<Record<string, string>> = {
   object: 'a mapping of keys',
   'array,object': 'a list of rules, or a mapping { file | rules, default }',
   'string,object': 'a URL, or a mapping { url, publicUrl, … }',
+  'boolean,object': 'true, false or a mapping of its options',
 };
 
 function pointerPath(pointer: string): (string | number)[] {
@@ -349,6 +351,17 @@ function patternProblem(definition: string | undefined, path: ConfigPath): { mes
     };
   if (definition === 'capability')
     return { message: 'is not a capability name', fix: "capabilities are snake_case, e.g. 'fs_write'" };
+  if (definition === 'argPath')
+    return { message: 'is not an argument path', fix: "name an argument, e.g. 'url' or 'hooks.*.target'" };
+  if (definition === 'root')
+    return { message: 'is not an absolute directory', fix: "write an absolute path like '/srv/data'" };
+  if (path[path.length - 2] === 'allowHosts')
+    return {
+      message: 'is not a host pattern',
+      fix: "write a host, e.g. 'api.example.com' or '*.example.com'",
+    };
+  if (path[path.length - 2] === 'schemes')
+    return { message: 'is not a URL scheme', fix: "write a scheme without ':', e.g. 'https'" };
   const last = path[path.length - 1];
   if (last === 'state')
     return { message: 'is not a state store', fix: "write 'memory:', 'sqlite:PATH' or a 'postgres://…' URL" };
@@ -510,6 +523,58 @@ function checkConfig(config: GatewayConfig): Problem[] {
       taken.add(limit.name);
     });
   };
+  const checkGuards = (guards: GuardsConfig | undefined, at: ConfigPath) => {
+    if (guards === undefined) return;
+    const ids = (
+      list: readonly string[] | undefined,
+      where: ConfigPath,
+      known: readonly string[],
+      what: string,
+    ) =>
+      list?.forEach((id, index) => {
+        if (known.includes(id)) return;
+        const guess = closest(id, known);
+        add(
+          [...where, index],
+          `names the ${what} '${id}', which does not exist`,
+          guess !== undefined ? `did you mean '${guess}'?` : `known: ${known.join(', ')}`,
+        );
+      });
+    const egress = guards.egress;
+    if (typeof egress === 'object') duration([...at, 'egress', 'deadline'], egress.deadline);
+    const paths = guards.paths;
+    if (typeof paths === 'object')
+      for (const [tool, roots] of Object.entries(paths.tools ?? {}))
+        checkRoots(roots, [...at, 'paths', 'tools', tool]);
+    const secrets = guards.secrets;
+    if (typeof secrets === 'object') {
+      ids(secrets.except, [...at, 'secrets', 'except'], SECRET_RULE_IDS, 'secret rule');
+      for (const [tool, list] of Object.entries(secrets.exceptFor ?? {}))
+        ids(list, [...at, 'secrets', 'exceptFor', tool], SECRET_RULE_IDS, 'secret rule');
+    }
+    const results = guards.results;
+    if (typeof results === 'object')
+      ids(results.except, [...at, 'results', 'except'], SCREEN_FINDING_IDS, 'screen finding');
+  };
+  const checkRoots = (roots: Readonly<Record<string, readonly string[]>>, at: ConfigPath) => {
+    for (const [arg, list] of Object.entries(roots))
+      list.forEach((root, index) => {
+        if (root.includes('\0') || root.split(/[\\/]/).includes('..'))
+          add(
+            [...at, arg, index],
+            "a root may not contain '..' or NUL",
+            "write the directory itself, like '/srv/data'",
+          );
+      });
+  };
+  checkGuards(config.guards, ['guards']);
+  for (const [name, upstream] of Object.entries(config.upstreams))
+    for (const [tool, declaration] of Object.entries(upstream.tools ?? {}))
+      if (declaration.paths !== undefined)
+        checkRoots(declaration.paths, ['upstreams', name, 'tools', tool, 'paths']);
+  for (const [name, tenant] of Object.entries(config.tenants))
+    checkGuards(tenant.guards, ['tenants', name, 'guards']);
+
   const [globalRules, globalAt] = policyRules(config.policy, ['policy']);
   checkRules(globalRules, globalAt);
   checkPolicyShape(config.policy, ['policy']);

@@ -70,6 +70,10 @@ export interface ToolDeclaration {
   readonly checkIn?: 'always' | 'never';
   readonly capabilities?: readonly string[];
   readonly resultCeiling?: ResultCeilingConfig;
+  /** Arguments that carry a URL or host the tool will reach: the egress guard judges them. */
+  readonly egress?: readonly string[];
+  /** Arguments that are file paths, and the absolute roots they must stay under: the path guard judges them. */
+  readonly paths?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface HintDeclaration {
@@ -132,10 +136,67 @@ export interface LimitConfig {
   readonly tools?: readonly string[];
 }
 
+export interface EgressGuardConfig {
+  readonly allowHosts?: readonly string[];
+  readonly schemes?: readonly string[];
+  /** Resolve names (Node's resolver) and refuse one that resolves to a private address. */
+  readonly resolve?: boolean;
+  /** The resolver's deadline, a duration. */
+  readonly deadline?: string;
+  readonly detectFormats?: boolean;
+}
+
+export interface PathGuardConfig {
+  /** `{ tool: { argPath: [root, …] } }`, local tool names, on top of the tools' own declarations. */
+  readonly tools?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+}
+
+export interface CommandGuardConfig {
+  readonly tools?: readonly string[];
+  readonly capability?: string;
+}
+
+export interface SecretGuardConfig {
+  readonly args?: boolean;
+  readonly results?: boolean;
+  readonly decode?: boolean;
+  readonly values?: readonly string[];
+  readonly except?: readonly string[];
+  readonly exceptFor?: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface CrossServerGuardConfig {
+  readonly action?: 'refuse' | 'ask';
+  readonly allowFlows?: readonly { readonly from: string; readonly to: string }[];
+  readonly ownTools?: boolean;
+  readonly minLength?: number;
+  readonly perConversation?: number;
+  readonly conversations?: number;
+}
+
+export interface ResultScreenConfig {
+  readonly mode?: 'flag' | 'withhold' | 'strip';
+  readonly instructions?: 'flag' | 'withhold';
+  readonly tools?: 'all' | 'mcp';
+  readonly except?: readonly string[];
+}
+
+/** `guards` (global, and per tenant over it): canonicalChain's guard options as a file writes them; `true` is on
+ * with defaults, `false` off.  */
+export interface GuardsConfig {
+  readonly egress?: EgressGuardConfig | boolean;
+  readonly paths?: PathGuardConfig | boolean;
+  readonly commands?: CommandGuardConfig | boolean;
+  readonly secrets?: SecretGuardConfig | boolean;
+  readonly crossServer?: CrossServerGuardConfig | boolean;
+  readonly results?: ResultScreenConfig | boolean;
+}
+
 export interface TenantConfig {
   readonly upstreams: readonly string[];
   readonly policy?: PolicyConfig;
   readonly limits?: readonly LimitConfig[];
+  readonly guards?: GuardsConfig;
 }
 
 export interface TelemetryConfig {
@@ -170,6 +231,7 @@ export interface GatewayConfig {
   readonly defaults?: DefaultsConfig;
   readonly policy?: PolicyConfig;
   readonly limits?: readonly LimitConfig[];
+  readonly guards?: GuardsConfig;
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   readonly telemetry?: TelemetryConfig;
   readonly inbox?: InboxConfig;
