@@ -15,7 +15,8 @@ import { DEEP, never, sharedValidator } from './support';
 const CONCURRENT = 10_000;
 const ROUNDS = DEEP ? 5 : 1;
 const HEAP_SLACK_BYTES = 16 * 1024 * 1024;
-const LOAD_DEADLINE_MS = 30_000;
+// Far above what 10,000 calls take on a starved 2-core machine (82 s seen), below the test's own timeout.
+const LOAD_DEADLINE_MS = 240_000;
 const STORE_FAILS = 'art_FailsFailsFailsFailsFa';
 
 /** V8's gc, exposed at runtime so the suite needs no --expose-gc flag. */
@@ -169,7 +170,7 @@ describe('load', () => {
       }
       expect(process.memoryUsage().heapUsed - baseline).toBeLessThan(HEAP_SLACK_BYTES);
     },
-    DEEP ? 30 * 60_000 : 120_000,
+    DEEP ? 30 * 60_000 : 300_000,
   );
 
   it('fifty calls hanging on one caller signal hold one listener on it, and all end when it aborts', async () => {
