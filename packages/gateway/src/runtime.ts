@@ -263,4 +263,3 @@ function track<T extends { close(): Promise<void> }>(opened: { close(): Promise<
   opened.push(part);
   return part;
 }
-
