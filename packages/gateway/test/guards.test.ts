@@ -6,8 +6,8 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '@toolgate/gateway';
 import {
+  cliIn,
   connectClient,
   runToolgate,
   startGateway,
@@ -195,16 +195,7 @@ describe('guards in the configuration, from the command line', () => {
   });
   afterEach(() => dir.remove());
 
-  function run(argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    return runCli(argv, {
-      out: (text) => out.push(text),
-      err: (text) => err.push(text),
-      env,
-      cwd: dir.path,
-    }).then((code) => ({ code, out: out.join('\n'), err: err.join('\n') }));
-  }
+  const run = (argv: string[]) => cliIn(dir, env)(argv);
 
   it('check shows the guards in each chain and the declarations on each tool', async () => {
     dir.write('toolgate.yaml', config(dir));

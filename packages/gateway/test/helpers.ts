@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { runCli } from '@toolgate/gateway';
 
 export const repoRoot = resolve(__dirname, '../../..');
 const requireHere = createRequire(join(__dirname, '..', 'package.json'));
@@ -193,4 +194,19 @@ export async function connectClient(
 export function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((block) => block.text ?? '').join('\n');
+}
+
+/** Runs `toolgate` in-process in `dir` with `env`, collecting what it prints. */
+export function cliIn(dir: TempDir, env: Record<string, string>) {
+  return async (argv: string[]): Promise<{ code: number; out: string; err: string }> => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(argv, {
+      out: (text) => out.push(text),
+      err: (text) => err.push(text),
+      env,
+      cwd: dir.path,
+    });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
 }

@@ -3,9 +3,9 @@
 // identity can never call; a bad rule stops `check` and startup at its file, line and column; and
 // `toolgate policy test` exits non-zero on a failing case.
 
-import { runCli } from '@toolgate/gateway';
 import {
   CHECKIN_KEY,
+  cliIn,
   connectClient,
   fixtureServer,
   runToolgate,
@@ -176,16 +176,7 @@ describe('policy errors and policy tests, from the command line', () => {
   });
   afterEach(() => dir.remove());
 
-  function run(argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    return runCli(argv, {
-      out: (text) => out.push(text),
-      err: (text) => err.push(text),
-      env,
-      cwd: dir.path,
-    }).then((code) => ({ code, out: out.join('\n'), err: err.join('\n') }));
-  }
+  const run = (argv: string[]) => cliIn(dir, env)(argv);
 
   it('check lists, per tenant, the rules that apply to each tool', async () => {
     dir.write('policy.yaml', POLICY);
