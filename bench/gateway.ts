@@ -152,7 +152,7 @@ async function gatewayTarget(dir: string): Promise<Target> {
   const config = join(dir, 'toolgate.yaml');
   writeFileSync(
     config,
-    `listen: { maxSessions: ${SESSIONS + 100} }
+    `listen: { maxSessions: ${SESSIONS + 100}, maxSessionsPerClient: ${SESSIONS + 100} }
 auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 tenants: { bench: { upstreams: [up] } }
