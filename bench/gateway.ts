@@ -28,6 +28,7 @@ const upstream = join(here, 'gateway', 'upstream.mjs');
 const TOKEN = 'bench-token-0123456789abcdef0123';
 const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
 const CALLS_C32 = CALLS_C1 * 2;
+const ROUNDS = 5;
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1000);
 
 function bin(pkg: string, path: string): string {
@@ -152,7 +153,7 @@ async function gatewayTarget(dir: string): Promise<Target> {
   const config = join(dir, 'toolgate.yaml');
   writeFileSync(
     config,
-    `listen: { maxSessions: ${SESSIONS + 100} }
+    `listen: { maxSessions: ${SESSIONS + 100}, maxSessionsPerClient: ${SESSIONS + 100} }
 auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 tenants: { bench: { upstreams: [up] } }
@@ -181,8 +182,14 @@ interface Run {
   readonly perSecond: number;
 }
 
-async function measure(client: Client, calls: number, concurrency: number): Promise<Run> {
-  const latencies: number[] = [];
+interface Sample {
+  readonly latencies: number[];
+  wall: number;
+  calls: number;
+}
+
+/** Adds `calls` calls at `concurrency` to `into`. */
+async function measure(client: Client, calls: number, concurrency: number, into: Sample): Promise<void> {
   let next = 0;
   const started = performance.now();
   const worker = async () => {
@@ -190,14 +197,18 @@ async function measure(client: Client, calls: number, concurrency: number): Prom
       next += 1;
       const t0 = performance.now();
       const result = await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
-      latencies.push(performance.now() - t0);
+      into.latencies.push(performance.now() - t0);
       if (result.isError === true) throw new Error('a bench call failed');
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  const wall = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSecond: calls / wall };
+  into.wall += (performance.now() - started) / 1000;
+  into.calls += calls;
+}
+
+function summary(sample: Sample): Run {
+  const sorted = [...sample.latencies].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), perSecond: sample.calls / sample.wall };
 }
 
 function rssMb(pid: number): number {
@@ -287,17 +298,28 @@ async function main(): Promise<void> {
         .join(' ')}`,
     );
     console.log(
-      `${CALLS_C1} calls at concurrency 1, ${CALLS_C32} at concurrency 32 (concurrent calls on one session), after 200 warm-up calls\n`,
+      `${CALLS_C1} calls at concurrency 1, ${CALLS_C32} at concurrency 32 (concurrent calls on one session), after 200 warm-up calls, in ${ROUNDS} interleaved rounds\n`,
     );
-    const results = new Map<string, { c1: Run; c32: Run }>();
+    // Every target's session stays open, and the calls go in ROUNDS interleaved slices, so a change
+    // in the machine's load over the run lands on every target alike.
+    const clients = new Map<Target, Client>();
     for (const target of targets) {
       const client = await target.connect();
-      await measure(client, 200, 4);
-      const c1 = await measure(client, CALLS_C1, 1);
-      const c32 = await measure(client, CALLS_C32, 32);
-      results.set(target.name, { c1, c32 });
-      await client.close();
+      await measure(client, 200, 4, { latencies: [], wall: 0, calls: 0 });
+      clients.set(target, client);
     }
+    const empty = (): Sample => ({ latencies: [], wall: 0, calls: 0 });
+    const samples = new Map(targets.map((target) => [target, { c1: empty(), c32: empty() }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of targets)
+        await measure(clients.get(target)!, CALLS_C1 / ROUNDS, 1, samples.get(target)!.c1);
+      for (const target of targets)
+        await measure(clients.get(target)!, CALLS_C32 / ROUNDS, 32, samples.get(target)!.c32);
+    }
+    await Promise.all([...clients.values()].map((client) => client.close()));
+    const results = new Map<string, { c1: Run; c32: Run }>();
+    for (const [target, { c1, c32 }] of samples)
+      results.set(target.name, { c1: summary(c1), c32: summary(c32) });
     const floor = results.get(targets[0]!.name)!;
     const sdk = results.get(targets[1]!.name)!;
     const rows = [

@@ -1,0 +1,103 @@
+// Profiles one gateway process under the bench's workload: `node --import tsx bench/gateway/profile.ts DIR`
+// starts `toolgate gateway` with --cpu-prof (profile written into DIR on shutdown), drives
+// BENCH_CALLS tools/call at concurrency 1 and 32 through one session, then stops it, and prints
+// the heaviest self-time frames of the profile.
+
+import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+setMaxListeners(100_000);
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const out = resolve(process.argv[2] ?? mkdtempSync(join(tmpdir(), 'toolgate-profile-')));
+mkdirSync(out, { recursive: true });
+const TOKEN = 'bench-token-0123456789abcdef0123';
+const CALLS = Number(process.env['BENCH_CALLS'] ?? 3000);
+const config = join(out, 'toolgate.yaml');
+writeFileSync(
+  config,
+  `auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
+upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(here, 'upstream.mjs'))}] } }
+tenants: { bench: { upstreams: [up] } }
+`,
+);
+const child = spawn(
+  process.execPath,
+  [
+    '--cpu-prof',
+    `--cpu-prof-dir=${out}`,
+    '--import',
+    'tsx',
+    join(root, 'packages/gateway/src/cli.ts'),
+  ].concat(['gateway', '--config', config, '--port', '0']),
+  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+);
+const url = await new Promise<string>((done) => {
+  let seen = '';
+  const look = (chunk: Buffer) => {
+    seen += chunk.toString();
+    const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
+    if (match !== null) done(`${match[1]}/mcp`);
+  };
+  child.stdout!.on('data', look);
+  child.stderr!.on('data', look);
+});
+child.stdout!.resume();
+child.stderr!.resume();
+const client = new Client({ name: 'profile', version: '1.0.0' });
+await client.connect(
+  new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+  }),
+);
+for (const concurrency of [1, 32]) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < CALLS) {
+        next += 1;
+        await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
+      }
+    }),
+  );
+  console.log(`c=${concurrency}: ${((CALLS / (performance.now() - started)) * 1000).toFixed(0)} calls/s`);
+}
+await client.close();
+await new Promise<void>((done) => {
+  child.once('exit', () => done());
+  child.kill('SIGTERM');
+});
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+const file = readdirSync(out).find((name) => name.endsWith('.cpuprofile'));
+if (file === undefined) throw new Error(`no profile in ${out}`);
+const profile = JSON.parse(readFileSync(join(out, file), 'utf8')) as {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+};
+const self = new Map<number, number>();
+profile.samples.forEach((id, index) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+const byFrame = new Map<string, number>();
+let total = 0;
+for (const node of profile.nodes) {
+  const time = self.get(node.id) ?? 0;
+  total += time;
+  const where = node.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/packages\//, '');
+  const key = `${node.callFrame.functionName || '(anonymous)'} ${where}:${node.callFrame.lineNumber + 1}`;
+  byFrame.set(key, (byFrame.get(key) ?? 0) + time);
+}
+console.log(`profile: ${join(out, file)}; ${(total / 1000).toFixed(0)} ms sampled`);
+for (const [key, time] of [...byFrame].sort((a, b) => b[1] - a[1]).slice(0, 40))
+  console.log(`${((time / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
