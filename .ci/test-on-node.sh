@@ -42,6 +42,22 @@ pnpm build >build.log 2>&1 || {
   cat build.log
   exit 1
 }
+# A database of its own on the shared server: logs and pins another Node line's run left there (signed
+# by that run's keys) are not this run's.
+if [[ -n ${TOOLGATE_POSTGRES_URL:-} ]]; then
+  TOOLGATE_POSTGRES_URL=$(cd packages/store-postgres && node -e '
+    const { Client } = require("pg");
+    const url = new URL(process.argv[1]);
+    const db = process.argv[2];
+    const client = new Client({ connectionString: url.href });
+    client.connect()
+      .then(() => client.query(`DROP DATABASE IF EXISTS "${db}"`))
+      .then(() => client.query(`CREATE DATABASE "${db}"`))
+      .then(() => client.end())
+      .then(() => { url.pathname = "/" + db; console.log(url.href); });
+  ' "$TOOLGATE_POSTGRES_URL" "toolgate_node$major")
+  export TOOLGATE_POSTGRES_URL
+fi
 status=0
 node node_modules/jest/bin/jest.js --ci --forceExit --json --outputFile="$report" || status=$?
 exit $status

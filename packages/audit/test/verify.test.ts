@@ -207,7 +207,8 @@ describe('verifyAuditLog()', () => {
         'a record from another log in its place',
         () => at(log, 4, (r) => ({ ...foreign[4]!, prevHash: r.prevHash })),
         5,
-        'record 5 was changed: its content does not match its hash',
+        // Two logs written in the same millisecond hold the same content: then only the signature differs.
+        /^record 5 (was changed: its content does not match its hash|is not signed by this key: its signature does not verify)$/,
       ],
       [
         'a record whose link was rewritten',
@@ -228,7 +229,11 @@ describe('verifyAuditLog()', () => {
         'record 1 is malformed: it is not a JSON object',
       ],
     ])('%s', async (_title, make, seq, why) => {
-      expect(await verifyAuditLog(make(), PUBLIC_PEM)).toEqual({ ok: false, seq, why });
+      expect(await verifyAuditLog(make(), PUBLIC_PEM)).toEqual({
+        ok: false,
+        seq,
+        why: typeof why === 'string' ? why : expect.stringMatching(why),
+      });
     });
 
     it('a record re-hashed by someone without the key: the signature fails there', async () => {
