@@ -4,18 +4,14 @@
 // 10× the size should cost about 10×. Process CPU time; tasks interleaved and rotated each round;
 // ratios per round, median and MAD.
 
-import { Bench } from 'tinybench';
 import { createDispatcher, defineTool, type Dispatcher, type Tool } from '@toolgate/core';
 import { canonicalChain, type CanonicalGuards } from '@toolgate/middleware';
+import type { Call } from './fixtures';
+import { ratioOf, runRounds, type RoundsResult } from './measure';
 
 const ROUNDS = 7;
 const MS_PER_TASK = 300;
 const BATCH = 100;
-
-const cpuNowMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
 
 const PAGE = `<article><h1>City council approves budget</h1>${'<p>The council voted 7-2 on Tuesday to approve the budget; the system of ward funding stays as it was.</p>'.repeat(60)}</article>`;
 
@@ -71,11 +67,14 @@ const calls = [
   { toolName: 'web_fetch', args: { url: 'https://news.example.org/budget' } },
 ];
 
-async function dispatchBatch(dispatcher: Dispatcher): Promise<void> {
-  for (let i = 0; i < BATCH; i++) {
-    const outcome = await dispatcher.dispatch(calls[i % calls.length]!, { identity });
+/** One dispatch per call of the returned function, through the three tools in turn. */
+function inTurn(dispatcher: Dispatcher): Call {
+  let i = 0;
+  return async () => {
+    const outcome = await dispatcher.dispatch(calls[i++ % calls.length]!, { identity });
     if (outcome.kind !== 'result') throw new Error(`bench: expected a result, got ${outcome.content}`);
-  }
+    return outcome;
+  };
 }
 
 // Linearity: adversarial inputs near every rule's trigger, at n and 10n characters.
@@ -102,46 +101,9 @@ const screenLarge = screened(SMALL * 10);
 const argsSmall = { q: shell(SMALL) };
 const argsLarge = { q: shell(SMALL * 10) };
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const mad = (values: readonly number[]) => {
-  const m = median(values);
-  return median(values.map((v) => Math.abs(v - m)));
-};
-
-type Runner = () => Promise<unknown>;
-
-async function measure(tasks: readonly [string, Runner][]): Promise<Map<string, number[]>> {
-  const perRound = new Map<string, number[]>(tasks.map(([name]) => [name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const bench = new Bench({
-      now: cpuNowMs,
-      time: MS_PER_TASK,
-      warmupTime: round === 0 ? MS_PER_TASK : MS_PER_TASK / 5,
-      throws: true,
-    });
-    for (let i = 0; i < tasks.length; i++) {
-      const [name, run] = tasks[(i + round) % tasks.length]!;
-      bench.add(name, run);
-    }
-    await bench.run();
-    for (const [name] of tasks) {
-      const result = bench.getTask(name)?.result;
-      if (result === undefined || result.error !== undefined)
-        throw result?.error ?? new Error(`${name}: no result`);
-      perRound.get(name)!.push(median(result.latency.samples));
-    }
-  }
-  return perRound;
-}
-
-function ratio(perRound: Map<string, number[]>, over: string, name: string) {
-  const base = perRound.get(over)!;
-  const values = perRound.get(name)!.map((v, i) => v / base[i]!);
-  return `${median(values).toFixed(2)} ± ${mad(values).toFixed(2)}`;
+function ratio(result: RoundsResult, over: string, name: string) {
+  const { median, mad } = ratioOf(result, name, over);
+  return `${median.toFixed(2)} ± ${mad.toFixed(2)}`;
 }
 
 const PASSIVE = 'canonical chain, no guards';
@@ -154,18 +116,26 @@ const ARGS_10N = `secret guard on a ${(SMALL * 10) / 1000}k-char argument`;
 
 async function main(): Promise<void> {
   const log = (line: string) => process.stdout.write(`${line}\n`);
-  const dispatch = await measure([
-    [PASSIVE, () => dispatchBatch(bare)],
-    [NOISE, () => dispatchBatch(bare)],
-    ...single.map(([name, d]): [string, Runner] => [name, () => dispatchBatch(d)]),
-    [ALL, () => dispatchBatch(guarded)],
-  ]);
-  const linear = await measure([
-    [SCREEN_N, () => screenSmall.dispatch({ toolName: 'page', args: {} })],
-    [SCREEN_10N, () => screenLarge.dispatch({ toolName: 'page', args: {} })],
-    [ARGS_N, () => screenSmall.dispatch({ toolName: 'page', args: argsSmall })],
-    [ARGS_10N, () => screenLarge.dispatch({ toolName: 'page', args: argsLarge })],
-  ]);
+  const dispatch = await runRounds(
+    [
+      { name: PASSIVE, call: inTurn(bare), batch: BATCH },
+      { name: NOISE, call: inTurn(bare), batch: BATCH },
+      ...single.map(([name, d]) => ({ name, call: inTurn(d), batch: BATCH })),
+      { name: ALL, call: inTurn(guarded), batch: BATCH },
+    ],
+    ROUNDS,
+    MS_PER_TASK,
+  );
+  const linear = await runRounds(
+    [
+      { name: SCREEN_N, call: () => screenSmall.dispatch({ toolName: 'page', args: {} }), batch: 1 },
+      { name: SCREEN_10N, call: () => screenLarge.dispatch({ toolName: 'page', args: {} }), batch: 1 },
+      { name: ARGS_N, call: () => screenSmall.dispatch({ toolName: 'page', args: argsSmall }), batch: 1 },
+      { name: ARGS_10N, call: () => screenLarge.dispatch({ toolName: 'page', args: argsLarge }), batch: 1 },
+    ],
+    ROUNDS,
+    MS_PER_TASK,
+  );
 
   log(`guards: ${ROUNDS} rounds × ${MS_PER_TASK} ms of CPU per task, tasks interleaved`);
   log('');
