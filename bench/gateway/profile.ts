@@ -3,59 +3,22 @@
 // BENCH_CALLS tools/call at concurrency 1 and 32 through one session, then stops it, and prints
 // the heaviest self-time frames of the profile.
 
-import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { join, resolve } from 'node:path';
+import { benchClient, gatewayCli, startProxy, writeBenchConfig } from './processes';
 
 setMaxListeners(100_000);
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '..', '..');
 const out = resolve(process.argv[2] ?? mkdtempSync(join(tmpdir(), 'toolgate-profile-')));
 mkdirSync(out, { recursive: true });
-const TOKEN = 'bench-token-0123456789abcdef0123';
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 3000);
-const config = join(out, 'toolgate.yaml');
-writeFileSync(
-  config,
-  `auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
-upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(here, 'upstream.mjs'))}] } }
-tenants: { bench: { upstreams: [up] } }
-`,
+const config = writeBenchConfig(out);
+const { child, url } = await startProxy(
+  ['--cpu-prof', `--cpu-prof-dir=${out}`],
+  [gatewayCli, 'gateway', '--config', config, '--port', '0'],
 );
-const child = spawn(
-  process.execPath,
-  [
-    '--cpu-prof',
-    `--cpu-prof-dir=${out}`,
-    '--import',
-    'tsx',
-    join(root, 'packages/gateway/src/cli.ts'),
-  ].concat(['gateway', '--config', config, '--port', '0']),
-  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-);
-const url = await new Promise<string>((done) => {
-  let seen = '';
-  const look = (chunk: Buffer) => {
-    seen += chunk.toString();
-    const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-    if (match !== null) done(`${match[1]}/mcp`);
-  };
-  child.stdout!.on('data', look);
-  child.stderr!.on('data', look);
-});
-child.stdout!.resume();
-child.stderr!.resume();
-const client = new Client({ name: 'profile', version: '1.0.0' });
-await client.connect(
-  new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-  }),
-);
+const client = await benchClient(url, 'profile');
 for (const concurrency of [1, 32]) {
   let next = 0;
   const started = performance.now();
