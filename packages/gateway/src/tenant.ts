@@ -298,18 +298,23 @@ function tenantGuards(
   const offAt = (key: GuardKey): ConfigPath =>
     own?.[key] === false ? ['tenants', name, 'guards', key] : ['guards', key];
 
+  // A guard off for this tenant while one of its tools declares what that guard enforces.
+  const offWhileDeclared = (key: 'egress' | 'paths', kind: string) => {
+    for (const tool of declares[key])
+      issues.push(
+        context.issue(
+          offAt(key),
+          `'${tool.schema.name}' declares ${kind} arguments, and the ${kind} guard is off for tenant '${name}'`,
+          `remove '${key}: false', or the tool's '${key}' declaration`,
+        ),
+      );
+  };
+
   const guards: { -readonly [K in keyof CanonicalGuards]: CanonicalGuards[K] } = {};
   const egress = options('egress');
   if (egress === false) {
     guards.egress = false;
-    for (const tool of declares.egress)
-      issues.push(
-        context.issue(
-          offAt('egress'),
-          `'${tool.schema.name}' declares egress arguments, and the egress guard is off for tenant '${name}'`,
-          `remove 'egress: false', or the tool's 'egress' declaration`,
-        ),
-      );
+    offWhileDeclared('egress', 'egress');
   } else if (egress !== undefined) {
     guards.egress = {
       ...(egress.allowHosts !== undefined ? { allowHosts: egress.allowHosts } : {}),
@@ -324,14 +329,7 @@ function tenantGuards(
   const paths = options('paths');
   if (paths === false) {
     guards.paths = false;
-    for (const tool of declares.paths)
-      issues.push(
-        context.issue(
-          offAt('paths'),
-          `'${tool.schema.name}' declares path arguments, and the path guard is off for tenant '${name}'`,
-          `remove 'paths: false', or the tool's 'paths' declaration`,
-        ),
-      );
+    offWhileDeclared('paths', 'path');
   } else {
     // The global roots and the tenant's own both apply: the call's identity is this tenant's.
     const globalTools = typeof global?.paths === 'object' ? global.paths.tools : undefined;
