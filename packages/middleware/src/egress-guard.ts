@@ -16,7 +16,7 @@ import {
 import { isIpLiteral, privateKind, type PrivateKind } from './internal/addresses';
 import { destinationOf, type DestinationKind } from './internal/destinations';
 import { assertDeadline } from './internal/consult';
-import { pathsWithFormat, valuesAt } from './internal/values';
+import { itemsAt, pathsWithFormat } from './internal/values';
 
 /** Resolves a host name to its addresses (IPv4 dotted quads or IPv6). Node: see docs/guards.md. */
 export type EgressResolver = (
@@ -263,24 +263,18 @@ export function egressGuard(options: EgressGuardOptions = {}): Middleware {
     const checked: Record<string, EgressChecked> = {};
     let count = 0;
     for (const { path, kind } of found) {
-      for (const { at, value } of valuesAt(ctx.args, path)) {
-        const items = Array.isArray(value)
-          ? value.map((item, i) => ({ at: `${at}.${i}`, value: item as unknown }))
-          : [{ at, value }];
-        for (const item of items) {
-          if (item.value === undefined || item.value === null) continue;
-          if (typeof item.value !== 'string' && typeof item.value !== 'number') {
-            return refuse(
-              ctx,
-              item.at,
-              'EGRESS_NOT_A_URL',
-              `is not a ${kind === 'host' ? 'host name' : 'URL'} this guard can read`,
-              `Pass it as a string`,
-            );
-          }
-          await judge(ctx, item.at, String(item.value), kind, checked);
-          count++;
+      for (const item of itemsAt(ctx.args, path)) {
+        if (typeof item.value !== 'string' && typeof item.value !== 'number') {
+          return refuse(
+            ctx,
+            item.at,
+            'EGRESS_NOT_A_URL',
+            `is not a ${kind === 'host' ? 'host name' : 'URL'} this guard can read`,
+            `Pass it as a string`,
+          );
         }
+        await judge(ctx, item.at, String(item.value), kind, checked);
+        count++;
       }
     }
     ctx.state.egress = checked;

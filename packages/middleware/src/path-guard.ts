@@ -11,7 +11,7 @@ import {
   type ToolMiddlewareContext,
 } from '@toolgate/core';
 import { pathProblem, rootOf, type PathProblem, type Root } from './internal/lexical-path';
-import { valuesAt } from './internal/values';
+import { itemsAt } from './internal/values';
 
 /** `{ toolName: { argPath: [root, …] } }`. */
 export type PathRoots = Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
@@ -138,19 +138,13 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
   const judge = (ctx: ToolMiddlewareContext, confinement: Confinement): number => {
     let count = 0;
     for (const [path, sets] of confinement) {
-      for (const { at, value } of valuesAt(ctx.args, path)) {
-        const items = Array.isArray(value)
-          ? value.map((item, i) => ({ at: `${at}.${i}`, value: item as unknown }))
-          : [{ at, value }];
-        for (const item of items) {
-          if (item.value === undefined || item.value === null) continue;
-          if (typeof item.value !== 'string') return refuse(ctx, item.at, 'not-a-path', sets);
-          for (const roots of sets) {
-            const problem = pathProblem(item.value, roots);
-            if (problem !== undefined) return refuse(ctx, item.at, problem, [roots]);
-          }
-          count++;
+      for (const item of itemsAt(ctx.args, path)) {
+        if (typeof item.value !== 'string') return refuse(ctx, item.at, 'not-a-path', sets);
+        for (const roots of sets) {
+          const problem = pathProblem(item.value, roots);
+          if (problem !== undefined) return refuse(ctx, item.at, problem, [roots]);
         }
+        count++;
       }
     }
     return count;

@@ -125,6 +125,19 @@ export function valuesAt(args: ToolArgs, path: string): Located[] {
   return found;
 }
 
+/**
+ * The items a declared argument holds at `path`: a list counts item by item (`paths.2`), and an
+ * absent or null value yields nothing.
+ */
+export function itemsAt(args: ToolArgs, path: string): Located[] {
+  const items: Located[] = [];
+  for (const { at, value } of valuesAt(args, path)) {
+    if (Array.isArray(value)) value.forEach((item, i) => items.push({ at: `${at}.${i}`, value: item }));
+    else items.push({ at, value });
+  }
+  return items.filter((item) => item.value !== undefined && item.value !== null);
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
