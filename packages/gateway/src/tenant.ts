@@ -8,6 +8,7 @@ import {
   type Identity,
   type Tool,
   type ToolgateEmitter,
+  listableTools,
 } from '@toolgate/core';
 import { lookup } from 'node:dns/promises';
 import { canonicalChain, type CanonicalGuards, type LimitRule } from '@toolgate/middleware';
@@ -180,7 +181,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     };
   });
 
-  const gate = policy?.built?.gate;
+  const hiding = chain.middleware.some((m) => m.hides !== undefined);
   return {
     name,
     tools,
@@ -188,14 +189,13 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     dispatcher,
     sourceOf,
     ...(policy?.built !== undefined ? { policy: policy.built } : {}),
-    // A tool some deny rule refuses this identity whatever the args is left out of its list.
-    listed:
-      gate === undefined
-        ? () => listed
-        : (identity) => {
-            const visible = new Set(gate.visibleTools(identity, { tools }).map((tool) => tool.schema.name));
-            return listed.filter((tool) => visible.has(tool.name));
-          },
+    // A tool some middleware (a policy deny rule) refuses this identity whatever the args is left out.
+    listed: !hiding
+      ? () => listed
+      : (identity) => {
+          const visible = new Set(listableTools(tools, chain, identity).map((tool) => tool.schema.name));
+          return listed.filter((tool) => visible.has(tool.name));
+        },
   };
 }
 
