@@ -6,6 +6,7 @@ import type { CheckInApproval, CheckInDecision, CheckInReceipt, CheckInRequest }
 import { neverAborted } from './abort';
 import { askHuman } from './asking';
 import { digestOf } from './canonical';
+import { contentText, isContentResult } from './content';
 import type { Credential } from './credential';
 import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from './events';
 import type { Identity } from './identity';
@@ -278,7 +279,9 @@ export class CallContext implements ToolMiddlewareContext {
     // A middleware's replacement is held to the same redaction as the tool's own result.
     const secrets = this.#credential?.secrets();
     const clean = secrets === undefined ? value : redactValue(value, secrets);
-    const text = resultTextOf(clean);
+    // An MCP tool's blocks read as their text, as the executor reads the tool's own result.
+    const text =
+      this.toolSource !== undefined && isContentResult(clean) ? contentText(clean) : resultTextOf(clean);
     this.#result = clean;
     this.#resultText = secrets === undefined ? text : redact(text, secrets);
     this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
