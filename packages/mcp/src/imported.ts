@@ -2,6 +2,7 @@
 // what is refused (invisible characters), how its schema is closed, and which declarations the
 // operator adds by name (`declare`) or by the tool's own hints (`fromAnnotations`).
 
+import { createHash } from 'node:crypto';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { CredentialNeed, JsonSchema, ResultCeiling, Tool, ToolAnnotations } from '@toolgate/core';
 
@@ -159,8 +160,28 @@ export function listedExtras(remote: McpTool, shown: (text: string) => string): 
   return extras;
 }
 
-/** What a tool's pin covers: everything that tells the model or a person what the tool does. */
+/**
+ * What a tool's pin covers: the whole definition a client sees, so nothing that tells the model, a
+ * person or a host what the tool does (a UI template in `_meta`, how it runs in `execution`, its
+ * icons) can change without review.
+ */
 export function pinnedDefinition(remote: McpTool): Record<string, unknown> {
+  const whole = remote as Record<string, unknown>;
+  const also = (key: string) => (whole[key] !== undefined ? { [key]: whole[key] } : {});
+  // A `_meta` value under a secret-sounding key is pinned by its digest: a change is still seen,
+  // and the pin store never holds the value.
+  const meta = isRecord(remote._meta)
+    ? {
+        _meta: Object.fromEntries(
+          Object.entries(remote._meta).map(([key, value]) => [
+            key,
+            SECRET_KEY.test(key)
+              ? `sha256:${createHash('sha256').update(JSON.stringify(value) ?? '').digest('hex')}`
+              : value,
+          ]),
+        ),
+      }
+    : also('_meta');
   return {
     name: remote.name,
     ...(remote.title !== undefined ? { title: remote.title } : {}),
@@ -168,5 +189,8 @@ export function pinnedDefinition(remote: McpTool): Record<string, unknown> {
     inputSchema: remote.inputSchema,
     ...(remote.outputSchema !== undefined ? { outputSchema: remote.outputSchema } : {}),
     ...(remote.annotations !== undefined ? { annotations: remote.annotations } : {}),
+    ...meta,
+    ...also('execution'),
+    ...also('icons'),
   };
 }
