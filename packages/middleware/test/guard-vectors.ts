@@ -78,11 +78,11 @@ export const VECTORS: readonly Vector[] = [
   {
     id: 'ssrf-encoded-loopback',
     attack: 'SSRF to a loopback service, IP spelled in hex, in an argument with no format',
-    by: 'egress guard, `egress` declared',
+    by: 'egress guard, reading values (no declaration needed)',
     steps: [{ tool: 'http_post', args: { url: 'http://0x7f000001:6379/', body: 'FLUSHALL' } }],
     benign: 'a public webhook',
     control: [{ tool: 'http_post', args: { url: 'https://hooks.example.com/build', body: 'done' } }],
-    stops: CONFIGURED,
+    stops: GUARDS,
   },
   {
     id: 'ssrf-ipv4-mapped',
