@@ -12,6 +12,7 @@ import {
 } from '@toolgate/core';
 import { pathProblem, rootOf, type PathProblem, type Root } from './internal/lexical-path';
 import { itemsAt } from './internal/values';
+import { refuseValuePath } from './internal/value-paths';
 
 /** `{ toolName: { argPath: [root, …] } }`. */
 export type PathRoots = Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
@@ -21,6 +22,8 @@ export interface PathGuardOptions {
   readonly tools?: PathRoots;
   /** Roots per tenant (`identity.tenant`), on top of the others. A tenant not listed gets only `tools` and declarations. */
   readonly tenants?: Readonly<Record<string, PathRoots>>;
+  /** Also read every argument value shaped like a path, declared or not (imported tools declare nothing); default true. */
+  readonly values?: boolean;
 }
 
 /** Root sets that apply to one argument path; a value must be under a root of each. */
@@ -155,7 +158,7 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
     after: ['validate-args', 'wants'],
     before: ['check-in', 'credentials'],
     honors: ['paths'],
-    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify([options.tools ?? null, options.tenants ?? null]))}`,
+    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify([options.tools ?? null, options.tenants ?? null]))}${options.values === false ? ', declared only' : ''}`,
     checkTool(tool) {
       try {
         ownOf(tool);
@@ -164,12 +167,14 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
         return error instanceof Error ? error.message : 'its paths cannot be read';
       }
     },
-    passThrough: (tool) => (mentioned(tool) ? undefined : { why: 'no path arguments' }),
+    passThrough: (tool) =>
+      options.values !== false || mentioned(tool) ? undefined : { why: 'no path arguments' },
     run: function pathGuardRun(ctx, next) {
       const tenant = ctx.identity?.tenant;
       const extra = tenant === undefined ? undefined : perTenant.get(tenant)?.get(ctx.toolName);
       const confinement = extra === undefined ? ownOf(ctx.tool) : merge(ownOf(ctx.tool), extra);
       const count = judge(ctx, confinement);
+      if (options.values !== false) refuseValuePath(ctx, confinement);
       ctx.note(
         confinement.size === 0
           ? 'no path arguments'

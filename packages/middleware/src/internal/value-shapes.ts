@@ -14,9 +14,10 @@ export function stringValues(args: unknown): { at: string; value: string }[] {
 }
 
 // A value that is a URL with an authority: what a tool would connect to. Schemes past http(s) are
-// here because a tool that takes one reaches a file, a gopher or a redis port just the same.
+// here because a tool that takes one reaches a gopher or a redis port just the same (a `file:` URL
+// is a path, and the path guard's).
 const URL_SHAPE =
-  /^\s{0,8}(?:https?|wss?|ftps?|sftp|gopher|dict|ldaps?|tftp|smb|file|redis|mongodb(?:\+srv)?|postgres(?:ql)?|mysql|jdbc:[a-z]{1,16}):\/\/\S/i;
+  /^\s{0,8}(?:https?|wss?|ftps?|sftp|gopher|dict|ldaps?|tftp|smb|redis|mongodb(?:\+srv)?|postgres(?:ql)?|mysql|jdbc:[a-z]{1,16}):\/\/\S/i;
 // A bare address with an optional port: '169.254.169.254', '[::1]:8080', 'localhost:6379'.
 const HOST_SHAPE =
   /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]{2,45}\]|localhost|(?:0x[0-9a-f]{1,8}))(?::\d{1,5})?\/?$/i;
