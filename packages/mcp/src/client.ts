@@ -55,6 +55,7 @@ import {
   listedExtras,
   mergeDeclarations,
   pinnedDefinition,
+  poisonedDescriptions,
   type AnnotationHint,
   type ImportDeclaration,
   type ListedExtras,
@@ -109,6 +110,8 @@ export interface McpClientOptions {
   readonly closeSchemas?: boolean;
   /** A tool whose name, title or description has invisible characters is skipped; 'escape' keeps it, the characters written out. */
   readonly invisibleCharacters?: 'skip' | 'escape';
+  /** A tool whose description addresses the model (alone or with the server's other tools) is not listed; 'allow' lists it. Default 'screen'. */
+  readonly descriptions?: 'screen' | 'allow';
   /** Where definitions are pinned; default in memory (pinned again in each process). */
   readonly pins?: PinStore;
   /** The chain's check-in store: pending check-ins for a tool whose definition changed are revoked in it. */
@@ -272,6 +275,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const pins = options.pins ?? inMemoryPins();
   const closeSchemas = options.closeSchemas !== false;
   const escapeText = options.invisibleCharacters === 'escape';
+  const screenText = options.descriptions !== 'allow';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
@@ -406,9 +410,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
       left.push(event);
       emit(event);
     };
-    for (const remote of await listAll(client)) {
+    const listed = await listAll(client);
+    const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
+    for (const remote of listed) {
       const local = localName(remote.name);
-      const problem = importProblem(remote, local, taken);
+      const problem = importProblem(remote, local, taken) ?? poisoned.get(remote.name);
       if (problem !== undefined) {
         skip(remote, problem);
         continue;

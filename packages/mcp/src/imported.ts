@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { CredentialNeed, JsonSchema, ResultCeiling, Tool, ToolAnnotations } from '@toolgate/core';
+import { screenDescriptions } from '@toolgate/middleware';
 
 /** What the operator declares for an imported tool: the declarations a tool of our own would carry. */
 export interface ImportDeclaration {
@@ -193,4 +194,19 @@ export function pinnedDefinition(remote: McpTool): Record<string, unknown> {
     ...also('execution'),
     ...also('icons'),
   };
+}
+
+/**
+ * The tools of one listing whose descriptions address the model (alone, or read together with the
+ * server's other tools), by remote name, with why: they are not listed.
+ */
+export function poisonedDescriptions(remotes: readonly McpTool[]): Map<string, string> {
+  return screenDescriptions(
+    remotes.map((remote) => ({
+      name: remote.name,
+      text: [remote.title, remote.annotations?.title, remote.description]
+        .filter((part): part is string => typeof part === 'string')
+        .join('\n'),
+    })),
+  );
 }
