@@ -414,7 +414,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
     for (const remote of listed) {
       const local = localName(remote.name);
-      const problem = importProblem(remote, local, taken) ?? poisoned.get(remote.name);
+      const problem = importProblem(remote, local, taken);
       if (problem !== undefined) {
         skip(remote, problem);
         continue;
@@ -426,6 +426,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
         new Date().toISOString(),
       );
       if (pinned) emit({ type: 'mcp.tool.pinned', source: name, toolName: local, digest });
+      // Screened as listed: a changed tool is listed with its pinned text, so its new text waits for review.
+      const poison = record.digest === digest ? poisoned.get(remote.name) : undefined;
+      if (poison !== undefined) {
+        skip(remote, poison);
+        continue;
+      }
       // What is served now, before any call can compare it with the pin: a call racing this listing
       // must not read the previous digest and take the change for accepted.
       served.set(remote.name, { remote: remote.name, local, digest });
