@@ -102,6 +102,19 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           ...(options.env !== undefined ? { env: options.env } : {}),
           pins: state.pins,
           checkIns: state.checkIns,
+          ...(audit !== undefined
+            ? {
+                audit: (entry: {
+                  kind: string;
+                  source: string;
+                  tool: string;
+                  code: string;
+                  args: { reason: string };
+                }) =>
+                  // A record that cannot be written leaves the tool unlisted all the same.
+                  void audit.record(entry).catch(() => undefined),
+              }
+            : {}),
         };
         const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
         const reused = previous?.upstreams.get(name);

@@ -41,6 +41,8 @@ export interface UpstreamStatus {
   readonly error?: string;
   /** Times the connection came back after it was lost. */
   readonly restarts: number;
+  /** Tools the server lists that are not served, with why (invisible characters, a description addressed to the model, …). */
+  readonly skipped?: readonly { readonly tool: string; readonly reason: string }[];
 }
 
 export interface Upstream {
@@ -68,6 +70,14 @@ export interface UpstreamContext {
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
   /** Operator events: restarts, skipped tools, pins. */
   readonly log?: (fields: LogFields) => void;
+  /** Records what an operator must be able to find later (a tool not listed, and why) in the audit log. */
+  readonly audit?: (entry: {
+    kind: string;
+    source: string;
+    tool: string;
+    code: string;
+    args: { reason: string };
+  }) => void;
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where tool definitions are pinned; default in memory. */
   readonly pins?: PinStore;
@@ -166,6 +176,13 @@ export async function connectUpstream(
           upstream: name,
           tool: event.toolName,
           why: event.reason,
+        });
+        context.audit?.({
+          kind: 'tool.unlisted',
+          source: name,
+          tool: event.toolName,
+          code: unlistedCode(event.reason),
+          args: { reason: event.reason },
         });
         return;
       case 'mcp.tool.pinned':
@@ -307,6 +324,9 @@ export async function connectUpstream(
         tools: current.tools.length,
         ...(status.reason !== undefined && status.state !== 'connected' ? { error: status.reason } : {}),
         restarts,
+        ...(client.skipped.length > 0
+          ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
+          : {}),
       };
     },
     onToolsChanged(listener) {
@@ -466,4 +486,12 @@ function connectProblem(config: UpstreamConfig, cause: unknown): string {
 
 function firstLine(text: string): string {
   return text.split('\n')[0]!.slice(0, 200);
+}
+
+/** A stable code for why a tool is not listed, for the audit log (its reason is digested there). */
+function unlistedCode(reason: string): string {
+  if (reason.includes('description contains') || reason.includes("other tools' descriptions"))
+    return 'DESCRIPTION_ADDRESSES_MODEL';
+  if (reason.includes('invisible characters')) return 'INVISIBLE_CHARACTERS';
+  return 'TOOL_NOT_IMPORTED';
 }
