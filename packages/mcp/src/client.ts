@@ -3,6 +3,9 @@
 // the server goes away, and trusts no definition it has not pinned. A tool toolgate cannot govern is
 // skipped, never fatal.
 
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -168,7 +171,7 @@ export type McpClientEvent =
       readonly source: string;
       readonly pinned: string;
       readonly served: string;
-      /** What identifies the server now: its reported name and version, endpoint and command. */
+      /** What identifies the server now: its reported name, endpoint, TLS key and command (and, for information, its version). */
       readonly identity: Readonly<Record<string, unknown>>;
     }
   | { readonly type: 'mcp.status'; readonly source: string; readonly status: McpClientStatus }
@@ -355,26 +358,59 @@ export function mcpClient(options: McpClientOptions): McpClient {
   );
   const inFlight = new Set<string>();
 
+  // The server's identity is its endpoint (and, over TLS, its key) or its command, and the name it
+  // reports; its version is not: a version bump re-checks every tool against its pin at the listing
+  // that follows the reconnect, and nothing else.
+  let identityChange: { readonly pinned: string; readonly served: string } | undefined;
+
   async function pinServer(client: Client): Promise<void> {
     const version = client.getServerVersion();
+    const tlsKey = endpoint?.protocol === 'https:' ? await tlsKeyOf(endpoint).catch(() => 'unreadable') : undefined;
     const identity: Record<string, unknown> = {
-      serverInfo: { name: version?.name ?? null, version: version?.version ?? null },
+      serverName: version?.name ?? null,
       ...(endpoint !== undefined ? { endpoint: endpoint.href } : {}),
+      ...(tlsKey !== undefined ? { tlsKey } : {}),
       ...(options.command !== undefined ? { command: [...options.command] } : {}),
     };
     const digest = await digestOf(identity);
     const { record, pinned } = await pins.observe(
-      { source: name, kind: 'server', name: '', digest, definition: identity },
+      { source: name, kind: 'server', name: SERVER_IDENTITY, digest, definition: identity },
       new Date().toISOString(),
     );
+    identityChange = record.digest === digest ? undefined : { pinned: record.digest, served: digest };
     if (pinned || record.digest !== digest)
       emit({
         type: pinned ? 'mcp.server.pinned' : 'mcp.server.changed',
         source: name,
         pinned: record.digest,
         served: digest,
-        identity,
+        identity: { ...identity, version: version?.version ?? null },
       });
+  }
+
+  /** Refuses every call while the server's identity differs from its pin, unless accepted since (here or in another process). */
+  async function refuseIfServerChanged(local: string): Promise<void> {
+    const change = identityChange;
+    if (change === undefined) return;
+    const stored = await pins.get(name, 'server', SERVER_IDENTITY).catch(() => undefined);
+    if (stored !== undefined && stored.digest === change.served) {
+      identityChange = undefined;
+      return;
+    }
+    throw new Refusal(
+      'mcp',
+      refusalReason(
+        `'${local}' did not run: MCP server '${name}' is not the server that was reviewed and pinned (its endpoint, key or command changed)`,
+        'Retrying will not help until an operator reviews the new server identity and accepts it',
+        'Continue without this tool, or tell the user its server awaits review',
+      ),
+      {
+        code: 'SERVER_IDENTITY_CHANGED',
+        mentionsRun: true,
+        beforeRun: true,
+        detail: `pinned ${change.pinned}, served ${change.served}`,
+      },
+    );
   }
 
   async function listAll(client: Client): Promise<McpTool[]> {
@@ -587,6 +623,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     args: ToolArgs,
     ctx: ToolMiddlewareContext,
   ): Promise<unknown> {
+    await refuseIfServerChanged(local);
     await refuseIfChanged(remote, local, ctx);
     // A client closed on purpose is not coming back: that is a failure, not a wait.
     if (connection.status().state === 'closed')
@@ -776,12 +813,49 @@ export function mcpClient(options: McpClientOptions): McpClient {
  */
 export async function acceptPin(
   pins: PinStore,
-  pin: { readonly source: string; readonly name: string; readonly digest?: string },
+  pin: {
+    readonly source: string;
+    readonly name: string;
+    readonly digest?: string;
+    /** `'server'` accepts a changed server identity (`name` is then `SERVER_IDENTITY`). */
+    readonly kind?: 'tool' | 'server';
+  },
 ): Promise<boolean> {
-  const record = await pins.get(pin.source, 'tool', pin.name);
+  const kind = pin.kind ?? 'tool';
+  const record = await pins.get(pin.source, kind, pin.name);
   const digest = pin.digest ?? record?.changed?.digest;
   if (digest === undefined) return false;
-  return pins.accept(pin.source, 'tool', pin.name, digest, new Date().toISOString());
+  return pins.accept(pin.source, kind, pin.name, digest, new Date().toISOString());
+}
+
+/** The name a server's identity is pinned under (kind `'server'`). */
+export const SERVER_IDENTITY = 'identity';
+
+/** `sha256:` of the public key the server at `endpoint` presents over TLS (a probe connection, bounded). */
+export function tlsKeyOf(endpoint: URL): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const host = endpoint.hostname.replace(/^\[|\]$/g, '');
+    const socket = tlsConnect({
+      host,
+      port: Number(endpoint.port || 443),
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+      // The key is pinned whoever signed it; trust in the certificate is the MCP connection's own check.
+      rejectUnauthorized: false,
+      timeout: 5000,
+    });
+    const done = (error?: Error, key?: string) => {
+      socket.destroy();
+      if (error !== undefined) reject(error);
+      else resolve(key!);
+    };
+    socket.once('secureConnect', () => {
+      const { pubkey } = socket.getPeerCertificate();
+      if (pubkey === undefined) return done(new Error('no certificate'));
+      done(undefined, `sha256:${createHash('sha256').update(pubkey).digest('hex')}`);
+    });
+    socket.once('timeout', () => done(new Error('timeout')));
+    socket.once('error', (error) => done(error));
+  });
 }
 
 // What tools/list shows of an imported tool beyond its schema, for mcpServe.

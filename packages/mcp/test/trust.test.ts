@@ -17,6 +17,7 @@ import { canonicalChain } from '@toolgate/middleware';
 import {
   acceptPin,
   mcpClient,
+  SERVER_IDENTITY,
   McpClientConfigError,
   type McpClient,
   type McpClientEvent,
@@ -179,7 +180,8 @@ describe('pinning', () => {
     const later = shifty({ pins }, events);
     const dispatcher = createDispatcher({ tools: await later.tools(), chain: canonicalChain() });
     expect(events.some((e) => e.type === 'mcp.tool.changed')).toBe(true);
-    expect(events.some((e) => e.type === 'mcp.server.changed')).toBe(true);
+    // The server reports a new version: that alone re-checks the tool pins and is no identity change.
+    expect(events.some((e) => e.type === 'mcp.server.changed')).toBe(false);
     expect((await dispatcher.dispatch({ toolName: 'sh_lookup', args: { word: 'x' } })).kind).toBe('refused');
     // As `toolgate pins accept` would: from the store, without the client.
     expect(await acceptPin(pins, { source: 'shifty', name: 'lookup', digest: 'not-the-one' })).toBe(false);
@@ -188,6 +190,39 @@ describe('pinning', () => {
       kind: 'result',
       content: 'definition of x',
     });
+  });
+});
+
+describe('server identity', () => {
+  it('refuses every call once the server is reached another way (endpoint, key or command), until the identity is accepted', async () => {
+    const pins: PinStore = inMemoryPins();
+    await shifty({ pins }).tools();
+    const events: McpClientEvent[] = [];
+    const moved = shifty({ pins, command: [...fixtureServer('shifty'), '--elsewhere'] }, events);
+    const dispatcher = createDispatcher({ tools: await moved.tools(), chain: canonicalChain() });
+    expect(events.find((e) => e.type === 'mcp.server.changed')).toMatchObject({ source: 'shifty' });
+
+    const refused = await dispatcher.dispatch({ toolName: 'sh_lookup', args: { word: 'x' } });
+    expect(refused).toMatchObject({ kind: 'refused', code: 'SERVER_IDENTITY_CHANGED', ran: false });
+    expect(text(refused)).toMatch(/is not the server that was reviewed and pinned/);
+
+    // Accepted as a tool pin is, from the store.
+    expect(await acceptPin(pins, { source: 'shifty', name: SERVER_IDENTITY, kind: 'server' })).toBe(true);
+    expect(await dispatcher.dispatch({ toolName: 'sh_lookup', args: { word: 'x' } })).toMatchObject({
+      kind: 'result',
+      content: 'definition of x',
+    });
+  });
+
+  it('a version bump alone changes no identity: calls to unchanged tools run', async () => {
+    const pins: PinStore = inMemoryPins();
+    await shifty({ pins }).tools();
+    writeFileSync(state, JSON.stringify({ version: 2 }));
+    const events: McpClientEvent[] = [];
+    const later = shifty({ pins }, events);
+    const dispatcher = createDispatcher({ tools: await later.tools(), chain: canonicalChain() });
+    expect(events.some((e) => e.type === 'mcp.server.changed')).toBe(false);
+    expect(await dispatcher.dispatch({ toolName: 'sh_sound', args: {} })).toMatchObject({ kind: 'result' });
   });
 });
 
