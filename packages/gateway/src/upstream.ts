@@ -493,5 +493,6 @@ function unlistedCode(reason: string): string {
   if (reason.includes('description contains') || reason.includes("other tools' descriptions"))
     return 'DESCRIPTION_ADDRESSES_MODEL';
   if (reason.includes('invisible characters')) return 'INVISIBLE_CHARACTERS';
+  if (reason.includes('held for review')) return 'TOOL_HELD_FOR_REVIEW';
   return 'TOOL_NOT_IMPORTED';
 }

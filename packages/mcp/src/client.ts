@@ -115,6 +115,12 @@ export interface McpClientOptions {
   readonly invisibleCharacters?: 'skip' | 'escape';
   /** A tool whose description addresses the model (alone or with the server's other tools) is not listed; 'allow' lists it. Default 'screen'. */
   readonly descriptions?: 'screen' | 'allow';
+  /**
+   * The server's tool set is pinned at the first listing; a tool added or renamed later is held
+   * (not listed) until the new set is accepted (`acceptPin(pins, { source, name: TOOL_SET, kind: 'server' })`).
+   * 'allow' lists it at once. Default 'review'.
+   */
+  readonly newTools?: 'review' | 'allow';
   /** Where definitions are pinned; default in memory (pinned again in each process). */
   readonly pins?: PinStore;
   /** The chain's check-in store: pending check-ins for a tool whose definition changed are revoked in it. */
@@ -173,6 +179,12 @@ export type McpClientEvent =
       readonly served: string;
       /** What identifies the server now: its reported name, endpoint, TLS key and command (and, for information, its version). */
       readonly identity: Readonly<Record<string, unknown>>;
+    }
+  | {
+      /** Tools added or renamed since the tool set was pinned: not listed until the set is accepted. */
+      readonly type: 'mcp.tools.held';
+      readonly source: string;
+      readonly toolNames: readonly string[];
     }
   | { readonly type: 'mcp.status'; readonly source: string; readonly status: McpClientStatus }
   | {
@@ -279,6 +291,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const closeSchemas = options.closeSchemas !== false;
   const escapeText = options.invisibleCharacters === 'escape';
   const screenText = options.descriptions !== 'allow';
+  const reviewNewTools = options.newTools !== 'allow';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
@@ -388,6 +401,27 @@ export function mcpClient(options: McpClientOptions): McpClient {
       });
   }
 
+  /**
+   * Pins the set of tool names the server lists; answers those not in the accepted set. The first
+   * listing is the accepted set; later, a name added (or a tool renamed) waits for the set to be accepted.
+   */
+  async function heldForReview(listed: readonly McpTool[]): Promise<Set<string>> {
+    const names = [...new Set(listed.map((remote) => String(remote.name)))].sort();
+    const definition = { tools: names };
+    const digest = await digestOf(definition);
+    const { record } = await pins.observe(
+      { source: name, kind: 'server', name: TOOL_SET, digest, definition },
+      new Date().toISOString(),
+    );
+    if (record.digest === digest) return new Set();
+    const accepted = new Set(
+      Array.isArray(record.definition['tools']) ? (record.definition['tools'] as unknown[]).map(String) : [],
+    );
+    const added = names.filter((tool) => !accepted.has(tool));
+    if (added.length > 0) emit({ type: 'mcp.tools.held', source: name, toolNames: added.map((tool) => localName(tool)) });
+    return new Set(added);
+  }
+
   /** Refuses every call while the server's identity differs from its pin, unless accepted since (here or in another process). */
   async function refuseIfServerChanged(local: string): Promise<void> {
     const change = identityChange;
@@ -448,9 +482,14 @@ export function mcpClient(options: McpClientOptions): McpClient {
     };
     const listed = await listAll(client);
     const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
+    const held = reviewNewTools ? await heldForReview(listed) : new Set<string>();
     for (const remote of listed) {
       const local = localName(remote.name);
-      const problem = importProblem(remote, local, taken);
+      const problem =
+        importProblem(remote, local, taken) ??
+        (held.has(remote.name)
+          ? `it was added to the server after its tool set was pinned, and is held for review (toolgate pins accept tools:${name})`
+          : undefined);
       if (problem !== undefined) {
         skip(remote, problem);
         continue;
@@ -830,6 +869,9 @@ export async function acceptPin(
 
 /** The name a server's identity is pinned under (kind `'server'`). */
 export const SERVER_IDENTITY = 'identity';
+
+/** The name a server's set of tool names is pinned under (kind `'server'`). */
+export const TOOL_SET = 'tools';
 
 /** `sha256:` of the public key the server at `endpoint` presents over TLS (a probe connection, bounded). */
 export function tlsKeyOf(endpoint: URL): Promise<string> {

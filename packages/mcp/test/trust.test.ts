@@ -18,6 +18,7 @@ import {
   acceptPin,
   mcpClient,
   SERVER_IDENTITY,
+  TOOL_SET,
   McpClientConfigError,
   type McpClient,
   type McpClientEvent,
@@ -223,6 +224,43 @@ describe('server identity', () => {
     const dispatcher = createDispatcher({ tools: await later.tools(), chain: canonicalChain() });
     expect(events.some((e) => e.type === 'mcp.server.changed')).toBe(false);
     expect(await dispatcher.dispatch({ toolName: 'sh_sound', args: {} })).toMatchObject({ kind: 'result' });
+  });
+});
+
+describe('the tool set', () => {
+  it('holds a tool renamed while serving (lookup removed, lookup_v2 added) until the new set is accepted', async () => {
+    const pins: PinStore = inMemoryPins();
+    await shifty({ pins }).tools();
+    writeFileSync(state, JSON.stringify({ version: 3 }));
+    const events: McpClientEvent[] = [];
+    const later = shifty({ pins, descriptions: 'allow' }, events);
+    const names = (await later.tools()).map((t) => t.schema.name);
+    expect(names).not.toContain('sh_lookup_v2');
+    expect(names).toContain('sh_sound');
+    expect(events.find((e) => e.type === 'mcp.tools.held')).toEqual({
+      type: 'mcp.tools.held',
+      source: 'shifty',
+      toolNames: ['sh_lookup_v2'],
+    });
+    expect(events.find((e) => e.type === 'mcp.tool.skipped')).toMatchObject({
+      toolName: 'lookup_v2',
+      reason: expect.stringMatching(/held for review \(toolgate pins accept tools:shifty\)$/),
+    });
+    // The set awaiting review shows what changed.
+    const set = await pins.get('shifty', 'server', TOOL_SET);
+    expect(set!.changed!.definition['tools']).toContain('lookup_v2');
+    expect(set!.definition['tools']).toContain('lookup');
+
+    expect(await acceptPin(pins, { source: 'shifty', name: TOOL_SET, kind: 'server' })).toBe(true);
+    expect((await later.tools()).map((t) => t.schema.name)).toContain('sh_lookup_v2');
+  });
+
+  it("lists an added tool at once with newTools: 'allow'", async () => {
+    const pins: PinStore = inMemoryPins();
+    await shifty({ pins }).tools();
+    writeFileSync(state, JSON.stringify({ version: 3 }));
+    const later = shifty({ pins, newTools: 'allow', descriptions: 'allow' });
+    expect((await later.tools()).map((t) => t.schema.name)).toContain('sh_lookup_v2');
   });
 });
 

@@ -4,7 +4,7 @@
 // every gateway on the store at the tool's next call.
 
 import type { PinRecord, PinStore } from '@toolgate/core';
-import { acceptPin, SERVER_IDENTITY } from '@toolgate/mcp';
+import { acceptPin, SERVER_IDENTITY, TOOL_SET } from '@toolgate/mcp';
 import { openAudit } from '../audit';
 import type { LoadedConfig } from '../config/load';
 import { openStateStore, type StateStore } from '../stores';
@@ -46,7 +46,7 @@ function openPins(loaded: LoadedConfig): StateStore {
 
 /** The name the model sees: the upstream's prefix and the server's own name. */
 function localName(loaded: LoadedConfig, record: PinRecord): string {
-  if (record.kind === 'server') return `server:${record.source}`;
+  if (record.kind === 'server') return `${record.name === TOOL_SET ? 'tools' : 'server'}:${record.source}`;
   const prefix = loaded.config.upstreams[record.source]?.prefix ?? '';
   return `${prefix}${record.name}`;
 }
@@ -141,11 +141,13 @@ async function find(
   args: ParsedArgs,
 ): Promise<PinRecord> {
   const only = args.flags.get('upstream');
-  // `server:UPSTREAM` names an upstream's identity (endpoint, TLS key, command).
-  if (tool.startsWith('server:')) {
-    const record = await pins.get(tool.slice('server:'.length), 'server', SERVER_IDENTITY);
+  // `server:UPSTREAM` names an upstream's identity (endpoint, TLS key, command); `tools:UPSTREAM` its tool set.
+  const server = /^(server|tools):(.+)$/.exec(tool);
+  if (server !== null) {
+    const [, what, source] = server;
+    const record = await pins.get(source!, 'server', what === 'tools' ? TOOL_SET : SERVER_IDENTITY);
     if (record === undefined)
-      throw new PinsCommandError(`no pinned identity for upstream '${tool.slice('server:'.length)}'`);
+      throw new PinsCommandError(`no pinned ${what === 'tools' ? 'tool set' : 'identity'} for upstream '${source}'`);
     return record;
   }
   const candidates: PinRecord[] = [];
