@@ -102,6 +102,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           ...(options.env !== undefined ? { env: options.env } : {}),
           pins: state.pins,
           checkIns: state.checkIns,
+          ...(config.pins?.newTools !== undefined ? { newTools: config.pins.newTools } : {}),
           ...(audit !== undefined
             ? {
                 audit: (entry: {
@@ -116,7 +117,12 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
               }
             : {}),
         };
-        const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
+        const fingerprint = JSON.stringify([
+          upstreamConfig,
+          context.credentials,
+          context.defaults,
+          config.pins?.newTools === undefined ? null : { newTools: config.pins.newTools },
+        ]);
         const reused = previous?.upstreams.get(name);
         if (
           reused !== undefined &&

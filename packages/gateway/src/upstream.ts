@@ -81,6 +81,8 @@ export interface UpstreamContext {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where tool definitions are pinned; default in memory. */
   readonly pins?: PinStore;
+  /** What a tool added to a server while serving does: held for review (default) or listed. */
+  readonly newTools?: 'review' | 'allow';
   /** Pending check-ins of a tool whose definition changed are revoked here. */
   readonly checkIns?: CheckInStore;
   /** Reconnection timing (tests shorten it). */
@@ -120,7 +122,12 @@ export async function connectUpstream(
   config: UpstreamConfig,
   context: UpstreamContext,
 ): Promise<Upstream> {
-  const fingerprint = JSON.stringify([config, context.credentials, context.defaults]);
+  const fingerprint = JSON.stringify([
+    config,
+    context.credentials,
+    context.defaults,
+    context.newTools === undefined ? null : { newTools: context.newTools },
+  ]);
   const prefix = config.prefix ?? '';
   const timeoutMs =
     config.timeout === undefined ? 60_000 : durationMs(config.timeout, `upstreams.${name}.timeout`);
@@ -141,6 +148,11 @@ export async function connectUpstream(
     backoff,
     ...(context.pins !== undefined ? { pins: context.pins } : {}),
     ...(context.checkIns !== undefined ? { checkIns: context.checkIns } : {}),
+    identity: {
+      ...(config.url !== undefined ? { url: config.url } : {}),
+      ...(config.command !== undefined ? { command: config.command } : {}),
+    },
+    ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }

@@ -121,6 +121,8 @@ export interface McpClientOptions {
    * 'allow' lists it at once. Default 'review'.
    */
   readonly newTools?: 'review' | 'allow';
+  /** Where the server is, for its identity pin, when `transport` is given instead of `url` or `command`. */
+  readonly identity?: { readonly url?: string; readonly command?: readonly string[] };
   /** Where definitions are pinned; default in memory (pinned again in each process). */
   readonly pins?: PinStore;
   /** The chain's check-in store: pending check-ins for a tool whose definition changed are revoked in it. */
@@ -376,14 +378,18 @@ export function mcpClient(options: McpClientOptions): McpClient {
   // that follows the reconnect, and nothing else.
   let identityChange: { readonly pinned: string; readonly served: string } | undefined;
 
+  const where = endpoint ?? urlOrUndefined(options.identity?.url);
+  const how = options.command ?? options.identity?.command;
+
   async function pinServer(client: Client): Promise<void> {
     const version = client.getServerVersion();
-    const tlsKey = endpoint?.protocol === 'https:' ? await tlsKeyOf(endpoint).catch(() => 'unreadable') : undefined;
+    // A key that cannot be read is pinned as such: the next connection that reads it is a change.
+    const tlsKey = where?.protocol === 'https:' ? await tlsKeyOf(where).catch(() => 'unreadable') : undefined;
     const identity: Record<string, unknown> = {
       serverName: version?.name ?? null,
-      ...(endpoint !== undefined ? { endpoint: endpoint.href } : {}),
+      ...(where !== undefined ? { endpoint: where.href } : {}),
       ...(tlsKey !== undefined ? { tlsKey } : {}),
-      ...(options.command !== undefined ? { command: [...options.command] } : {}),
+      ...(how !== undefined ? { command: [...how] } : {}),
     };
     const digest = await digestOf(identity);
     const { record, pinned } = await pins.observe(
@@ -865,6 +871,15 @@ export async function acceptPin(
   const digest = pin.digest ?? record?.changed?.digest;
   if (digest === undefined) return false;
   return pins.accept(pin.source, kind, pin.name, digest, new Date().toISOString());
+}
+
+function urlOrUndefined(text: string | undefined): URL | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The name a server's identity is pinned under (kind `'server'`). */

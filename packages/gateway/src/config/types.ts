@@ -236,4 +236,11 @@ export interface GatewayConfig {
   readonly telemetry?: TelemetryConfig;
   readonly inbox?: InboxConfig;
   readonly stdio?: { readonly identity: IdentityConfig };
+  readonly pins?: PinsConfig;
+}
+
+/** How upstreams' tool sets are pinned. */
+export interface PinsConfig {
+  /** A tool an upstream adds or renames while serving: held for review (`toolgate pins accept tools:UPSTREAM`) or listed at once. Default review. */
+  readonly newTools?: 'review' | 'allow';
 }
