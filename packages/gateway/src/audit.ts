@@ -107,10 +107,14 @@ export function openAudit(config: GatewayConfig, baseDir: string): GatewayAudit 
 export async function recordConfig(
   runtime: Runtime,
   kind: 'config.loaded' | 'config.reloaded',
+  weakens: readonly string[] = [],
 ): Promise<void> {
   const audit = runtime.audit;
   if (audit === undefined) return;
   try {
+    // Each way a reload weakens security is its own record, in words (not a digest).
+    for (const weakening of weakens)
+      await audit.record({ kind: 'config.weakened', code: 'CONFIG_WEAKENED', rule: weakening });
     await audit.record({ kind, args: runtime.config });
   } catch (error) {
     if (runtime.config.audit?.onAuditFailure === 'allow') return;

@@ -19,6 +19,7 @@ import { createLog, type GatewayLog } from './log';
 import { gatewayInbox } from './inbox';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
+import { weakenings } from './weakening';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -247,6 +248,7 @@ export async function createGateway(
         error: new Error('this gateway was not started from a file; there is nothing to reload'),
       };
     let next: Runtime;
+    let weakens: string[] = [];
     try {
       const nextLoaded = loadConfig(loaded.file, { env });
       if (!stdio && nextLoaded.config.auth?.tokens === undefined && nextLoaded.config.auth?.jwt === undefined)
@@ -257,9 +259,18 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
+      weakens = weakenings(live.config, nextLoaded.config);
+      if (weakens.length > 0 && nextLoaded.config.reload?.requireApproval === 'weakening')
+        throw new ConfigError([
+          nextLoaded.issue(
+            ['reload', 'requireApproval'],
+            `this reload weakens security (${weakens.join('; ')}), and waiting for an approver in the inbox is not built yet, so it is refused`,
+            'review the change and apply it with reload.requireApproval unset, or restart the gateway',
+          ),
+        ]);
       next = await buildRuntime(nextLoaded, { previous: live, log, env });
       try {
-        await recordConfig(next, 'config.reloaded');
+        await recordConfig(next, 'config.reloaded', weakens);
       } catch (error) {
         await closeRuntime(next, live);
         throw error;
@@ -277,7 +288,13 @@ export async function createGateway(
         level: 'warn',
         why: 'listen settings take effect when the gateway restarts',
       });
-    log({ msg: 'reload', tenants: [...next.tenants.keys()], upstreams: [...next.upstreams.keys()] });
+    log({
+      msg: 'reload',
+      tenants: [...next.tenants.keys()],
+      upstreams: [...next.upstreams.keys()],
+      // A reload that weakens security says so, in the event and in the audit log.
+      ...(weakens.length > 0 ? { level: 'warn', weakens } : {}),
+    });
     return { ok: true };
   }
 

@@ -237,6 +237,13 @@ export interface GatewayConfig {
   readonly inbox?: InboxConfig;
   readonly stdio?: { readonly identity: IdentityConfig };
   readonly pins?: PinsConfig;
+  readonly reload?: ReloadConfig;
+}
+
+/** What a reload may do on its own. */
+export interface ReloadConfig {
+  /** `weakening`: a reload that weakens security waits for an approver (not built yet: it is refused). */
+  readonly requireApproval?: 'weakening' | 'never';
 }
 
 /** How upstreams' tool sets are pinned. */
