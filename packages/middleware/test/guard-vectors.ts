@@ -1,4 +1,4 @@
-// The guards' score: 24 attack vectors in the way outside benchmarks score MCP defenses, each with a
+// The guards' score: 46 attack vectors in the way outside benchmarks score MCP defenses, each with a
 // benign control that must not be flagged, played as real calls through canonicalChain in three
 // configurations: no guards (the chain as it was), `guards: {}` (the guards' own defaults, tools
 // declaring nothing) and configured (tools declare egress, paths and the shell capability; a tenant
