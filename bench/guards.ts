@@ -107,7 +107,11 @@ const argsLarge = { q: shell(SMALL * 10) };
  * result and the secret guard's forms of each argument (its share of "every guard on" is its ratio
  * over that row's).
  */
-const READS = [PAGE, JSON.stringify({ rows: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `row ${i}` })) }), PAGE];
+const READS = [
+  PAGE,
+  JSON.stringify({ rows: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `row ${i}` })) }),
+  PAGE,
+];
 function normalizeInTurn(): () => Promise<unknown> {
   let i = 0;
   return async () => {

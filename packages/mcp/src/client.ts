@@ -424,7 +424,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       Array.isArray(record.definition['tools']) ? (record.definition['tools'] as unknown[]).map(String) : [],
     );
     const added = names.filter((tool) => !accepted.has(tool));
-    if (added.length > 0) emit({ type: 'mcp.tools.held', source: name, toolNames: added.map((tool) => localName(tool)) });
+    if (added.length > 0)
+      emit({ type: 'mcp.tools.held', source: name, toolNames: added.map((tool) => localName(tool)) });
     return new Set(added);
   }
 

@@ -177,7 +177,9 @@ export function pinnedDefinition(remote: McpTool): Record<string, unknown> {
           Object.entries(remote._meta).map(([key, value]) => [
             key,
             SECRET_KEY.test(key)
-              ? `sha256:${createHash('sha256').update(JSON.stringify(value) ?? '').digest('hex')}`
+              ? `sha256:${createHash('sha256')
+                  .update(JSON.stringify(value) ?? '')
+                  .digest('hex')}`
               : value,
           ]),
         ),

@@ -35,7 +35,9 @@ describe('pinnedDefinition', () => {
   });
 
   it('keeps a secret-keyed _meta value out of what the pin store holds', () => {
-    const pinned = JSON.stringify(pinnedDefinition(base as unknown as Parameters<typeof pinnedDefinition>[0]));
+    const pinned = JSON.stringify(
+      pinnedDefinition(base as unknown as Parameters<typeof pinnedDefinition>[0]),
+    );
     expect(pinned).not.toContain('k-1234567890');
     expect(pinned).toContain('ui://lookup/card');
   });

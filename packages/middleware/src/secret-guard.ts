@@ -173,7 +173,8 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
       const joined = `${values.join('')}\n${values.reverse().join('')}`;
       for (const form of formsOf(joined)) {
         const [finding] = findCredentials(form, list, true, true);
-        if (finding !== undefined) refuse(ctx, '', `${finding.rule.label} split across arguments`, finding.rule.id);
+        if (finding !== undefined)
+          refuse(ctx, '', `${finding.rule.label} split across arguments`, finding.rule.id);
         if (secrets.length > 0) all.push(form);
       }
     }
@@ -188,7 +189,12 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
         (holds(text) || (decode && formsOf(text).some(holds))) &&
         refuse(ctx, at, 'a credential value this deployment holds', 'resolved-credential'),
     );
-    refuse(ctx, '', 'a credential value this deployment holds, split across arguments', 'resolved-credential');
+    refuse(
+      ctx,
+      '',
+      'a credential value this deployment holds, split across arguments',
+      'resolved-credential',
+    );
   };
 
   // Credentials in one string of a result, in any case and written backwards too, by position.

@@ -404,7 +404,11 @@ describe('egress guard: values first', () => {
   it.each([
     ['cloud metadata', { target: 'http://169.254.169.254/latest/meta-data/' }, 'EGRESS_PRIVATE_ADDRESS'],
     ['loopback in hex', { target: 'http://0x7f000001:6379/' }, 'EGRESS_PRIVATE_ADDRESS'],
-    ['a nested list item', { hooks: [{ to: 'https://example.com/' }, { to: 'http://10.1.2.3/' }] }, 'EGRESS_PRIVATE_ADDRESS'],
+    [
+      'a nested list item',
+      { hooks: [{ to: 'https://example.com/' }, { to: 'http://10.1.2.3/' }] },
+      'EGRESS_PRIVATE_ADDRESS',
+    ],
     ['a bare metadata address', { host: '169.254.169.254' }, 'EGRESS_PRIVATE_ADDRESS'],
     ['localhost with a port', { server: 'localhost:6379' }, 'EGRESS_PRIVATE_ADDRESS'],
     ['a gopher URL', { target: 'gopher://example.com:70/1' }, 'EGRESS_SCHEME'],

@@ -305,7 +305,9 @@ describe('secret guard: an MCP result is redacted in place, not withheld', () =>
       ],
     });
     const outcome = expectResult(await call());
-    expect(outcome.content).toMatch(/^# settings\nGITHUB_TOKEN=\[redacted: github-token\]\nREGION=eu-west-1\nsecond block\n/);
+    expect(outcome.content).toMatch(
+      /^# settings\nGITHUB_TOKEN=\[redacted: github-token\]\nREGION=eu-west-1\nsecond block\n/,
+    );
     expect(outcome.content).toContain('REGION=eu-west-1');
     expect(outcome.content).not.toContain(token);
     expect(outcome.value).toMatchObject({
@@ -332,7 +334,11 @@ describe('secret guard: an MCP result is redacted in place, not withheld', () =>
     expect(json).not.toContain(token);
     expect(outcome.value).toMatchObject({
       content: [
-        { text: JSON.stringify({ env: { AWS_ACCESS_KEY_ID: '[redacted: aws-access-key]', REGION: 'eu-west-1' } }) },
+        {
+          text: JSON.stringify({
+            env: { AWS_ACCESS_KEY_ID: '[redacted: aws-access-key]', REGION: 'eu-west-1' },
+          }),
+        },
         { resource: { uri: 'file:///app/.env', text: 'TOKEN=[redacted: github-token]' } },
       ],
       structuredContent: { env: { key: '[redacted: aws-access-key]', region: 'eu-west-1' } },

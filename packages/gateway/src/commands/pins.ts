@@ -147,7 +147,9 @@ async function find(
     const [, what, source] = server;
     const record = await pins.get(source!, 'server', what === 'tools' ? TOOL_SET : SERVER_IDENTITY);
     if (record === undefined)
-      throw new PinsCommandError(`no pinned ${what === 'tools' ? 'tool set' : 'identity'} for upstream '${source}'`);
+      throw new PinsCommandError(
+        `no pinned ${what === 'tools' ? 'tool set' : 'identity'} for upstream '${source}'`,
+      );
     return record;
   }
   const candidates: PinRecord[] = [];

@@ -6,7 +6,7 @@
 
 import unhomoglyph from 'unhomoglyph';
 
-/* eslint-disable no-misleading-character-class -- these patterns exist to find joiner and invisible characters */
+/* eslint-disable no-control-regex, no-misleading-character-class -- these patterns exist to find control, joiner and invisible characters */
 
 // Every invisible character, single zero-width ones and the soft hyphen included, so none can split a word.
 const INVISIBLE =
@@ -56,7 +56,9 @@ export function decodeEntities(text: string): string {
   return text.replace(ENTITY, (whole, hex: string | undefined, dec: string | undefined, name?: string) => {
     if (name !== undefined) return NAMED_ENTITIES[name.toLowerCase()] ?? whole;
     const code = parseInt(hex ?? dec!, hex !== undefined ? 16 : 10);
-    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
+    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff)
+      ? String.fromCodePoint(code)
+      : whole;
   });
 }
 

@@ -4,7 +4,7 @@
 
 import { screenForms } from './normalize';
 
-/* eslint-disable no-control-regex, no-misleading-character-class -- these patterns exist to find control, joiner and invisible characters */
+/* eslint-disable no-control-regex -- these patterns exist to find control characters */
 
 // Emoji subdivision flags (England, Scotland, Wales) are spelled with tag characters after a black flag.
 const FLAG_TAG_SEQUENCE = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,7}\u{E007F}/gu;

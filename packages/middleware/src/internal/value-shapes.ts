@@ -38,7 +38,8 @@ export function hostOfShape(value: string): string {
 }
 
 // One token that starts like a path, or a relative path of several segments.
-const PATH_SHAPE = /^(?:[/\\~.]|[A-Za-z]:[/\\]|file:)[^\s]{0,4095}$|^[\w.@+-]{1,255}(?:[/\\][^\s/\\]{0,255}){1,64}$/;
+const PATH_SHAPE =
+  /^(?:[/\\~.]|[A-Za-z]:[/\\]|file:)[^\s]{0,4095}$|^[\w.@+-]{1,255}(?:[/\\][^\s/\\]{0,255}){1,64}$/;
 
 /** Whether `value` reads as a file path (absolute, home-relative or relative with a separator). */
 export function isPathShaped(value: string): boolean {
@@ -103,10 +104,15 @@ export function valuePathProblem(value: string): ValuePathProblem | undefined {
 const COMMANDS =
   'sh|bash|zsh|dash|ksh|curl|wget|nc|ncat|netcat|socat|telnet|rm|chmod|chown|python[23]?|perl|ruby|php|node|powershell|pwsh|cmd|eval|exec|base64|dd|mkfifo|ssh|scp|rsync|crontab|sudo|su|cat|env|printenv|whoami|id|uname|nslookup|dig|ping';
 const BIN = '(?:sudo\\s{1,8})?(?:/(?:usr/)?(?:local/)?s?bin/)?';
-const OPERAND = '(?:\\s{1,8}(?:-{1,2}\\w|[/~$]|\\.{1,2}/|https?:|[\\w.-]{1,64}\\s{0,8}[|;&>])|\\s{0,8}(?:[;|&)>]|$))';
+const OPERAND =
+  '(?:\\s{1,8}(?:-{1,2}\\w|[/~$]|\\.{1,2}/|https?:|[\\w.-]{1,64}\\s{0,8}[|;&>])|\\s{0,8}(?:[;|&)>]|$))';
 const CHAINED = new RegExp(`(?:;|&&|\\|\\||\\||&|\\$\\()\\s{0,8}${BIN}(?:${COMMANDS})\\b${OPERAND}`);
-const BACKTICK = new RegExp(`\`\\s{0,8}${BIN}(?:${COMMANDS})\\s{1,8}(?:-{1,2}\\w|[/~]|https?:)[^\`]{0,4096}\``);
-const REDIRECT = new RegExp(`^\\s{0,8}${BIN}(?:${COMMANDS})\\s[^\\n]{0,4096}(?:>{1,2}\\s{0,8}[/~]|<\\s{0,8}/)`);
+const BACKTICK = new RegExp(
+  `\`\\s{0,8}${BIN}(?:${COMMANDS})\\s{1,8}(?:-{1,2}\\w|[/~]|https?:)[^\`]{0,4096}\``,
+);
+const REDIRECT = new RegExp(
+  `^\\s{0,8}${BIN}(?:${COMMANDS})\\s[^\\n]{0,4096}(?:>{1,2}\\s{0,8}[/~]|<\\s{0,8}/)`,
+);
 
 /** Whether a single-line `value` is shaped like a shell command line that runs or chains a command. */
 export function isShellLine(value: string): boolean {
