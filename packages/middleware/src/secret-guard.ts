@@ -15,6 +15,7 @@ import {
 import {
   CREDENTIAL_RULES,
   findCredentials,
+  mayHoldReversed,
   redactCredentials,
   type CredentialFinding,
   type CredentialRule,
@@ -200,6 +201,7 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
   // Credentials in one string of a result, in any case and written backwards too, by position.
   const credentialsIn = (text: string, list: readonly CredentialRule[]): CredentialFinding[] => {
     const found = findCredentials(text, list, false, true);
+    if (!mayHoldReversed(text, list)) return found;
     // Reversed by UTF-16 unit, so a position maps straight back; credential shapes are ASCII.
     const backwards = text.split('').reverse().join('');
     for (const finding of findCredentials(backwards, list, false, true))

@@ -154,8 +154,25 @@ function caselessPattern(rule: CredentialRule): RegExp {
 }
 
 const UPPER_ASCII = /[A-Z]/g;
+const NON_ASCII = /[^\u0000-\u007F]/;
+// ASCII text lowers in place natively; other text letter by letter, so no position moves.
 const lowerAscii = (text: string) =>
-  text.replace(UPPER_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+  NON_ASCII.test(text)
+    ? text.replace(UPPER_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) + 32))
+    : text.toLowerCase();
+
+const reversedLiterals = new WeakMap<readonly CredentialRule[], string[]>();
+
+/** Whether `text` holds, in any case, a literal some rule starts with written backwards. */
+export function mayHoldReversed(text: string, rules: readonly CredentialRule[] = CREDENTIAL_RULES): boolean {
+  let backwards = reversedLiterals.get(rules);
+  if (backwards === undefined) {
+    backwards = rules.flatMap((rule) => rule.literals.map((l) => lowerAscii(l).split('').reverse().join('')));
+    reversedLiterals.set(rules, backwards);
+  }
+  const lower = lowerAscii(text);
+  return backwards.some((literal) => lower.includes(literal));
+}
 
 /**
  * Every credential-shaped value in `text`; with `first`, stops at the first; with `anyCase`, the

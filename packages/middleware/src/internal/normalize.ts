@@ -87,7 +87,9 @@ export function foldConfusables(text: string): string {
 
 /** ASCII case folded without changing the text's length, so positions still line up with the original. */
 export function lowerAscii(text: string): string {
-  return text.replace(UPPER_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+  return NON_ASCII.test(text)
+    ? text.replace(UPPER_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) + 32))
+    : text.toLowerCase();
 }
 
 /**
