@@ -112,7 +112,12 @@ export function governor<C extends ToolContext>(
     asked: ApprovalQuestion,
     identity: Identity | undefined,
   ): ApprovedCall =>
-    callOf(declared, askedCallId(asked.toolCallId, approvalsBefore(asked.messages, asked.toolCallId)), input, identity);
+    callOf(
+      declared,
+      askedCallId(asked.toolCallId, approvalsBefore(asked.messages, asked.toolCallId)),
+      input,
+      identity,
+    );
 
   // A count per call key: +1 when the SDK is handed the call, -1 when it is settled. The SDK's
   // streaming path may report the handing after the call was settled, so a count may dip below zero
@@ -190,9 +195,9 @@ export function governor<C extends ToolContext>(
         // The request is the authority for this call now: its approval answers that, never the handing.
         settleHanded(call);
         shared.index.remember(outcome.checkIn);
-        return outcome.checkIn.question !== '' && app.type !== 'user-approval'
-          ? { type: 'user-approval', reason: outcome.checkIn.question }
-          : userApproval(app);
+        // The person sees why: the app's reason, else the chain's question (it names no argument value).
+        const reason = (app.type === 'user-approval' ? app.reason : undefined) ?? outcome.checkIn.question;
+        return reason !== '' ? { type: 'user-approval', reason } : { type: 'user-approval' };
       }
       if (outcome.kind === 'refused' && refusals === 'deny') {
         settleHanded(call);
@@ -332,10 +337,17 @@ export function governor<C extends ToolContext>(
   ): Promise<DispatchOutcome> {
     const outcome = await dispatcher.dispatch(
       { toolName: call.toolName, args: call.args, toolCallId: call.toolCallId },
-      { ...(call.identity !== undefined ? { identity: call.identity } : {}), ...(signal !== undefined ? { signal } : {}) },
+      {
+        ...(call.identity !== undefined ? { identity: call.identity } : {}),
+        ...(signal !== undefined ? { signal } : {}),
+      },
     );
     if (outcome.kind !== 'paused' || outcome.checkIn.asker !== CHECK_IN) return outcome;
-    return dispatcher.resume(outcome.checkIn, checkInApproved({ by }), signal !== undefined ? { signal } : {});
+    return dispatcher.resume(
+      outcome.checkIn,
+      checkInApproved({ by }),
+      signal !== undefined ? { signal } : {},
+    );
   }
 
   async function onPause(outcome: PausedOutcome): Promise<CheckInDecision | undefined> {

@@ -38,10 +38,13 @@ const STATUSES = new Set(['not-applicable', 'approved', 'denied', 'user-approval
 /** The SDK's reading of a status; anything it would not accept asks a person (fail closed). */
 function statusOf(value: unknown): ApprovalStatus {
   if (value === undefined || value === null) return { type: 'not-applicable' };
-  if (typeof value === 'string') return STATUSES.has(value) ? ({ type: value } as ApprovalStatus) : { type: 'user-approval' };
+  if (typeof value === 'string')
+    return STATUSES.has(value) ? ({ type: value } as ApprovalStatus) : { type: 'user-approval' };
   if (typeof value === 'object' && STATUSES.has((value as { type?: unknown }).type as string)) {
     const { type, reason } = value as { type: ApprovalStatus['type']; reason?: unknown };
-    return typeof reason === 'string' && type !== 'not-applicable' ? { type, reason } : ({ type } as ApprovalStatus);
+    return typeof reason === 'string' && type !== 'not-applicable'
+      ? { type, reason }
+      : ({ type } as ApprovalStatus);
   }
   return { type: 'user-approval' };
 }
@@ -110,9 +113,13 @@ export function toolgateApproval<C extends ToolContext = ToolgateToolContext>(
     throw new TypeError('toolgateApproval: dispatcher must come from createDispatcher.');
   const { rules, checkIns } = options;
   if (rules !== undefined && (typeof rules !== 'object' || rules === null) && typeof rules !== 'function')
-    throw new TypeError('toolgateApproval: rules must be a per-tool map or a function, as toolApproval takes.');
+    throw new TypeError(
+      'toolgateApproval: rules must be a per-tool map or a function, as toolApproval takes.',
+    );
   if (checkIns !== undefined && (typeof checkIns?.list !== 'function' || typeof checkIns.get !== 'function'))
-    throw new TypeError('toolgateApproval: checkIns must be a CheckInStore (the one the chain keeps check-ins in).');
+    throw new TypeError(
+      'toolgateApproval: checkIns must be a CheckInStore (the one the chain keeps check-ins in).',
+    );
   const identityOf = identityReader(options.identity);
   const governed = governor(dispatcher, options, identityOf);
   const byName = new Map<string, ToolgateTool>();
