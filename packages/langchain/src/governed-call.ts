@@ -61,6 +61,8 @@ export interface CheckInInterrupt {
     allowedDecisions: readonly ('approve' | 'reject')[];
   }[];
   readonly checkIn: CheckInRequest;
+  /** `[checkIn]`: the same field a turn's review carries, so a client reads both alike. */
+  readonly checkIns: readonly CheckInRequest[];
 }
 
 export interface GovernedCall<TContext> {
@@ -84,6 +86,7 @@ export function checkInInterrupt(request: CheckInRequest): CheckInInterrupt {
     actionRequests: [{ name: request.toolName, args: request.review, description: request.question }],
     reviewConfigs: [{ actionName: request.toolName, allowedDecisions: ['approve', 'reject'] }],
     checkIn: request,
+    checkIns: [request],
   };
 }
 

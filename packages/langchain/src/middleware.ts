@@ -46,8 +46,7 @@ export function toolgateMiddleware<TContext = unknown>(
       canJumpTo: ['model'],
       // A hook's runtime carries only the context its middleware declares a schema for; the run's own
       // context (whatever shape the app's identity function reads) is on the run's config.
-      hook: (state, runtime) =>
-        turn.review(state.messages, getConfig()?.context as TContext, runtime.signal),
+      hook: (state, runtime) => turn.review(state.messages, getConfig()?.context as TContext, runtime.signal),
     },
     wrapToolCall: async (request, handler) => {
       const { name, args, id } = request.toolCall;

@@ -33,7 +33,8 @@ function decisionOf(value: unknown, request: CheckInRequest, by: () => string): 
     case 'edit': {
       // Approve with changes: the edited args run through the whole chain again; the tool stays the one asked about.
       const action = value['editedAction'];
-      if (!isRecord(action) || action['name'] !== request.toolName || !isRecord(action['args'])) return undefined;
+      if (!isRecord(action) || action['name'] !== request.toolName || !isRecord(action['args']))
+        return undefined;
       return checkInApproved({ by: by(), args: action['args'] });
     }
     case undefined:
@@ -69,7 +70,8 @@ export function decisionsFor(
     const decisions = answer['decisions'];
     if (Array.isArray(decisions)) {
       if (decisions.length > MAX_DECISIONS) return undefined;
-      const named = decisions.length > 0 && decisions.every((d) => isRecord(d) && typeof d['checkInId'] === 'string');
+      const named =
+        decisions.length > 0 && decisions.every((d) => isRecord(d) && typeof d['checkInId'] === 'string');
       if (named) {
         const byId = new Map<string, unknown>();
         for (const d of decisions as Record<string, unknown>[]) byId.set(d['checkInId'] as string, d);
@@ -91,7 +93,11 @@ export function decisionsFor(
     if (requests.length === 1 && ('type' in answer || 'approved' in answer))
       return all(requests, () => answer, by);
     if (Object.keys(answer).length > MAX_DECISIONS) return undefined;
-    return all(requests, (request) => (Object.hasOwn(answer, request.id) ? answer[request.id] : undefined), by);
+    return all(
+      requests,
+      (request) => (Object.hasOwn(answer, request.id) ? answer[request.id] : undefined),
+      by,
+    );
   } catch {
     // A getter or proxy that throws decides nothing.
     return undefined;

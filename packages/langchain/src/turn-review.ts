@@ -19,12 +19,14 @@ import {
   type Identity,
 } from '@toolgate/core';
 import type { PausedCall } from './governed-call';
-import { decisionsFor, type Decided } from './turn-decisions';
+import { decisionsFor } from './turn-decisions';
 
 /** What the model node records on the AI message, per tool call id (the message's response metadata). */
 type Recorded = { readonly checkIn: string } | { readonly content: string; readonly ok: boolean };
 
 const RECORD_KEY = 'toolgate';
+// A chain that keeps asking new questions about one call is a bug; stop rather than loop forever.
+const MAX_ROUNDS = 32;
 
 /** What the turn's interrupt carries: humanInTheLoopMiddleware's request, plus the signed requests. */
 export interface TurnInterrupt {
@@ -48,7 +50,8 @@ export interface TurnOptions<TContext> {
   readonly lookup: CheckInLookup;
   readonly identityOf: (context: TContext) => Identity | undefined;
   readonly approver: (context: TContext) => string;
-  readonly onPause: ((request: CheckInRequest, call: PausedCall<TContext>) => void | Promise<void>) | undefined;
+  readonly onPause:
+    ((request: CheckInRequest, call: PausedCall<TContext>) => void | Promise<void>) | undefined;
 }
 
 interface TurnCall {
@@ -119,7 +122,11 @@ export function turnReview<TContext>(options: TurnOptions<TContext>) {
    * through the chain up to it. A pause is recorded by its request id; any other outcome (a refusal,
    * or the result when the check-in did not trip) by the text the model will read.
    */
-  async function raise(message: AIMessage, context: TContext, signal: AbortSignal | undefined): Promise<void> {
+  async function raise(
+    message: AIMessage,
+    context: TContext,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const calls = toolCallsOf(message).filter(
       (call) => dispatcher.tools.get(call.name)?.checkIn !== undefined,
     );
@@ -168,68 +175,99 @@ export function turnReview<TContext>(options: TurnOptions<TContext>) {
     }
 
     const answered = new Map<string, ToolMessage>();
-    const asking: { call: TurnCall; request: CheckInRequest }[] = [];
+    // Each call's review follows its request: the one the turn recorded, then each one a later asker
+    // of the same chain raised once the person approved (its receipts name the request before it).
+    let active: { call: TurnCall; id: string }[] = [];
     for (const call of calls) {
       const entry = record[call.id]!;
-      if ('content' in entry) {
+      if ('content' in entry)
         answered.set(call.id, toolMessage(call, String(entry.content), entry.ok === true));
-        continue;
-      }
-      let request: CheckInRequest | undefined;
-      try {
-        request = await lookup.pending(String(entry.checkIn), approvedCall(call, identity));
-      } catch {
-        answered.set(call.id, toolMessage(call, storeFailed(call.name), false));
-        continue;
-      }
-      if (request === undefined) answered.set(call.id, toolMessage(call, noLongerWaiting(call.name), false));
-      else asking.push({ call, request });
+      else active.push({ call, id: String(entry.checkIn) });
     }
 
-    if (asking.length > 0) {
-      const requests = asking.map((each) => each.request);
-      let decided: Decided[] | undefined;
-      for (;;) {
-        let answer: unknown;
+    // Every round is one interrupt. LangGraph answers a re-run's interrupts in order with the answers
+    // given so far, so a round whose requests were all answered in an earlier run spends its answer
+    // without deciding anything again, and the rounds line up with what the person was shown.
+    for (let round = 0; active.length > 0 && round < MAX_ROUNDS; round++) {
+      const pending: { call: TurnCall; request: CheckInRequest }[] = [];
+      const moved: { call: TurnCall; request: CheckInRequest }[] = [];
+      for (const { call, id } of active) {
+        const asked = approvedCall(call, identity);
         try {
-          answer = interrupt(turnInterrupt(requests));
-        } catch (error) {
-          if (isGraphInterrupt(error)) throw error;
-          // No checkpointer: the pauses go to the host, and the model reads that the calls wait.
-          for (const { call, request } of asking) {
-            lookup.settle(request.id);
-            try {
-              await options.onPause?.(request, { toolName: call.name, toolCallId: call.id, context });
-            } catch {
-              // The host's hook failing must not crash the run; the call stays paused.
-            }
-            answered.set(call.id, toolMessage(call, new Pause(request).message, false));
+          const request = await lookup.pending(id, asked);
+          if (request !== undefined) {
+            pending.push({ call, request });
+            continue;
           }
-          break;
-        }
-        // An answer that does not decide every request decides none: the person is asked again.
-        decided = decisionsFor(answer, requests, () => options.approver(context));
-        if (decided !== undefined) break;
-      }
-      if (decided !== undefined) {
-        for (const [i, { call, request }] of asking.entries()) {
-          lookup.settle(request.id);
-          const outcome = await dispatcher.resume(
-            request,
-            decided[i]!.decision,
-            signal !== undefined ? { signal } : {},
+          const next = (await lookup.pendingFor(asked)).find((r) =>
+            r.receipts?.some((rc) => rc.requestId === id),
           );
-          if (outcome.kind === 'paused') lookup.remember(outcome.checkIn);
-          answered.set(call.id, outcomeMessage(call, outcome));
+          if (next !== undefined) moved.push({ call, request: next });
+          else answered.set(call.id, toolMessage(call, noLongerWaiting(call.name), false));
+        } catch {
+          answered.set(call.id, toolMessage(call, storeFailed(call.name), false));
         }
+      }
+      const shown = pending.length > 0 ? pending : moved;
+      if (shown.length === 0) break;
+      let answer: unknown;
+      try {
+        answer = interrupt(turnInterrupt(shown.map((each) => each.request)));
+      } catch (error) {
+        if (isGraphInterrupt(error)) throw error;
+        // No checkpointer: the pauses go to the host, and the model reads that the calls wait.
+        for (const { call, request } of [...pending, ...moved]) {
+          lookup.settle(request.id);
+          try {
+            await options.onPause?.(request, { toolName: call.name, toolCallId: call.id, context });
+          } catch {
+            // The host's hook failing must not crash the run; the call stays paused.
+          }
+          answered.set(call.id, toolMessage(call, new Pause(request).message, false));
+        }
+        break;
+      }
+      const successors = moved.map(({ call, request }) => ({ call, id: request.id }));
+      if (pending.length === 0) {
+        active = successors;
+        continue;
+      }
+      // An answer that does not decide every request shown decides none: the person is asked again.
+      const decided = decisionsFor(
+        answer,
+        pending.map((each) => each.request),
+        () => options.approver(context),
+      );
+      if (decided === undefined) {
+        active = [...pending.map(({ call, request }) => ({ call, id: request.id })), ...successors];
+        continue;
+      }
+      active = successors;
+      for (const [i, { call, request }] of pending.entries()) {
+        lookup.settle(request.id);
+        const outcome = await dispatcher.resume(
+          request,
+          decided[i]!.decision,
+          signal !== undefined ? { signal } : {},
+        );
+        if (outcome.kind === 'paused') {
+          lookup.remember(outcome.checkIn);
+          active.push({ call, id: outcome.checkIn.id });
+        } else answered.set(call.id, outcomeMessage(call, outcome));
       }
     }
+    for (const { call } of active)
+      if (!answered.has(call.id)) answered.set(call.id, toolMessage(call, noLongerWaiting(call.name), false));
 
     const replies = toolCallsOf(message).flatMap((call) => answered.get(call.id) ?? []);
     const answeredIds = new Set(
-      messages.flatMap((m) => (ToolMessage.isInstance(m) ? [m.tool_call_id] : [])).concat([...answered.keys()]),
+      messages
+        .flatMap((m) => (ToolMessage.isInstance(m) ? [m.tool_call_id] : []))
+        .concat([...answered.keys()]),
     );
-    const left = (message.tool_calls ?? []).some((call) => call.id === undefined || !answeredIds.has(call.id));
+    const left = (message.tool_calls ?? []).some(
+      (call) => call.id === undefined || !answeredIds.has(call.id),
+    );
     return left ? { messages: replies } : { messages: replies, jumpTo: 'model' };
   }
 
