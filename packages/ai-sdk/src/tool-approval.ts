@@ -4,9 +4,16 @@
 // The app's own rules still decide first what only they know (deny, or ask a person).
 
 import type { CheckInStore, Dispatcher, DispatchOutcome, Tool as ToolgateTool } from '@toolgate/core';
-import type { ModelMessage, ToolApprovalConfiguration, ToolSet } from 'ai';
+import type { ModelMessage } from 'ai';
 import { governor, type ApprovalStatus } from './governed-call';
 import { identityReader, type IdentitySource, type ToolContext, type ToolgateToolContext } from './tools';
+
+/**
+ * The app's own `toolApproval`, in either of the SDK's forms: a map of tool name to a status or a
+ * function `(input, { toolCallId, messages, toolContext, runtimeContext })`, or one function of
+ * `{ toolCall, tools, toolsContext, runtimeContext, messages }`.
+ */
+export type AppRules = Readonly<Record<string, unknown>> | ((options: never) => unknown);
 
 export interface ToolgateApprovalOptions<C extends ToolContext = ToolgateToolContext> {
   /** The identity every call runs for; the same source given to `aiSdkTools`. Default: `context.identity`. */
@@ -19,7 +26,7 @@ export interface ToolgateApprovalOptions<C extends ToolContext = ToolgateToolCon
    * (that approval then answers exactly that call, once); the chain's check-in is asked whatever
    * they say, so no rule approves a governed call a person must approve.
    */
-  readonly rules?: ToolApprovalConfiguration<ToolSet, unknown>;
+  readonly rules?: AppRules;
   /** Calls the chain refused while the SDK asked (the SDK denies them, so `execute` never sees them). */
   readonly onOutcome?: (outcome: DispatchOutcome) => void;
 }

@@ -16,7 +16,6 @@ import {
   ToolLoopAgent,
   type ModelMessage,
   type ToolApprovalConfiguration,
-  type ToolSet,
 } from 'ai';
 import { aiSdkTools, toolgateApproval, toolgateContext, type AiSdkTool } from '@toolgate/ai-sdk';
 import { last, scriptedAiModel, world, type Move } from './fixtures';
@@ -25,7 +24,7 @@ const ANN = { tenant: 'acme', principal: 'ann' };
 const REFUSED = /^\[check-in refused: /;
 
 type Tools = Record<string, AiSdkTool>;
-type Approval = ToolApprovalConfiguration<ToolSet, unknown>;
+type Approval = ToolApprovalConfiguration<Tools, Record<string, unknown>>;
 
 /** A model that makes one call, then repeats every tool result it reads. */
 function oneCall(toolName: string, input: Record<string, unknown>, id = 'call_1') {

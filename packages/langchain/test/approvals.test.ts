@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
-import { checkInApproved, checkInDeclined, createDispatcher, type CheckInRequest } from '@toolgate/core';
+import { checkInApproved, createDispatcher, type CheckInRequest } from '@toolgate/core';
 import { toolgateMiddleware, type TurnInterrupt } from '@toolgate/langchain';
 import { canonicalChain } from '@toolgate/middleware';
 import { sqliteCheckIns } from '@toolgate/store-sqlite';
