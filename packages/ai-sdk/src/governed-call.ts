@@ -50,7 +50,15 @@ const NOT_APPLICABLE: ApprovalStatus = { type: 'not-applicable' };
 interface Rendezvous {
   readonly index: CheckInLookup;
   readonly decided: Map<string, DispatchOutcome>;
-  readonly awaiting: Map<string, number>;
+  readonly awaiting: Map<string, Handing[]>;
+}
+
+/** One call the SDK was handed: how many handings of it are still unsettled. */
+interface Handing {
+  readonly call: ApprovedCall;
+  readonly args: unknown;
+  readonly identity: Identity | undefined;
+  count: number;
 }
 
 const rendezvous = new WeakMap<Dispatcher, Rendezvous>();
@@ -119,28 +127,57 @@ export function governor<C extends ToolContext>(
       identity,
     );
 
-  // A count per call key: +1 when the SDK is handed the call, -1 when it is settled. The SDK's
-  // streaming path may report the handing after the call was settled, so a count may dip below zero
-  // for a moment; only a positive count is a call still awaiting an approval.
-  function count(call: ApprovedCall, by: number): number {
-    const key = keyOf(call);
-    if (key === undefined) return 0;
-    const before = awaiting.get(key) ?? 0;
-    if (before + by === 0) awaiting.delete(key);
-    else bounded(awaiting, key, before + by);
-    return before;
+  // Calls the SDK was handed, by tool and asked call id, each with a count: +1 when the SDK is handed
+  // the call, -1 when it is settled. The SDK's streaming path may report the handing after the call
+  // was settled, so a count may dip below zero for a moment; only a positive count is a call still
+  // awaiting an approval. The SDK passes the same input object along one step, so matching by
+  // reference is the fast path; args that arrive as another object (a history sent back) are compared
+  // by their canonical JSON.
+  const slotOf = (call: ApprovedCall): string =>
+    `${call.toolName}\u0000${call.toolSource ?? ''}\u0000${call.toolCallId}`;
+
+  function handing(call: ApprovedCall, create: boolean): Handing | undefined {
+    const slot = slotOf(call);
+    let list = awaiting.get(slot);
+    const same = list?.find((h) => h.args === call.args && h.identity === call.identity);
+    if (same !== undefined) return same;
+    if (list !== undefined) {
+      const key = keyOf(call);
+      const equal = key === undefined ? undefined : list.find((h) => keyOf(h.call) === key);
+      if (equal !== undefined) return equal;
+    }
+    if (!create) return undefined;
+    if (list === undefined) {
+      if (awaiting.size >= REMEMBERED_LIMIT) awaiting.delete(awaiting.keys().next().value!);
+      list = [];
+      awaiting.set(slot, list);
+    }
+    const made: Handing = { call, args: call.args, identity: call.identity, count: 0 };
+    list.push(made);
+    return made;
+  }
+
+  function count(call: ApprovedCall, by: number): void {
+    const entry = handing(call, true)!;
+    entry.count += by;
+    if (entry.count === 0) {
+      const slot = slotOf(call);
+      const rest = (awaiting.get(slot) ?? []).filter((h) => h !== entry);
+      if (rest.length === 0) awaiting.delete(slot);
+      else awaiting.set(slot, rest);
+    }
   }
 
   /** The SDK was handed this call: an approval of it may come back, once. */
-  const handed = (call: ApprovedCall): void => void count(call, +1);
+  const handed = (call: ApprovedCall): void => count(call, +1);
 
   /** The SDK ran this call, or a request was raised for it: no approval answers it as handed. */
-  const settleHanded = (call: ApprovedCall): void => void count(call, -1);
+  const settleHanded = (call: ApprovedCall): void => count(call, -1);
 
   /** Spends one handing of this call for an approval; answers whether one was waiting. */
   function spendHanded(call: ApprovedCall): boolean {
-    const key = keyOf(call);
-    if (key === undefined || (awaiting.get(key) ?? 0) <= 0) return false;
+    const entry = handing(call, false);
+    if (entry === undefined || entry.count <= 0) return false;
     count(call, -1);
     return true;
   }
@@ -238,7 +275,8 @@ export function governor<C extends ToolContext>(
     const toolCallId = execution.toolCallId;
     let outcome: DispatchOutcome | undefined;
     if (viaSdk) {
-      const key = keyOf(callOf(declared, toolCallId, input, identity));
+      // Most calls were decided by nobody before: keep the key's cost off their path.
+      const key = decided.size === 0 ? undefined : keyOf(callOf(declared, toolCallId, input, identity));
       outcome = key === undefined ? undefined : decided.get(key);
       if (key !== undefined) decided.delete(key);
       const approval = outcome === undefined ? approvalFor(execution.messages, toolCallId) : undefined;
