@@ -98,14 +98,14 @@ export function valuePathProblem(value: string): ValuePathProblem | undefined {
 }
 
 // A shell line: a chaining operator, a pipe or a substitution followed by a command a payload reaches
-// for, given a flag, a path or a URL, or ending the line ("; rm -rf /", "| sh", "$(whoami)"); a
-// command in backticks given a flag or path; a command line that redirects into a file. Prose with a
-// semicolon ("milk; cat food") or inline code ("the `id` column") does not match.
+// for, given a flag, a path, a file or host name, or a URL, or ending the line ("; rm -rf /", "| sh",
+// "$(whoami)"); a command in backticks given a flag or path; a command line that redirects into a
+// file. Prose with a semicolon ("milk; cat food") or inline code ("the `id` column") does not match.
 const COMMANDS =
-  'sh|bash|zsh|dash|ksh|curl|wget|nc|ncat|netcat|socat|telnet|rm|chmod|chown|python[23]?|perl|ruby|php|node|powershell|pwsh|cmd|eval|exec|base64|dd|mkfifo|ssh|scp|rsync|crontab|sudo|su|cat|env|printenv|whoami|id|uname|nslookup|dig|ping';
+  'sh|bash|zsh|dash|ksh|echo|printf|tee|curl|wget|nc|ncat|netcat|socat|telnet|rm|chmod|chown|python[23]?|perl|ruby|php|node|powershell|pwsh|cmd|eval|exec|base64|dd|mkfifo|ssh|scp|rsync|crontab|sudo|su|cat|env|printenv|whoami|id|uname|nslookup|dig|ping';
 const BIN = '(?:sudo\\s{1,8})?(?:/(?:usr/)?(?:local/)?s?bin/)?';
 const OPERAND =
-  '(?:\\s{1,8}(?:-{1,2}\\w|[/~$]|\\.{1,2}/|https?:|[\\w.-]{1,64}\\s{0,8}[|;&>])|\\s{0,8}(?:[;|&)>]|$))';
+  '(?:\\s{1,8}(?:-{1,2}\\w|[/~$]|\\.{1,2}/|https?:|[\\w-]{0,64}[./][\\w./-]{1,128})|\\s{0,8}(?:[;|&)>]|$))';
 const CHAINED = new RegExp(`(?:;|&&|\\|\\||\\||&|\\$\\()\\s{0,8}${BIN}(?:${COMMANDS})\\b${OPERAND}`);
 const BACKTICK = new RegExp(
   `\`\\s{0,8}${BIN}(?:${COMMANDS})\\s{1,8}(?:-{1,2}\\w|[/~]|https?:)[^\`]{0,4096}\``,
