@@ -86,6 +86,48 @@ function decodings(text: string): string[] {
   return out;
 }
 
+/** Longer than any credential shape: how much of each side of a seam between two strings is read. */
+const SEAM_CHARS = 320;
+
+/** Credentials that start in `first` and end in `second`, read where the two meet (bounded on each side). */
+function seams(
+  first: string,
+  second: string,
+  list: readonly CredentialRule[],
+): { rule: CredentialRule; startInFirst: number; endInSecond: number }[] {
+  const tail = first.slice(-SEAM_CHARS);
+  const joined = `${tail}${second.slice(0, SEAM_CHARS)}`;
+  return findCredentials(joined, list, false, true)
+    .filter((finding) => finding.start < tail.length && finding.end > tail.length)
+    .map((finding) => ({
+      rule: finding.rule,
+      startInFirst: first.length - tail.length + finding.start,
+      endInSecond: finding.end - tail.length,
+    }));
+}
+
+/**
+ * `value` (JSON data already walked by mapStrings, so no deeper than it allows) with `map` applied to
+ * every string value in document order, keys left alone.
+ */
+function valueStrings(value: unknown, map: (text: string) => string): unknown {
+  if (typeof value === 'string') return map(value);
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown) => valueStrings(item, map));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  let changed = false;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const next = valueStrings(item, map);
+    changed ||= next !== item;
+    // Defined, not assigned: a '__proto__' key stays a key.
+    Object.defineProperty(copy, key, { value: next, enumerable: true, writable: true, configurable: true });
+  }
+  return changed ? copy : value;
+}
+
 function assertValues(values: unknown): readonly string[] {
   if (values === undefined) return [];
   if (!Array.isArray(values) || values.some((v) => typeof v !== 'string' || v.length < MIN_SECRET_CHARS))
@@ -209,6 +251,46 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
     return found.sort((a, b) => a.start - b.start);
   };
 
+  /**
+   * `value` with every credential that spans two or more of its strings (in walk order) redacted in
+   * each string it touches: the first part reads `[redacted: <rule>]`, the others `[redacted]`.
+   */
+  const splitRedaction = (
+    value: unknown,
+    list: readonly CredentialRule[],
+  ): { value: unknown; count: number; ids: string[] } => {
+    const pieces: string[] = [];
+    valueStrings(value, (piece) => (pieces.push(piece), piece));
+    const cuts = new Map<number, { start: number; end: number; label: string }[]>();
+    const cutAt = (k: number, start: number, end: number, label: string) =>
+      cuts.set(k, [...(cuts.get(k) ?? []), { start, end, label }]);
+    const ids: string[] = [];
+    for (let k = 1; k < pieces.length; k++) {
+      const [a, b] = [pieces[k - 1]!, pieces[k]!];
+      for (const seam of seams(a, b, list)) {
+        ids.push(seam.rule.id);
+        cutAt(k - 1, seam.startInFirst, a.length, `[redacted: ${seam.rule.id}]`);
+        cutAt(k, 0, seam.endInSecond, '[redacted]');
+      }
+    }
+    if (ids.length === 0) return { value, count: 0, ids };
+    let k = -1;
+    const cut = valueStrings(value, (piece) => {
+      k++;
+      const here = cuts.get(k);
+      if (here === undefined) return piece;
+      let out = '';
+      let at = 0;
+      for (const { start, end, label } of here.sort((x, y) => x.start - y.start)) {
+        if (start < at) continue;
+        out += `${piece.slice(at, start)}${label}`;
+        at = end;
+      }
+      return out + piece.slice(at);
+    });
+    return { value: cut, count: ids.length, ids };
+  };
+
   const screenResult = (ctx: ToolMiddlewareContext): void => {
     const text = ctx.resultText;
     if (!ctx.ran || text === undefined) return;
@@ -221,7 +303,21 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
         ? JSON.stringify(ctx.result.structuredContent)
         : '';
     const seen = `${text}\n${structured}`;
-    if (credentialsIn(seen, list).length === 0 && (secrets.length === 0 || redact(seen, secrets) === seen))
+    // A credential split across two neighbouring fields reads whole where they meet (either order:
+    // a walk does not keep every shape's order).
+    const pieces: string[] = [];
+    if (typeof ctx.result !== 'string')
+      someString(ctx.result, (piece) => (pieces.push(piece), false), { keys: false });
+    const split = pieces.some(
+      (piece, i) =>
+        i > 0 &&
+        (seams(pieces[i - 1]!, piece, list).length > 0 || seams(piece, pieces[i - 1]!, list).length > 0),
+    );
+    if (
+      !split &&
+      credentialsIn(seen, list).length === 0 &&
+      (secrets.length === 0 || redact(seen, secrets) === seen)
+    )
       return;
     const ids = new Set<string>();
     let count = 0;
@@ -243,6 +339,12 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
         for (const finding of findings) ids.add(finding.rule.id);
         return redactCredentials(s, findings);
       });
+      if (split) {
+        const across = splitRedaction(value, list);
+        value = across.value;
+        count += across.count;
+        for (const id of across.ids) ids.add(id);
+      }
     } catch {
       ctx.emit({ type: 'secret.withheld', rules: [...ids] });
       return ctx.deny(

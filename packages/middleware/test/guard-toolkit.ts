@@ -57,7 +57,15 @@ const SPECS: readonly ToolSpec[] = [
     respond: () => 'clean',
     declares: { capabilities: ['shell'] },
   },
-  { name: 'get_config', properties: { which: str }, respond: (args) => CONFIGS[String(args['which'])] ?? '' },
+  {
+    name: 'get_config',
+    properties: { which: str },
+    // A JSON config comes back as data, the others as text.
+    respond: (args) => {
+      const config = CONFIGS[String(args['which'])] ?? '';
+      return config.startsWith('{') ? (JSON.parse(config) as unknown) : config;
+    },
+  },
   {
     name: 'call_crm',
     properties: { query: str },

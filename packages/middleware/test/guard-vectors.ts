@@ -449,11 +449,11 @@ export const VECTORS: readonly Vector[] = [
   {
     id: 'secret-result-split',
     attack: 'a token split across two fields of a result',
-    by: 'nothing yet: results are redacted string by string',
+    by: 'secret guard (the strings of a result read together)',
     steps: [{ tool: 'get_config', args: { which: 'leaky-split' } }],
     benign: 'two ordinary fields',
     control: [{ tool: 'get_config', args: { which: 'plain-json' } }],
-    stops: NEVER,
+    stops: CONFIGURED,
   },
   // Disguised injections in results (issue #33's seven forms).
   ...(

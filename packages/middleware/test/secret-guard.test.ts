@@ -363,3 +363,32 @@ describe('secret guard: an MCP result is redacted in place, not withheld', () =>
     expect(outcome.content).toBe('value: [redacted: github-token] (end)');
   });
 });
+
+describe('secret guard: a credential split across fields of a result', () => {
+  const token = SAMPLES['github-token']!;
+
+  it('redacts each part, and leaves the other fields as they were', async () => {
+    const { call, events } = setup({}, () => ({
+      region: 'eu-west-1',
+      token_a: token.slice(0, 20),
+      token_b: token.slice(20),
+      note: 'rotate monthly',
+    }));
+    const outcome = expectResult(await call('show'));
+    expect(outcome.value).toEqual({
+      region: 'eu-west-1',
+      token_a: '[redacted: github-token]',
+      token_b: '[redacted]',
+      note: 'rotate monthly',
+    });
+    expect(eventsOf(events, 'secret.redacted')).toEqual([
+      expect.objectContaining({ rules: ['github-token'], count: 1 }),
+    ]);
+  });
+
+  it('leaves fields that only start like a credential', async () => {
+    const value = { prefix: 'ghp_', rest: 'is how a GitHub token starts', list: ['AKIA', 'QWERTY'] };
+    const { call } = setup({}, () => value);
+    expect(expectResult(await call('show')).value).toBe(value);
+  });
+});
