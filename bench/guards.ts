@@ -130,7 +130,8 @@ function ratio(result: RoundsResult, over: string, name: string) {
 const PASSIVE = 'canonical chain, no guards';
 const NOISE = 'canonical chain, no guards (again)';
 const ALL = 'canonical chain, every guard on';
-const NORMALIZE = 'normalization alone, every form of every text (an upper bound: the guards build forms only for text a prefilter flags)';
+const NORMALIZE =
+  'normalization alone, every form of every text (an upper bound: the guards build forms only for text a prefilter flags)';
 const SCREEN_N = `screen + secrets on a ${SMALL / 1000}k-char near-miss result`;
 const SCREEN_10N = `the same at ${(SMALL * 10) / 1000}k chars`;
 const ARGS_N = `secret guard on a ${SMALL / 1000}k-char argument`;

@@ -154,6 +154,7 @@ function caselessPattern(rule: CredentialRule): RegExp {
 }
 
 const UPPER_ASCII = /[A-Z]/g;
+// eslint-disable-next-line no-control-regex -- the class is everything outside ASCII
 const NON_ASCII = /[^\u0000-\u007F]/;
 // ASCII text lowers in place natively; other text letter by letter, so no position moves.
 const lowerAscii = (text: string) =>
