@@ -138,6 +138,7 @@ export function gatewayInbox(host: {
       basePath: INBOX_PATH,
       ...(webhook !== undefined ? { webhook } : {}),
       ...(config.listen?.publicUrl?.startsWith('https:') === true ? { secureCookies: true } : {}),
+      ...(config.listen?.publicUrl !== undefined ? { origins: [new URL(config.listen.publicUrl).origin] } : {}),
     });
     const served = app;
     // Hono's own Request/Response stay out of the globals the MCP SDK uses.

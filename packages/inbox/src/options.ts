@@ -72,6 +72,12 @@ export interface InboxOptions {
   readonly webhook?: InboxWebhook;
   /** How often an open page's live list reads the store; default 1000 ms. */
   readonly pollMs?: number;
+  /**
+   * Origins the inbox's pages are served from besides the one each request names in its Host,
+   * e.g. `https://gateway.example` behind a TLS proxy: a state-changing browser request must come
+   * from one of them.
+   */
+  readonly origins?: readonly string[];
   /** Mark cookies `Secure`; default when the request arrived over https. Set true behind a TLS proxy. */
   readonly secureCookies?: boolean;
   /** How long a sign-in lasts; default 12 hours. */
@@ -94,6 +100,7 @@ export interface InboxContext {
   readonly webhook: InboxWebhook | undefined;
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
+  readonly origins: readonly string[];
   readonly sessionTtlMs: number;
   readonly now: () => number;
 }
@@ -130,6 +137,23 @@ function checkWebhook(webhook: InboxWebhook): InboxWebhook {
   if (webhook.by !== undefined && (typeof webhook.by !== 'string' || webhook.by.trim() === ''))
     throw new TypeError(`inboxApp: 'webhook.by' must be a non-empty string.`);
   return { ...webhook, publicUrl: webhook.publicUrl.replace(/\/+$/, '') };
+}
+
+function originsOf(value: unknown): readonly string[] {
+  if (value === undefined) return [];
+  const fault = `inboxApp: 'origins' must be a list of origins like 'https://gateway.example'.`;
+  if (!Array.isArray(value)) throw new TypeError(fault);
+  return value.map((origin: unknown) => {
+    let url: URL;
+    try {
+      url = new URL(String(origin));
+    } catch {
+      throw new TypeError(fault);
+    }
+    if (typeof origin !== 'string' || url.origin === 'null' || url.origin !== origin.replace(/\/+$/, ''))
+      throw new TypeError(fault);
+    return url.origin;
+  });
 }
 
 export function inboxContext(options: InboxOptions): InboxContext {
@@ -178,6 +202,7 @@ export function inboxContext(options: InboxOptions): InboxContext {
     webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
     pollMs: positive('pollMs', options.pollMs, 1000),
     secureCookies: options.secureCookies,
+    origins: originsOf(options.origins),
     sessionTtlMs: positive('sessionTtlMs', options.sessionTtlMs, 12 * 60 * 60 * 1000),
     now: options.now ?? Date.now,
   };
