@@ -124,6 +124,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
           extra,
           ...(traceContext !== undefined ? { traceContext } : {}),
           holdMs: runtime.holdMs,
+          maxPending: runtime.maxPending,
           pollMs: runtime.pollMs,
           elicitTimeoutMs: ELICIT_TIMEOUT_MS,
         });

@@ -3,7 +3,7 @@
 // one, reusing the upstreams and stores whose configuration did not change, and swaps only when
 // every part built; the old generation is closed once its last call has finished.
 
-import type { ToolgateEmitter } from '@toolgate/core';
+import { DEFAULT_MAX_PENDING, type ToolgateEmitter } from '@toolgate/core';
 import { auditKeyOf, openAudit, type GatewayAudit } from './audit';
 import { createAuthenticator, type Authenticator } from './auth';
 import { ConfigError, type ConfigIssue } from './config/errors';
@@ -31,6 +31,8 @@ export interface Runtime {
   readonly audit?: GatewayAudit;
   /** How long a paused call waits for an approver, and how often it looks. */
   readonly holdMs: number;
+  /** `checkIns.maxPending`. */
+  readonly maxPending: number;
   readonly pollMs: number;
   /** Calls in flight under this generation. */
   hold(): void;
@@ -185,6 +187,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         config.checkIns?.hold === undefined
           ? DEFAULT_HOLD_MS
           : durationMs(config.checkIns.hold, 'checkIns.hold'),
+      maxPending: config.checkIns?.maxPending ?? DEFAULT_MAX_PENDING,
       pollMs: POLL_MS,
       hold: () => {
         inFlight += 1;

@@ -48,6 +48,8 @@ export interface CheckInsConfig {
   readonly key: string;
   readonly ttl?: string;
   readonly hold?: string;
+  /** Pending check-ins one principal may keep waiting; over it, CHECKIN_LIMIT. */
+  readonly maxPending?: number;
 }
 
 export interface AuditConfig {
