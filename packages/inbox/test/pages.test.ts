@@ -148,6 +148,28 @@ describe('pages: hostile arguments are shown, inert', () => {
   });
 });
 
+describe('pages: the list', () => {
+  it("shows each call's arguments, who asked for how many, filters and pages, all escaped", async () => {
+    const d = deployment();
+    await d.pause({ tenant: 'acme', principal: 'human<b>' }, { orderId: '<script>x</script>', amount: 7 });
+    for (let i = 0; i < 60; i++)
+      await d.pause({ tenant: 'acme', principal: 'bot' }, { orderId: `f-${i}`, amount: 1 });
+    const ana = await signIn(d, TOKENS.ana);
+    const first = await (await ana.get('/')).text();
+    expect(first).toContain('Page 1 of 2 (61 waiting)');
+    expect(first).toContain('bot <span class="muted">· acme</span>\n          (60)');
+    expect(first).toContain('human&lt;b&gt;');
+    expect(first).not.toContain('<script>x');
+    const theirs = await (await ana.get('/?principal=human%3Cb%3E')).text();
+    expect(theirs).toContain('orderId: &quot;&lt;script&gt;x&lt;/script&gt;&quot;, amount: 7');
+    expect(theirs).not.toContain('f-59');
+    const second = await (await ana.get('/?page=2')).text();
+    expect(second).toContain('Page 2 of 2');
+    const live = await (await ana.get('/fragments/live?principal=bot&page=2')).text();
+    expect(live).toContain('Page 2 of 2 (60 waiting)');
+  });
+});
+
 describe('pages: forms', () => {
   it("a POST without the CSRF token, or with another session's, is refused and changes nothing", async () => {
     const d = deployment();

@@ -8,7 +8,8 @@ import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { decide, type DecisionInput } from '../decide';
 import type { InboxContext } from '../options';
-import { expired, visibleRecord, visibleRecords } from '../records';
+import { expired, listQuery, pendingPage, visibleRecord, visibleRecords } from '../records';
+import { argsSummary } from '../views/values';
 import { authenticate, csrfValid, type Session } from '../session';
 
 type Env = { Variables: { session: Session } };
@@ -18,6 +19,7 @@ export function checkInJson(inbox: InboxContext, record: CheckInRecord) {
   const { signature: _signature, ...request } = record.request;
   return {
     ...request,
+    argsSummary: argsSummary(request.review),
     expired: expired(inbox, record),
     state: record.state,
     ...(record.decision !== undefined ? { decision: record.decision } : {}),
@@ -67,10 +69,25 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     return next();
   });
 
+  // Pending ones page (`?page=`, filters `tenant`, `tool`, `principal`); decided ones are the latest.
   app.get('/check-ins', approver, async (c) => {
-    const decided = c.req.query('decided') === 'true';
-    const records = await visibleRecords(inbox, c.get('session').approver, decided);
-    return c.json({ checkIns: records.map((record) => checkInJson(inbox, record)) });
+    const approver = c.get('session').approver;
+    if (c.req.query('decided') === 'true') {
+      const records = await visibleRecords(inbox, approver, true);
+      return c.json({ checkIns: records.map((record) => checkInJson(inbox, record)) });
+    }
+    const page = await pendingPage(
+      inbox,
+      approver,
+      listQuery((name) => c.req.query(name)),
+    );
+    return c.json({
+      checkIns: page.records.map((record) => checkInJson(inbox, record)),
+      page: page.page,
+      pages: page.pages,
+      total: page.total,
+      byPrincipal: page.byPrincipal,
+    });
   });
 
   app.get('/check-ins/:id', approver, async (c) => {

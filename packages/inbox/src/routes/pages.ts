@@ -7,7 +7,7 @@ import { createMiddleware } from 'hono/factory';
 import { html } from 'hono/html';
 import { decide, type DecisionInput } from '../decide';
 import type { InboxContext } from '../options';
-import { decidable, visibleRecord, visibleRecords } from '../records';
+import { decidable, listQuery, pendingPage, visibleRecord, visibleRecords } from '../records';
 import {
   authenticate,
   csrfValid,
@@ -57,12 +57,13 @@ function forbiddenPage(inbox: InboxContext, c: Context): Response | Promise<Resp
   return c.html(layout({ base: inbox.base, title: 'Refused' }, body), 403);
 }
 
-async function listView(inbox: InboxContext, session: Session): Promise<ListView> {
+async function listView(inbox: InboxContext, session: Session, c: Context): Promise<ListView> {
+  const query = listQuery((name) => c.req.query(name));
   const [pending, decided] = await Promise.all([
-    visibleRecords(inbox, session.approver, false),
+    pendingPage(inbox, session.approver, query),
     visibleRecords(inbox, session.approver, true, DECIDED_SHOWN),
   ]);
-  return { base: inbox.base, now: inbox.now(), pending, decided };
+  return { base: inbox.base, now: inbox.now(), pending, query, decided };
 }
 
 async function checkInResponse(
@@ -138,12 +139,12 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
 
   app.get('/', signedIn, async (c) => {
     const session = c.get('session');
-    const view = await listView(inbox, session);
+    const view = await listView(inbox, session, c);
     return c.html(layout({ base, title: 'Waiting for approval', session }, listPage(view)));
   });
 
   app.get('/fragments/live', signedIn, async (c) =>
-    c.html(liveBlock(await listView(inbox, c.get('session')))),
+    c.html(liveBlock(await listView(inbox, c.get('session'), c))),
   );
 
   app.get('/check-ins/:id', signedIn, (c) => checkInResponse(inbox, c, c.req.param('id')));
