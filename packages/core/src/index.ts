@@ -93,12 +93,7 @@ export {
 } from './check-in';
 export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
-export type {
-  GrantBound,
-  StandingGrant,
-  StandingGrantFilter,
-  StandingGrantStore,
-} from './standing-grants';
+export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore } from './standing-grants';
 export {
   grantActive,
   grantBounds,

@@ -6,6 +6,7 @@ import type {
   CheckInRequest,
   CheckInStore,
   DispatchOutcome,
+  StandingGrantStore,
 } from '@toolgate/core';
 import type { Approvers } from './approvers';
 import { inboxKeys, type InboxKeys } from './keys';
@@ -70,6 +71,16 @@ export interface InboxOptions {
     args: Readonly<Record<string, unknown>>,
   ) => readonly string[] | Promise<readonly string[]>;
   readonly webhook?: InboxWebhook;
+  /**
+   * Where standing grants live: with it (and `definitionOf`), an approver may approve "this tool,
+   * this caller, args within bounds, N calls or until T", and list and revoke grants. The holder of
+   * the dispatcher uses them (`grantCovers`, then `use`), running the whole chain for every call.
+   */
+  readonly grants?: StandingGrantStore;
+  /** The digest of the tool's definition as served now, or undefined when it is not served; a grant is void once it changes. */
+  readonly definitionOf?: (request: CheckInRequest) => string | undefined | Promise<string | undefined>;
+  /** The longest a standing grant may last; default 7 days. */
+  readonly maxGrantMs?: number;
   /** How often an open page's live list reads the store; default 1000 ms. */
   readonly pollMs?: number;
   /**
@@ -98,6 +109,9 @@ export interface InboxContext {
   readonly carryOut: InboxOptions['carryOut'];
   readonly checkArgs: InboxOptions['checkArgs'];
   readonly webhook: InboxWebhook | undefined;
+  readonly grants: StandingGrantStore | undefined;
+  readonly definitionOf: InboxOptions['definitionOf'];
+  readonly maxGrantMs: number;
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
   readonly origins: readonly string[];
@@ -187,6 +201,15 @@ export function inboxContext(options: InboxOptions): InboxContext {
     throw new TypeError(`inboxApp: 'carryOut' must be a function (record) => Promise<DispatchOutcome>.`);
   if (options.checkArgs !== undefined && typeof options.checkArgs !== 'function')
     throw new TypeError(`inboxApp: 'checkArgs' must be a function (request, args) => problems.`);
+  if (options.grants !== undefined) {
+    for (const verb of ['create', 'get', 'list', 'use', 'revoke'] as const)
+      if (typeof options.grants?.[verb] !== 'function')
+        throw new TypeError(`inboxApp: 'grants' must be a StandingGrantStore with ${verb}().`);
+    if (typeof options.definitionOf !== 'function')
+      throw new TypeError(
+        `inboxApp: 'grants' needs 'definitionOf' (request) => the tool definition's digest, so a changed tool voids its grants.`,
+      );
+  }
   if (options.pinDiffs !== undefined && typeof options.pinDiffs !== 'function')
     throw new TypeError(`inboxApp: 'pinDiffs' must be a function (request) => PinDiff | undefined.`);
   return {
@@ -200,6 +223,9 @@ export function inboxContext(options: InboxOptions): InboxContext {
     carryOut: options.carryOut,
     checkArgs: options.checkArgs,
     webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
+    grants: options.grants,
+    definitionOf: options.definitionOf,
+    maxGrantMs: positive('maxGrantMs', options.maxGrantMs, 7 * 24 * 60 * 60 * 1000),
     pollMs: positive('pollMs', options.pollMs, 1000),
     secureCookies: options.secureCookies,
     origins: originsOf(options.origins),

@@ -29,6 +29,7 @@ export function layout(frame: Frame, body: Html | string): Html {
       <body>
         <header class="top">
           <a class="brand" href="${base}/">toolgate inbox</a>
+          ${approver === undefined ? '' : html`<a href="${base}/grants">Grants</a>`}
           ${
             approver === undefined
               ? ''
