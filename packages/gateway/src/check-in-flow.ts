@@ -1,5 +1,6 @@
 // A paused call, answered through the gateway (GATEWAY.md §6), first that applies:
 //   1. an earlier approval given after its hold ran out: a grant, used once, for the identical call;
+//      or a standing grant whose bounds cover the call (it still runs the whole chain);
 //   2. the client supports elicitation and the form can show every argument: the person approves there;
 //   3. otherwise the request is held up to `checkIns.hold` while an approver decides in the inbox;
 //      an identical call already waiting is waited on instead (one check-in per pending call);
@@ -23,17 +24,24 @@ import {
   type Identity,
   type PausedOutcome,
   type SharedCheckIn,
+  type StandingGrantStore,
   type TraceContext,
 } from '@toolgate/core';
 import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
+import { useStandingGrant } from './standing-grants';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 
 /** How a paused call ended, for the log line and the client. */
+/** How a person's answer reached the call: a single-use grant, a standing grant, the client, the inbox. */
+export type Via = 'grant' | 'standing-grant' | 'elicitation' | 'inbox';
+
 export type Settled =
   | {
       readonly kind: 'outcome';
       readonly outcome: DispatchOutcome;
-      readonly via: 'grant' | 'elicitation' | 'inbox';
+      readonly via: Via;
+      /** The standing grant that answered, when one did. */
+      readonly grantId?: string;
     }
   | {
       readonly kind: 'refused';
@@ -57,6 +65,9 @@ export interface CheckInFlowOptions {
   readonly pollMs: number;
   /** How long a person at the client may take. */
   readonly elicitTimeoutMs: number;
+  /** Standing grants, and the definition digest of the asked tool as served now (a changed one voids them). */
+  readonly grants?: StandingGrantStore;
+  readonly definitionOf?: (request: CheckInRequest) => string | undefined;
   /** Pending check-ins one principal may keep waiting (`checkIns.maxPending`); default core's. */
   readonly maxPending?: number;
 }
@@ -71,13 +82,21 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
     ...(options.traceContext !== undefined ? { traceContext: options.traceContext } : {}),
   };
   let outcome: DispatchOutcome = first;
-  let via: 'grant' | 'elicitation' | 'inbox' = 'inbox';
+  let via: Via = 'inbox';
+  let grantId: string | undefined;
   for (let round = 0; outcome.kind === 'paused' && round < MAX_ROUNDS; round++) {
     const request: CheckInRequest = outcome.checkIn;
     const granted = await useGrant(request, options);
     if (granted !== undefined) {
       via = 'grant';
       outcome = await dispatcher.resume(request, granted, resumeOptions);
+      continue;
+    }
+    const standing = await useStandingGrant(options.grants, request, options.definitionOf?.(request));
+    if (standing !== undefined) {
+      via = 'standing-grant';
+      grantId = standing.grantId;
+      outcome = await dispatcher.resume(request, standing.decision, resumeOptions);
       continue;
     }
     const shared = await share(request, options);
@@ -113,7 +132,7 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       text: `[${outcome.checkIn.asker} refused: ${refusalReason(`'${outcome.toolName}' asked for approval too many times in one call`, 'Retrying will not help')}]`,
     };
   }
-  return { kind: 'outcome', outcome, via };
+  return { kind: 'outcome', outcome, via, ...(grantId !== undefined ? { grantId } : {}) };
 }
 
 /**

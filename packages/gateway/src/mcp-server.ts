@@ -12,6 +12,7 @@ import {
 import { refusalReason, type DispatchOutcome, type Identity, type TraceContext } from '@toolgate/core';
 import { callToolResult, refusalResult, type McpRequestExtra } from '@toolgate/mcp';
 import { refusedResult, settlePaused, type Settled } from './check-in-flow';
+import { definitionOf } from './standing-grants';
 import type { GatewayLog } from './log';
 import { serveTenantResources } from './resources';
 import type { Runtime } from './runtime';
@@ -125,6 +126,9 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
           ...(traceContext !== undefined ? { traceContext } : {}),
           holdMs: runtime.holdMs,
           maxPending: runtime.maxPending,
+          ...(runtime.state.grants !== undefined
+            ? { grants: runtime.state.grants, definitionOf: (asked) => definitionOf(runtime, asked) }
+            : {}),
           pollMs: runtime.pollMs,
           elicitTimeoutMs: ELICIT_TIMEOUT_MS,
         });
@@ -149,6 +153,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
         upstream: tenant.sourceOf.get(toolName),
         ...outcomeFields(outcome),
         ...(first.kind === 'paused' ? { checkIn: settled.via, checkInId: first.checkIn.id } : {}),
+        ...(settled.grantId !== undefined ? { grantId: settled.grantId } : {}),
         durationMs: ms(started),
       });
       return resultFor(outcome);
