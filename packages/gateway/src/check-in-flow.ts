@@ -24,6 +24,7 @@ import {
   type Identity,
   type PausedOutcome,
   type SharedCheckIn,
+  type StandingGrant,
   type StandingGrantStore,
   type TraceContext,
 } from '@toolgate/core';
@@ -68,6 +69,8 @@ export interface CheckInFlowOptions {
   /** Standing grants, and the definition digest of the asked tool as served now (a changed one voids them). */
   readonly grants?: StandingGrantStore;
   readonly definitionOf?: (request: CheckInRequest) => string | undefined;
+  /** Appends the audit record of a standing grant's use (`grant.used`); a rejection means the grant is not used. */
+  readonly recordGrantUse?: (grant: StandingGrant, request: CheckInRequest) => Promise<void>;
   /** Pending check-ins one principal may keep waiting (`checkIns.maxPending`); default core's. */
   readonly maxPending?: number;
 }
@@ -93,9 +96,9 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       continue;
     }
     const standing = await useStandingGrant(options.grants, request, options.definitionOf?.(request));
-    if (standing !== undefined) {
+    if (standing !== undefined && (await recorded(standing.grant, request, options))) {
       via = 'standing-grant';
-      grantId = standing.grantId;
+      grantId = standing.grant.id;
       outcome = await dispatcher.resume(request, standing.decision, resumeOptions);
       continue;
     }
@@ -133,6 +136,24 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
     };
   }
   return { kind: 'outcome', outcome, via, ...(grantId !== undefined ? { grantId } : {}) };
+}
+
+/**
+ * Records a standing grant's use before the call runs on it. A use that cannot be recorded is not
+ * acted on (the count it took is lost): the call asks a person instead.
+ */
+async function recorded(
+  grant: StandingGrant,
+  request: CheckInRequest,
+  options: CheckInFlowOptions,
+): Promise<boolean> {
+  if (options.recordGrantUse === undefined) return true;
+  try {
+    await options.recordGrantUse(grant, request);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

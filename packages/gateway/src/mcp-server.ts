@@ -12,7 +12,7 @@ import {
 import { refusalReason, type DispatchOutcome, type Identity, type TraceContext } from '@toolgate/core';
 import { callToolResult, refusalResult, type McpRequestExtra } from '@toolgate/mcp';
 import { refusedResult, settlePaused, type Settled } from './check-in-flow';
-import { definitionOf } from './standing-grants';
+import { definitionOf, grantUseRecorder } from './standing-grants';
 import type { GatewayLog } from './log';
 import { serveTenantResources } from './resources';
 import type { Runtime } from './runtime';
@@ -129,6 +129,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
           ...(runtime.state.grants !== undefined
             ? { grants: runtime.state.grants, definitionOf: (asked) => definitionOf(runtime, asked) }
             : {}),
+          ...(runtime.audit !== undefined ? { recordGrantUse: grantUseRecorder(runtime.audit) } : {}),
           pollMs: runtime.pollMs,
           elicitTimeoutMs: ELICIT_TIMEOUT_MS,
         });

@@ -9,9 +9,11 @@ import {
   grantCovers,
   type CheckInDecision,
   type CheckInRequest,
+  type StandingGrant,
   type StandingGrantStore,
   type Tool,
 } from '@toolgate/core';
+import type { GatewayAudit } from './audit';
 import type { Runtime } from './runtime';
 
 /**
@@ -43,7 +45,7 @@ export async function useStandingGrant(
   request: CheckInRequest,
   definition: string | undefined,
   now = Date.now(),
-): Promise<{ readonly decision: CheckInDecision; readonly grantId: string } | undefined> {
+): Promise<{ readonly decision: CheckInDecision; readonly grant: StandingGrant } | undefined> {
   if (grants === undefined || definition === undefined) return undefined;
   let candidates;
   try {
@@ -66,7 +68,7 @@ export async function useStandingGrant(
     }
     if (!used) continue;
     return {
-      grantId: grant.id,
+      grant,
       decision: checkInApproved({
         by: grant.createdBy,
         note: `standing grant ${grant.id} (from check-in ${grant.fromCheckIn})`,
@@ -74,4 +76,21 @@ export async function useStandingGrant(
     };
   }
   return undefined;
+}
+
+/** Writes `grant.used` to the audit log: who granted it, for which call; the grant's id and bounds as its digested args. */
+export function grantUseRecorder(audit: GatewayAudit) {
+  return async (grant: StandingGrant, request: CheckInRequest): Promise<void> => {
+    await audit.record({
+      kind: 'grant.used',
+      ...(request.identity?.tenant !== undefined ? { tenant: request.identity.tenant } : {}),
+      ...(request.identity?.principal !== undefined ? { principal: request.identity.principal } : {}),
+      tool: request.toolName,
+      ...(request.toolSource !== undefined ? { source: request.toolSource } : {}),
+      chainId: request.chainId,
+      checkInId: request.id,
+      approver: grant.createdBy,
+      args: { grantId: grant.id, bounds: grant.bounds, fromCheckIn: grant.fromCheckIn },
+    });
+  };
 }

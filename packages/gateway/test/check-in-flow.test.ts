@@ -7,7 +7,11 @@ import {
   createDispatcher,
   defineTool,
   inMemoryCheckIns,
+  inMemoryStandingGrants,
+  standingGrantFor,
+  type CheckInRequest,
   type CheckInStore,
+  type StandingGrant,
   type Dispatcher,
   type PausedOutcome,
 } from '@toolgate/core';
@@ -312,5 +316,82 @@ describe('settlePaused', () => {
     });
     expect(settled).toMatchObject({ code: 'CHECKIN_PENDING' });
     expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  describe('standing grants', () => {
+    async function granted(maxUses = 2) {
+      const first = await call(300);
+      const grants = inMemoryStandingGrants();
+      const grant = standingGrantFor(first.paused.checkIn, {
+        bounds: { amount: { atMost: 300 } },
+        maxUses,
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        definitionDigest: 'def-1',
+        createdBy: 'ana',
+      });
+      await grants.create(grant);
+      return { grants, grant };
+    }
+
+    const callUnder = async (
+      amount: number,
+      options: {
+        grants: ReturnType<typeof inMemoryStandingGrants>;
+        definition?: string;
+        record?: (grant: StandingGrant, request: CheckInRequest) => Promise<void>;
+      },
+    ) => {
+      const paused = (await dispatcher.dispatch(
+        { toolName: 'refund', args: { amount } },
+        { identity },
+      )) as PausedOutcome;
+      return settlePaused(paused, {
+        server: noElicitation,
+        dispatcher,
+        store,
+        identity,
+        extra: extra(),
+        holdMs: 10,
+        pollMs: 5,
+        elicitTimeoutMs: 1000,
+        grants: options.grants,
+        definitionOf: () => options.definition ?? 'def-1',
+        ...(options.record !== undefined ? { recordGrantUse: options.record } : {}),
+      });
+    };
+
+    it('answers calls within its bounds, N times, each recorded; wider calls still ask', async () => {
+      const { grants, grant } = await granted(2);
+      const records: string[] = [];
+      const record = async (used: StandingGrant, request: CheckInRequest) => {
+        records.push(`${used.id}:${request.review['amount']}`);
+      };
+      expect(await callUnder(301, { grants, record })).toMatchObject({ code: 'CHECKIN_PENDING' });
+      expect(await callUnder(120, { grants, record })).toMatchObject({
+        kind: 'outcome',
+        via: 'standing-grant',
+        grantId: grant.id,
+      });
+      expect(await callUnder(300, { grants, record })).toMatchObject({
+        kind: 'outcome',
+        via: 'standing-grant',
+      });
+      expect(await callUnder(100, { grants, record })).toMatchObject({ code: 'CHECKIN_PENDING' });
+      expect(records).toEqual([`${grant.id}:120`, `${grant.id}:300`]);
+      expect(runs).toBe(2);
+    });
+
+    it('covers nothing once the definition changed, and is not used when its use cannot be recorded', async () => {
+      const { grants, grant } = await granted(5);
+      expect(await callUnder(50, { grants, definition: 'def-2' })).toMatchObject({ code: 'CHECKIN_PENDING' });
+      const failing = async () => {
+        throw new Error('audit store down');
+      };
+      expect(await callUnder(60, { grants, record: failing })).toMatchObject({ code: 'CHECKIN_PENDING' });
+      expect(runs).toBe(0);
+      await grants.revoke(grant.id);
+      expect(await callUnder(70, { grants })).toMatchObject({ code: 'CHECKIN_PENDING' });
+      expect(runs).toBe(0);
+    });
   });
 });
