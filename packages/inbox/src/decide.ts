@@ -42,6 +42,8 @@ export type DecideAnswer =
       readonly outcome?: OutcomeSummary;
       /** The standing grant made with this approval. */
       readonly grant?: StandingGrant;
+      /** Why the standing grant asked for was not made (the store failed). */
+      readonly grantError?: string;
     }
   | {
       readonly ok: false;
@@ -199,8 +201,16 @@ export async function decide(
         record: after,
       }
     );
-  if (grant !== undefined) await inbox.grants!.create(grant);
-  const granted = grant === undefined ? {} : { grant };
+  // The approval stands either way; a grant the store could not keep is reported, never half-made.
+  let granted: { grant?: StandingGrant; grantError?: string } = {};
+  if (grant !== undefined) {
+    try {
+      await inbox.grants!.create(grant);
+      granted = { grant };
+    } catch {
+      granted = { grantError: 'The approval is recorded, but the standing grant could not be saved.' };
+    }
+  }
   if (inbox.carryOut === undefined) return { ok: true, record: after, ...granted };
   let outcome: OutcomeSummary;
   try {

@@ -127,4 +127,22 @@ describe('standing grants in the inbox API', () => {
     expect((await json(response))['message']).toMatch(/not enabled/);
     expect((await json(await d.api('/grants', { token: TOKENS.bo })))['grants']).toEqual([]);
   });
+
+  it('keeps the approval and says so when the grant store fails', async () => {
+    const grants = inMemoryStandingGrants();
+    const d = deployment({
+      grants: { ...grants, create: () => Promise.reject(new Error('disk full')) },
+      definitionOf: () => 'def',
+    });
+    const paused = await d.pause(ACME, { orderId: 'o-9', amount: 9 });
+    const response = await d.api(`/check-ins/${paused.checkIn.id}/approve`, {
+      token: TOKENS.ana,
+      body: { grant: { uses: 1 } },
+    });
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body['grantError']).toMatch(/could not be saved/);
+    expect(body).not.toHaveProperty('grant');
+    expect(d.ran).toEqual([{ orderId: 'o-9', amount: 9 }]);
+  });
 });

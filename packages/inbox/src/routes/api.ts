@@ -136,6 +136,7 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
       checkIn: checkInJson(inbox, answer.record),
       ...(answer.outcome !== undefined ? { outcome: answer.outcome } : {}),
       ...(answer.grant !== undefined ? { grant: answer.grant } : {}),
+      ...(answer.grantError !== undefined ? { grantError: answer.grantError } : {}),
     });
   };
   app.post('/check-ins/:id/approve', approver, decideFrom(true));

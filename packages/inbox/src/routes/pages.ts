@@ -177,9 +177,11 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
       inbox,
       c,
       id,
-      answer.grant === undefined
-        ? notice
-        : { ...notice, text: `${notice.text} Standing grant ${answer.grant.id} made; see Grants.` },
+      answer.grant !== undefined
+        ? { ...notice, text: `${notice.text} Standing grant ${answer.grant.id} made; see Grants.` }
+        : answer.grantError !== undefined
+          ? { tone: 'bad', text: `${notice.text} ${answer.grantError}` }
+          : notice,
     );
   };
   app.post('/check-ins/:id/approve', signedIn, decideFrom(true));
