@@ -162,6 +162,11 @@ describe('serveHttp Origin checks', () => {
     expect(mcp.status).toBe(403);
     expect(mcp.body).toContain('Origin not allowed');
     expect(http.sessionCount).toBe(0);
+    // The MCP path's metadata keeps the rule and its CORS answer, even when `intercept` serves it.
+    const metadata = new URL('/.well-known/oauth-protected-resource/mcp', http.url);
+    expect((await send(metadata, 'GET', { origin: 'https://evil.example' })).status).toBe(403);
+    const allowed = await send(metadata, 'GET', { origin: 'http://localhost:5173' });
+    expect(allowed.headers['access-control-allow-origin']).toBe('http://localhost:5173');
   });
 
   it('with allowedOrigins, exactly those origins may call', async () => {
