@@ -15,6 +15,7 @@ import { inboxIssues } from './inbox';
 import { resolvePolicies } from './policy';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
 import { openTelemetry, type Telemetry } from './telemetry';
+import { resolvedCredentials } from './own-secrets';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
 import { connectUpstream, UpstreamError, type Upstream } from './upstream';
 
@@ -142,6 +143,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     );
     issues.push(...policies.issues);
     const tenants = new Map<string, TenantRuntime>();
+    const ownSecrets = [...loaded.secrets, ...resolvedCredentials(config, baseDir, options.env)];
     for (const name of Object.keys(config.tenants)) {
       const policy = policies.tenants.get(name);
       try {
@@ -158,6 +160,8 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
                 ? telemetry.instrument
                 : (dispatcher) => telemetry.instrument(audit.attach(dispatcher)),
             issue: loaded.issue,
+            baseDir,
+            ownSecrets,
             ...(policy !== undefined ? { policy } : {}),
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),

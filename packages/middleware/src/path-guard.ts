@@ -41,7 +41,7 @@ export interface PathGuardOptions {
    * path must stay under the roots' real paths too, and is what the tool receives. Answers the path
    * itself when nothing there exists yet is fine; throwing refuses the call.
    */
-  readonly realpath?: (path: string) => Promise<string>;
+  readonly realpath?: (path: string, tool: Tool) => Promise<string>;
 }
 
 /** Root sets that apply to one argument path; a value must be under a root of each. */
@@ -204,15 +204,18 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
   })();
 
   // The roots' own real paths, once each: a root behind a symbolic link still holds its files.
-  const realRoots = new Map<string, Promise<Root>>();
-  const realRoot = (root: Root, realpath: (path: string) => Promise<string>): Promise<Root> => {
-    let found = realRoots.get(root.text);
+  type Realpath = NonNullable<PathGuardOptions['realpath']>;
+  const realRoots = new WeakMap<Tool, Map<string, Promise<Root>>>();
+  const realRoot = (root: Root, realpath: Realpath, tool: Tool): Promise<Root> => {
+    let known = realRoots.get(tool);
+    if (known === undefined) realRoots.set(tool, (known = new Map()));
+    let found = known.get(root.text);
     if (found === undefined) {
-      found = realpath(root.text).then(
+      found = realpath(root.text, tool).then(
         (real) => rootOf(real),
         () => root,
       );
-      realRoots.set(root.text, found);
+      known.set(root.text, found);
     }
     return found;
   };
@@ -265,18 +268,18 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
   const followLinks = async (
     ctx: ToolMiddlewareContext,
     approved: readonly Approved[],
-    realpath: (path: string) => Promise<string>,
+    realpath: Realpath,
   ): Promise<string[]> => {
     const finals: string[] = [];
     for (const item of approved) {
       let real: string;
       try {
-        real = await realpath(item.absolute);
+        real = await realpath(item.absolute, ctx.tool);
       } catch {
         return refuse(ctx, item.at, 'outside', item.sets);
       }
       for (const roots of item.sets) {
-        const reals = await Promise.all(roots.map((root) => realRoot(root, realpath)));
+        const reals = await Promise.all(roots.map((root) => realRoot(root, realpath, ctx.tool)));
         if (!isUnder(real, reals) && !isUnder(real, roots)) return refuse(ctx, item.at, 'outside', [roots]);
       }
       finals.push(real);

@@ -3,7 +3,7 @@
 // collected and reported at once, each with file, line and column; no value is ever quoted back.
 
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import Ajv, { type ErrorObject } from 'ajv';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import schema from '../../schema/toolgate.schema.json';
@@ -162,8 +162,12 @@ function interpolateString(text: string, path: ConfigPath, context: Interpolatio
     context.issues.push(context.place(path, message, fix));
     return '';
   };
+  // In an upstream's headers and env, `${credential:…}` is read again at connect time; there a literal
+  // `${` (written `$${`, or inside an interpolated value) stays escaped so it is never read twice.
+  const home = path.length >= 4 && path[0] === 'upstreams' && CREDENTIAL_HOMES.has(String(path[2]));
+  const literal = (value: string) => (home ? value.replaceAll('${', () => '$${') : value);
   const result = text.replace(INTERPOLATION, (match, body: string | undefined) => {
-    if (match === '$${') return '${';
+    if (match === '$${') return home ? '$${' : '${';
     const colon = body!.indexOf(':');
     const kind = colon < 0 ? body! : body!.slice(0, colon);
     const name = colon < 0 ? '' : body!.slice(colon + 1).trim();
@@ -178,13 +182,13 @@ function interpolateString(text: string, path: ConfigPath, context: Interpolatio
             `set ${name} before starting toolgate`,
           );
         context.secrets.push(found);
-        return found;
+        return literal(found);
       }
       case 'file': {
         try {
           const content = readFileSync(resolve(context.baseDir, name), 'utf8').replace(/\r?\n$/, '');
           context.secrets.push(content);
-          return content;
+          return literal(content);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           return fail(
@@ -194,7 +198,6 @@ function interpolateString(text: string, path: ConfigPath, context: Interpolatio
         }
       }
       case 'credential': {
-        const home = path.length >= 4 && path[0] === 'upstreams' && CREDENTIAL_HOMES.has(String(path[2]));
         if (!home)
           return fail(
             "${credential:…} is only read in an upstream's headers or env",
@@ -462,6 +465,13 @@ function checkConfig(config: GatewayConfig): Problem[] {
     }
     if (upstream.command !== undefined && upstream.headers !== undefined)
       add([...at, 'headers'], "apply only to an HTTP server ('url')", "remove 'headers'", true);
+    const base = upstream.paths?.base;
+    if (base !== undefined && (!isAbsolute(base) || base.includes('\0') || base.split(/[\\/]/).includes('..')))
+      add(
+        [...at, 'paths', 'base'],
+        "must be an absolute directory without '..'",
+        'write the directory the server opens relative paths from, like /srv/app',
+      );
     duration([...at, 'timeout'], upstream.timeout);
     for (const [tool, declaration] of Object.entries(upstream.tools ?? {}))
       size([...at, 'tools', tool, 'resultCeiling', 'maxBytes'], declaration.resultCeiling?.maxBytes);

@@ -94,6 +94,8 @@ export interface UpstreamConfig {
   readonly exclude?: readonly string[];
   readonly tools?: Readonly<Record<string, ToolDeclaration>>;
   readonly timeout?: string;
+  /** How the server reads path arguments: `base` is the absolute directory it resolves relative paths from. */
+  readonly paths?: { readonly base?: string };
 }
 
 export interface CredentialConfig {

@@ -1,0 +1,165 @@
+// Issue 32's findings, replayed against a gateway process with a real stdio upstream: a relative
+// path is read where the upstream reads it (its working directory) and reaches it absolute; the
+// gateway's own secrets (interpolated values, resolved credentials) never reach the model and never
+// leave through arguments, whatever their shape; an interpolated value is never read twice.
+
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { fillCredentials } from '../src/credentials';
+import { parseConfig } from '../src/config/load';
+import { connectClient, startGateway, tempDir, textOf, type GatewayProcess, type TempDir } from './helpers';
+
+const reflectServer = join(__dirname, 'fixtures', 'reflect.mjs');
+const TOKEN = 'acme-token-0123456789abcdef-0123456789';
+// Looks like no known key format: only the gateway's knowledge of its value can catch it.
+const BILLING = 'correct-horse-battery-staple-42';
+const PLAIN_SECRET = 'plain-words-no-format-1234';
+
+interface Refusal {
+  gate: string;
+  code: string;
+}
+const refusalOf = (result: unknown) =>
+  (result as { _meta?: Record<string, unknown> })._meta?.['io.toolgate/refusal'] as Refusal | undefined;
+
+function config(dir: TempDir): string {
+  return `auth:
+  tokens:
+    - { token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: bot } }
+credentials:
+  billing: { env: BILLING_KEY }
+upstreams:
+  root:
+    command: [node, ${JSON.stringify(reflectServer)}]
+    cwd: /
+    env:
+      BILLING: "\${credential:billing}"
+      PLAIN: "\${env:PLAIN_SECRET}"
+      TWICE: "\${env:TRICKY}"
+    tools:
+      read_file: { paths: { path: [/srv/data] } }
+  data:
+    command: [node, ${JSON.stringify(reflectServer)}]
+    cwd: ${JSON.stringify(join(dir.path, 'data'))}
+    prefix: data_
+    tools:
+      read_file: { paths: { path: [${JSON.stringify(join(dir.path, 'data'))}] } }
+tenants:
+  acme: { upstreams: [root, data] }
+`;
+}
+
+describe('issue 32 replayed against a gateway process', () => {
+  let dir: TempDir;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    mkdirSync(join(dir.path, 'data', 'reports'), { recursive: true });
+    symlinkSync('/etc', join(dir.path, 'data', 'etc-link'));
+    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
+      ACME_TOKEN: TOKEN,
+      BILLING_KEY: BILLING,
+      PLAIN_SECRET,
+      TRICKY: '${credential:billing}',
+    });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    dir?.remove();
+  });
+
+  it('refuses a relative path that the upstream, started in /, would open outside the root', async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      for (const path of ['etc/passwd', './etc/passwd', 'proc/self/environ', 'srv/data/../../etc/passwd']) {
+        const refused = await client.callTool({ name: 'read_file', arguments: { path } });
+        expect(refusalOf(refused)).toMatchObject({ gate: 'path-guard', code: 'PATH_OUTSIDE_ROOT' });
+        expect(textOf(refused)).not.toContain('root:x:');
+      }
+      const inside = await client.callTool({ name: 'read_file', arguments: { path: 'srv/data/q1.csv' } });
+      expect(textOf(inside)).toBe('would open /srv/data/q1.csv');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("hands the upstream the absolute real path, and refuses a symbolic link out of the root", async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      const ran = await client.callTool({ name: 'data_read_file', arguments: { path: './reports/../q1.csv' } });
+      expect(textOf(ran)).toMatch(/^would open \/.+\/data\/q1\.csv$/);
+      const linked = await client.callTool({ name: 'data_read_file', arguments: { path: 'etc-link/passwd' } });
+      expect(refusalOf(linked)).toMatchObject({ gate: 'path-guard', code: 'PATH_OUTSIDE_ROOT' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('redacts a credential an upstream reflects, though it looks like no known key', async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      for (const name of ['BILLING', 'PLAIN']) {
+        const result = await client.callTool({ name: 'debug_env', arguments: { name } });
+        const text = textOf(result);
+        // An MCP result the guard cannot rebuild is withheld whole (SECRET_IN_RESULT), never passed on.
+        expect(refusalOf(result)).toMatchObject({ gate: 'secret-guard', code: 'SECRET_IN_RESULT' });
+        expect(text).not.toContain(BILLING);
+        expect(text).not.toContain(PLAIN_SECRET);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses the gateway own secrets in arguments, also encoded', async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      for (const text of [
+        `send ${BILLING} please`,
+        encodeURIComponent(PLAIN_SECRET),
+        Buffer.from(BILLING).toString('base64'),
+        TOKEN,
+      ]) {
+        const refused = await client.callTool({ name: 'echo', arguments: { text } });
+        expect(refusalOf(refused)?.code).toBe('SECRET_IN_ARGS');
+        expect(textOf(refused)).not.toContain(BILLING);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('passes a result that holds no secret', async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      const result = await client.callTool({ name: 'echo', arguments: { text: 'nothing to hide' } });
+      expect(textOf(result)).toBe('nothing to hide');
+    } finally {
+      await client.close();
+    }
+  });
+
+});
+
+describe('interpolation', () => {
+  const text = `upstreams:
+  u:
+    command: [node, x.mjs]
+    env: { TWICE: "\${env:TRICKY}", LITERAL: "$\${credential:billing}", REAL: "\${credential:billing}" }
+credentials:
+  billing: { env: BILLING_KEY }
+tenants:
+  acme: { upstreams: [u] }
+`;
+
+  it('never reads an ${env:…} value (or a $${ literal) as a reference again when the upstream connects', () => {
+    const loaded = parseConfig(text, { env: { TRICKY: '${credential:billing}' } });
+    const env = loaded.config.upstreams['u']!.env!;
+    const lookup = jest.fn(() => BILLING);
+    expect(fillCredentials(env['TWICE']!, lookup)).toBe('${credential:billing}');
+    expect(fillCredentials(env['LITERAL']!, lookup)).toBe('${credential:billing}');
+    expect(lookup).not.toHaveBeenCalled();
+    expect(fillCredentials(env['REAL']!, lookup)).toBe(BILLING);
+  });
+});
