@@ -11,6 +11,7 @@ import { connectClient, startGateway, tempDir, textOf, type GatewayProcess, type
 
 const reflectServer = join(__dirname, 'fixtures', 'reflect.mjs');
 const TOKEN = 'acme-token-0123456789abcdef-0123456789';
+const OPS = 'ops-token-0123456789abcdef-0123456789';
 // Looks like no known key format: only the gateway's knowledge of its value can catch it.
 const BILLING = 'correct-horse-battery-staple-42';
 const PLAIN_SECRET = 'plain-words-no-format-1234';
@@ -26,6 +27,7 @@ function config(dir: TempDir): string {
   return `auth:
   tokens:
     - { token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: bot } }
+    - { token: "\${env:OPS_TOKEN}", identity: { tenant: acme, principal: ops, roles: [operator] } }
 credentials:
   billing: { env: BILLING_KEY }
 upstreams:
@@ -59,6 +61,7 @@ describe('issue 32 replayed against a gateway process', () => {
     symlinkSync('/etc', join(dir.path, 'data', 'etc-link'));
     gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
       ACME_TOKEN: TOKEN,
+      OPS_TOKEN: OPS,
       BILLING_KEY: BILLING,
       PLAIN_SECRET,
       TRICKY: '${credential:billing}',
@@ -128,6 +131,25 @@ describe('issue 32 replayed against a gateway process', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('answers /readyz with counts only to anyone but an operator', async () => {
+    for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }, { authorization: 'Bearer nope' }]) {
+      const ready = await fetch(new URL('/readyz', gateway.url), { headers });
+      expect(ready.status).toBe(200);
+      const body = await ready.text();
+      expect(JSON.parse(body)).toEqual({
+        ready: true,
+        upstreams: { total: 2, connected: 2 },
+        stores: { total: 2, ok: 2 },
+      });
+      expect(body).not.toMatch(/root|data|memory/);
+    }
+    const operator = await fetch(new URL('/readyz', gateway.url), { headers: { authorization: `Bearer ${OPS}` } });
+    expect(((await operator.json()) as { upstreams: Record<string, unknown> }).upstreams).toEqual({
+      root: { state: 'connected', tools: 3 },
+      data: { state: 'connected', tools: 3 },
+    });
   });
 
   it('passes a result that holds no secret', async () => {

@@ -34,6 +34,33 @@ export interface LoadedConfig {
 const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
 const definitions = schema.definitions as Readonly<Record<string, unknown>>;
 
+/** A static token shorter than this can be guessed; `openssl rand -base64 32` gives 44. */
+export const MIN_TOKEN_CHARS = 32;
+
+/**
+ * Why a JWKS location cannot be trusted, naming no part of it; undefined for a file path, an
+ * https:// URL, or http:// to a loopback address (tests, a sidecar).
+ */
+export function jwksProblem(jwks: string): string | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(jwks)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(jwks);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopback(url.hostname)) return undefined;
+  return url.protocol === 'http:'
+    ? 'is an http:// URL: keys fetched in the clear can be swapped, so only https:// (or a loopback address) is read'
+    : 'uses a scheme other than https://';
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
 const INTERPOLATION = /\$\$\{|\$\{([^}]*)\}/g;
 const CREDENTIAL_HOMES = new Set(['headers', 'env']);
 
@@ -413,6 +440,10 @@ function checkConfig(config: GatewayConfig): Problem[] {
   duration(['listen', 'drain'], config.listen?.drain);
   size(['listen', 'maxBody'], config.listen?.maxBody);
   duration(['auth', 'jwt', 'clockTolerance'], config.auth?.jwt?.clockTolerance);
+  duration(['auth', 'jwt', 'maxLifetime'], config.auth?.jwt?.maxLifetime);
+  const jwks = config.auth?.jwt?.jwks;
+  if (jwks !== undefined && jwksProblem(jwks) !== undefined)
+    add(['auth', 'jwt', 'jwks'], jwksProblem(jwks)!, 'serve the key set over https://, or give a JWKS file');
   duration(['checkIns', 'ttl'], config.checkIns?.ttl);
   duration(['checkIns', 'hold'], config.checkIns?.hold);
   size(['defaults', 'resultCeiling', 'maxBytes'], config.defaults?.resultCeiling?.maxBytes);
@@ -439,6 +470,12 @@ function checkConfig(config: GatewayConfig): Problem[] {
   const tokens = config.auth?.tokens ?? [];
   tokens.forEach((entry, index) => {
     knownTenant(['auth', 'tokens', index, 'identity', 'tenant'], entry.identity.tenant);
+    if (entry.token.length < MIN_TOKEN_CHARS)
+      add(
+        ['auth', 'tokens', index, 'token'],
+        `the token is shorter than ${MIN_TOKEN_CHARS} characters`,
+        'use at least 32 random characters, e.g. `openssl rand -base64 32`',
+      );
     const first = tokens.findIndex((other) => other.token === entry.token);
     if (first < index)
       add(

@@ -31,6 +31,8 @@ export interface JwtConfig {
   readonly jwks: string;
   readonly algorithms?: readonly string[];
   readonly clockTolerance?: string;
+  /** The longest a token may live (exp − iat, or exp − now without iat); default 24h. */
+  readonly maxLifetime?: string;
   readonly claims?: { readonly tenant?: string; readonly principal?: string; readonly roles?: string };
 }
 
