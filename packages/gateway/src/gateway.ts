@@ -9,7 +9,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
-import { loadConfig, parseConfig, type LoadedConfig } from './config/load';
+import { loadConfig, parseConfig, scrubbable, type LoadedConfig } from './config/load';
+import { resolvedCredentials } from './own-secrets';
 import type { GatewayConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { recordConfig } from './audit';
@@ -79,7 +80,11 @@ export async function createGateway(
       : isLoaded(config)
         ? config
         : parseConfig(JSON.stringify(config), { env });
-  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+  // Every value any loaded configuration interpolated or resolved: no log line carries one.
+  const secrets = new Set(
+    scrubbable([...loaded.secrets, ...resolvedCredentials(loaded.config, loaded.baseDir, env)]),
+  );
+  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () => [...secrets]);
   const stdio = options.stdio === true;
 
   const stdioIdentity = stdio ? stdioIdentityOf(loaded) : undefined;
@@ -249,6 +254,11 @@ export async function createGateway(
     let next: Runtime;
     try {
       const nextLoaded = loadConfig(loaded.file, { env });
+      for (const secret of scrubbable([
+        ...nextLoaded.secrets,
+        ...resolvedCredentials(nextLoaded.config, nextLoaded.baseDir, env),
+      ]))
+        secrets.add(secret);
       if (!stdio && nextLoaded.config.auth?.tokens === undefined && nextLoaded.config.auth?.jwt === undefined)
         throw new ConfigError([
           nextLoaded.issue(

@@ -16,7 +16,10 @@ describe('toolgate command line, strictly', () => {
   afterAll(() => dir.remove());
 
   it.each([
-    [['check', '--conifg', 'other.yaml'], "unknown flag '--conifg' for this command; did you mean '--config'?"],
+    [
+      ['check', '--conifg', 'other.yaml'],
+      "unknown flag '--conifg' for this command; did you mean '--config'?",
+    ],
     [['audit', 'verify', '--bogus'], "unknown flag '--bogus' for this command"],
     [['gateway', '--prot', '0'], "did you mean '--port'?"],
     [['chek'], "unknown command 'chek'; did you mean 'check'?"],

@@ -18,7 +18,10 @@ import {
 } from './helpers';
 
 const reachServer = join(__dirname, 'fixtures', 'reach.mjs');
-const TOKENS = { ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789', GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789' };
+const TOKENS = {
+  ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789',
+};
 const env = { ...TOKENS };
 
 function config(dir: TempDir, extra = ''): string {

@@ -87,12 +87,18 @@ describe('issue 32 replayed against a gateway process', () => {
     }
   });
 
-  it("hands the upstream the absolute real path, and refuses a symbolic link out of the root", async () => {
+  it('hands the upstream the absolute real path, and refuses a symbolic link out of the root', async () => {
     const client = await connectClient(gateway.url, TOKEN);
     try {
-      const ran = await client.callTool({ name: 'data_read_file', arguments: { path: './reports/../q1.csv' } });
+      const ran = await client.callTool({
+        name: 'data_read_file',
+        arguments: { path: './reports/../q1.csv' },
+      });
       expect(textOf(ran)).toMatch(/^would open \/.+\/data\/q1\.csv$/);
-      const linked = await client.callTool({ name: 'data_read_file', arguments: { path: 'etc-link/passwd' } });
+      const linked = await client.callTool({
+        name: 'data_read_file',
+        arguments: { path: 'etc-link/passwd' },
+      });
       expect(refusalOf(linked)).toMatchObject({ gate: 'path-guard', code: 'PATH_OUTSIDE_ROOT' });
     } finally {
       await client.close();
@@ -145,7 +151,9 @@ describe('issue 32 replayed against a gateway process', () => {
       });
       expect(body).not.toMatch(/root|data|memory/);
     }
-    const operator = await fetch(new URL('/readyz', gateway.url), { headers: { authorization: `Bearer ${OPS}` } });
+    const operator = await fetch(new URL('/readyz', gateway.url), {
+      headers: { authorization: `Bearer ${OPS}` },
+    });
     expect(((await operator.json()) as { upstreams: Record<string, unknown> }).upstreams).toEqual({
       root: { state: 'connected', tools: 3 },
       data: { state: 'connected', tools: 3 },
@@ -161,7 +169,6 @@ describe('issue 32 replayed against a gateway process', () => {
       await client.close();
     }
   });
-
 });
 
 describe('interpolation', () => {

@@ -17,7 +17,10 @@ describe('JWTs', () => {
   beforeAll(async () => {
     dir = tempDir();
     const { publicKey, privateKey } = await generateKeyPair('ES256');
-    dir.write('jwks.json', JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] }));
+    dir.write(
+      'jwks.json',
+      JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] }),
+    );
     sign = (claims, configure = (jwt) => jwt.setIssuedAt().setExpirationTime('5m')) =>
       configure(
         new SignJWT({ tenant: 'acme', sub: 'bo', ...claims })
@@ -71,9 +74,17 @@ describe('JWTs', () => {
     const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
     const edited = Buffer.from(JSON.stringify({ ...claims, sub: 'admin' })).toString('base64url');
-    for (const token of [`${header}.${payload}.${flipped}`, `${header}.${edited}.${signature}`, `${good}x`, good.slice(0, -1)])
+    for (const token of [
+      `${header}.${payload}.${flipped}`,
+      `${header}.${edited}.${signature}`,
+      `${good}x`,
+      good.slice(0, -1),
+    ])
       expect(await auth.authenticate(`Bearer ${token}`)).toEqual({ ok: false, why: 'invalid' });
-    expect(await auth.authenticate(`Bearer ${good}`)).toMatchObject({ ok: true, identity: { principal: 'bo' } });
+    expect(await auth.authenticate(`Bearer ${good}`)).toMatchObject({
+      ok: true,
+      identity: { principal: 'bo' },
+    });
   });
 
   it('refuses an http:// JWKS (loopback excepted), naming no part of the URL', () => {
@@ -85,7 +96,9 @@ describe('JWTs', () => {
     expect(make('http://127.0.0.1:9/jwks.json')).not.toThrow();
     expect(make('http://[::1]:9/jwks.json')).not.toThrow();
     expect(make('https://keys.example/jwks.json')).not.toThrow();
-    expect(make('./missing-secret-name.json')).toThrow('auth.jwt.jwks: the file is not a readable JSON Web Key Set.');
+    expect(make('./missing-secret-name.json')).toThrow(
+      'auth.jwt.jwks: the file is not a readable JSON Web Key Set.',
+    );
   });
 });
 
@@ -123,28 +136,36 @@ tenants: { acme: { upstreams: [u] } }
       return [];
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      return error.issues.map((issue) => `${issue.line}:${issue.column}: ${issue.path.join('.')}: ${issue.message}`);
+      return error.issues.map(
+        (issue) => `${issue.line}:${issue.column}: ${issue.path.join('.')}: ${issue.message}`,
+      );
     }
   };
 
   it('refuses a static token shorter than 32 characters, at its position, naming no value', () => {
-    const found = issues(base('auth: { tokens: [{ token: "${env:T}", identity: { tenant: acme, principal: bot } }] }'), {
-      T: 'short-tok',
-    });
+    const found = issues(
+      base('auth: { tokens: [{ token: "${env:T}", identity: { tenant: acme, principal: bot } }] }'),
+      {
+        T: 'short-tok',
+      },
+    );
     expect(found).toEqual(['1:27: auth.tokens.0.token: the token is shorter than 32 characters']);
-    expect(issues(base('auth: { tokens: [{ token: "${env:T}", identity: { tenant: acme, principal: bot } }] }'), {
-      T: 'x'.repeat(32),
-    })).toEqual([]);
+    expect(
+      issues(base('auth: { tokens: [{ token: "${env:T}", identity: { tenant: acme, principal: bot } }] }'), {
+        T: 'x'.repeat(32),
+      }),
+    ).toEqual([]);
   });
 
   it('refuses an http:// JWKS URL at its position, naming no part of it', () => {
-    const found = issues(
-      base('auth:\n  jwt: { issuer: i, audience: a, jwks: "${env:J}" }'),
-      { J: 'http://keys.example/hidden-part' },
-    );
+    const found = issues(base('auth:\n  jwt: { issuer: i, audience: a, jwks: "${env:J}" }'), {
+      J: 'http://keys.example/hidden-part',
+    });
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/^2:40: auth\.jwt\.jwks: is an http:\/\/ URL/);
     expect(found[0]).not.toContain('hidden-part');
-    expect(issues(base('auth:\n  jwt: { issuer: i, audience: a, jwks: "http://127.0.0.1:8/j" }'))).toEqual([]);
+    expect(issues(base('auth:\n  jwt: { issuer: i, audience: a, jwks: "http://127.0.0.1:8/j" }'))).toEqual(
+      [],
+    );
   });
 });

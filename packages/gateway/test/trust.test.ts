@@ -24,7 +24,10 @@ import {
 } from './helpers';
 
 const changingServer = join(__dirname, 'fixtures', 'changing.mjs');
-const TOKENS = { ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789', GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789' };
+const TOKENS = {
+  ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789',
+};
 // An argument value that must never reach the audit log, a log line or the database.
 const SECRET_ARG = 'customer-7f3a-DO-NOT-LOG-4411';
 

@@ -94,7 +94,9 @@ describe('path guard', () => {
     const { tool, call } = setup({ base: '/srv/data' });
     const outcome = expectResult(await call({ path }));
     expect(tool.calls.map((c) => c.args['path'])).toEqual([seen]);
-    expect(outcome.ledger.find((row) => row.gate === 'path-guard')?.why).toMatch(/^1 path inside their roots/);
+    expect(outcome.ledger.find((row) => row.gate === 'path-guard')?.why).toMatch(
+      /^1 path inside their roots/,
+    );
   });
 
   describe('relative paths, read where the tool reads them (issue 32, finding 1)', () => {
@@ -114,7 +116,9 @@ describe('path guard', () => {
         const { tool, call } = setup();
         const outcome = expectRefused(await call({ path }));
         expect(outcome.code).toBe('PATH_RELATIVE');
-        expect(outcome.content).toContain('is relative, and the directory the tool reads it from is not known');
+        expect(outcome.content).toContain(
+          'is relative, and the directory the tool reads it from is not known',
+        );
         expect(tool.calls).toHaveLength(0);
       },
     );

@@ -61,7 +61,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     options[name] = { type, ...(SHORT[name] !== undefined ? { short: SHORT[name] } : {}) };
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
-    parsed = nodeParseArgs({ args: [...argv], options, strict: true, allowPositionals: true }) as typeof parsed;
+    parsed = nodeParseArgs({
+      args: [...argv],
+      options,
+      strict: true,
+      allowPositionals: true,
+    }) as typeof parsed;
   } catch (error) {
     throw usageOf(error, Object.keys(known));
   }
@@ -75,11 +80,11 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const subs = command === undefined ? undefined : SUBCOMMANDS[command];
   if (subs !== undefined && sub !== undefined) {
     if (!Object.hasOwn(subs, sub))
-      throw new UsageError(
-        `unknown subcommand '${command} ${sub}'${didYouMean(sub, Object.keys(subs))}`,
-      );
+      throw new UsageError(`unknown subcommand '${command} ${sub}'${didYouMean(sub, Object.keys(subs))}`);
     if (rest.length > subs[sub]!)
-      throw new UsageError(`'${command} ${sub}' takes ${subs[sub]} argument(s), and was given ${rest.length}`);
+      throw new UsageError(
+        `'${command} ${sub}' takes ${subs[sub]} argument(s), and was given ${rest.length}`,
+      );
   } else if (subs === undefined && positional.length > 1) {
     throw new UsageError(`'${command}' takes no arguments, and was given ${positional.length - 1}`);
   }
@@ -118,7 +123,9 @@ function usageOf(error: unknown, known: readonly string[]): UsageError {
       );
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return new UsageError(
-        message.includes('argument missing') ? `${flag ?? 'a flag'} needs a value` : `${flag ?? 'a flag'} takes no value`,
+        message.includes('argument missing')
+          ? `${flag ?? 'a flag'} needs a value`
+          : `${flag ?? 'a flag'} takes no value`,
       );
     default:
       return new UsageError('the command line cannot be read');

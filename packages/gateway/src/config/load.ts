@@ -7,6 +7,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import Ajv, { type ErrorObject } from 'ajv';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import schema from '../../schema/toolgate.schema.json';
+import { redact } from '@toolgate/core';
 import { closest, ConfigError, type ConfigIssue, type ConfigPath } from './errors';
 import { SCREEN_FINDING_IDS, SECRET_RULE_IDS } from '@toolgate/middleware';
 import type { GatewayConfig, GuardsConfig, RuleConfig } from './types';
@@ -33,6 +34,14 @@ export interface LoadedConfig {
 // verbose: errors carry the schema object that failed, which names the known keys and the unit.
 const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
 const definitions = schema.definitions as Readonly<Record<string, unknown>>;
+
+/** Shorter interpolated values (a port, `on`) cannot hold a secret, and scrubbing them would garble every message. */
+const MIN_SCRUBBED_CHARS = 3;
+
+/** The values worth scrubbing from operator output. */
+export function scrubbable(values: readonly string[]): string[] {
+  return values.filter((value) => value.length >= MIN_SCRUBBED_CHARS);
+}
 
 /** A static token shorter than this can be guessed; `openssl rand -base64 32` gives 44. */
 export const MIN_TOKEN_CHARS = 32;
@@ -98,12 +107,16 @@ export function parseConfig(text: string, options: LoadConfigOptions & { file?: 
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
+  // Interpolated values, as they are found: no issue placed from here on (the loader's, an upstream's,
+  // a tenant's, the runtime's) can quote one, whatever message it was built from.
+  const secrets: string[] = [];
+  const scrub = (text: string) => redact(text, scrubbable(secrets));
   const place = (path: ConfigPath, message: string, fix?: string, key = false): ConfigIssue => ({
     path,
     ...(file !== undefined ? { file } : {}),
     ...at(offsetOf(doc, path, key)),
-    message,
-    ...(fix !== undefined ? { fix } : {}),
+    message: scrub(message),
+    ...(fix !== undefined ? { fix: scrub(fix) } : {}),
   });
 
   if (doc.errors.length > 0) {
@@ -131,7 +144,6 @@ export function parseConfig(text: string, options: LoadConfigOptions & { file?: 
     ]);
 
   const issues: ConfigIssue[] = [];
-  const secrets: string[] = [];
   const env = options.env ?? process.env;
   const value = interpolate(raw, [], { env, baseDir, issues, secrets, place });
   if (issues.length > 0) throw new ConfigError(issues);
@@ -503,7 +515,10 @@ function checkConfig(config: GatewayConfig): Problem[] {
     if (upstream.command !== undefined && upstream.headers !== undefined)
       add([...at, 'headers'], "apply only to an HTTP server ('url')", "remove 'headers'", true);
     const base = upstream.paths?.base;
-    if (base !== undefined && (!isAbsolute(base) || base.includes('\0') || base.split(/[\\/]/).includes('..')))
+    if (
+      base !== undefined &&
+      (!isAbsolute(base) || base.includes('\0') || base.split(/[\\/]/).includes('..'))
+    )
       add(
         [...at, 'paths', 'base'],
         "must be an absolute directory without '..'",
