@@ -220,13 +220,14 @@ describe('guards in the configuration, from the command line', () => {
     const declared = await run(['check']);
     expect(declared.code).toBe(0);
     expect(declared.out).toMatch(
-      /acme: .*wants → egress-guard → path-guard → check-in → credentials → result-ceiling/,
+      /acme: .*wants → egress-guard → path-guard → secret-guard → check-in → credentials → result-ceiling/,
     );
 
+    // The secret guard stays: it holds the gateway's own secrets (the tokens are interpolated).
     dir.write('toolgate.yaml', bare.replace(/ {4}tools:\n(.*\n){2}/, ''));
     const none = await run(['check']);
     expect(none.code).toBe(0);
-    expect(none.out).not.toContain('guard');
+    expect(none.out).not.toMatch(/egress-guard|path-guard|command-guard/);
   });
 
   it('an unknown guard key fails check and startup at its file, line and column, with the known keys', async () => {
