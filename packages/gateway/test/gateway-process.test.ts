@@ -313,7 +313,7 @@ describe('toolgate gateway: startup and shutdown', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
-      `${file}:11:5: upstreams.shop.prefx: unknown key 'prefx'. Fix: did you mean 'prefix'?`,
+      `${file}:12:5: upstreams.shop.prefx: unknown key 'prefx'. Fix: did you mean 'prefix'?`,
     );
     for (const secret of [...Object.values(TOKENS), CHECKIN_KEY]) expect(run.stderr).not.toContain(secret);
   });
