@@ -111,7 +111,9 @@ auth:
       );
       expect(loaded.config.checkIns?.key).toBe(CHECKIN_KEY);
       expect(loaded.config.auth?.tokens?.[0]?.token).toBe('env-secret-token-value-0123456789');
-      expect(loaded.secrets).toEqual(expect.arrayContaining([CHECKIN_KEY, 'env-secret-token-value-0123456789']));
+      expect(loaded.secrets).toEqual(
+        expect.arrayContaining([CHECKIN_KEY, 'env-secret-token-value-0123456789']),
+      );
 
       // A secret that fails a check is still never quoted.
       const issues = issuesOf(`${minimal}checkIns: { key: "\${env:SHORT}" }\n`, { SHORT: 'tiny-secret' });
