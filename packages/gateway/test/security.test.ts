@@ -6,7 +6,9 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fillCredentials } from '../src/credentials';
+import type { Tool } from '@toolgate/core';
 import { parseConfig } from '../src/config/load';
+import { pathBases } from '../src/path-base';
 import { connectClient, startGateway, tempDir, textOf, type GatewayProcess, type TempDir } from './helpers';
 
 const reflectServer = join(__dirname, 'fixtures', 'reflect.mjs');
@@ -190,5 +192,38 @@ tenants:
     expect(fillCredentials(env['LITERAL']!, lookup)).toBe('${credential:billing}');
     expect(lookup).not.toHaveBeenCalled();
     expect(fillCredentials(env['REAL']!, lookup)).toBe(BILLING);
+  });
+});
+
+describe('where each upstream reads a relative path', () => {
+  const text = (base: string) => `upstreams:
+  local: { command: [node, x.mjs], cwd: sub }
+  remote: { url: "https://files.example/mcp" }
+  based: { url: "https://files.example/mcp", paths: { base: ${JSON.stringify(base)} } }
+tenants:
+  acme: { upstreams: [local, remote, based] }
+`;
+  const tool = (name: string) => ({ schema: { name } }) as unknown as Tool;
+
+  it('is the stdio cwd, an HTTP server written base, or unknown', async () => {
+    const loaded = parseConfig(text('/srv/app'), { file: '/etc/toolgate/toolgate.yaml' });
+    const sources = new Map([
+      ['a', 'local'],
+      ['b', 'remote'],
+      ['c', 'based'],
+    ]);
+    const bases = pathBases(loaded.config, loaded.baseDir, sources);
+    expect(bases.base(tool('a'))).toBe('/etc/toolgate/sub');
+    expect(bases.base(tool('b'))).toBeUndefined();
+    expect(bases.base(tool('c'))).toBe('/srv/app');
+    // Links are resolved only where the gateway sees the server's file system.
+    expect(await bases.realpath('/no/such/dir/x', tool('c'))).toBe('/no/such/dir/x');
+  });
+
+  it('refuses a paths.base that is not absolute, at its position', () => {
+    expect(() => parseConfig(text('srv/app'), { file: '/cfg/toolgate.yaml' })).toThrow(
+      "/cfg/toolgate.yaml:4:61: upstreams.based.paths.base: must be an absolute directory without '..'",
+    );
+    expect(() => parseConfig(text('/srv/../etc'), { file: '/cfg/toolgate.yaml' })).toThrow(/paths\.base/);
   });
 });
