@@ -193,6 +193,18 @@ tenants:
     expect(lookup).not.toHaveBeenCalled();
     expect(fillCredentials(env['REAL']!, lookup)).toBe(BILLING);
   });
+
+  it('keeps an ${env:…} value holding ${env:…} or ${file:…} literal everywhere else', () => {
+    const literal = '${env:OTHER}${file:/etc/passwd}-0123456789abcdef-0123456789';
+    const loaded = parseConfig(
+      `${text}checkIns: { key: "\${env:KEY}" }
+`,
+      {
+        env: { TRICKY: 'x', KEY: literal, OTHER: 'must-not-appear' },
+      },
+    );
+    expect(loaded.config.checkIns?.key).toBe(literal);
+  });
 });
 
 describe('where each upstream reads a relative path', () => {
