@@ -287,12 +287,19 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
     return finals;
   };
 
+  // A base given per tool and a realpath are code: their presence is what the fingerprint can show.
+  const reading = [
+    ...(options.base === undefined ? [] : [typeof options.base === 'string' ? options.base : 'per tool']),
+    ...(options.realpath === undefined ? [] : ['realpath']),
+  ];
+  const fingerprinted = [options.tools ?? null, options.tenants ?? null, ...reading];
+
   return {
     name: 'path-guard',
     after: ['validate-args', 'wants'],
     before: ['check-in', 'credentials'],
     honors: ['paths'],
-    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify([options.tools ?? null, options.tenants ?? null]))}`,
+    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify(fingerprinted))}`,
     checkTool(tool) {
       try {
         ownOf(tool);
