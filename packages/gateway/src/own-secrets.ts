@@ -1,10 +1,12 @@
 // The gateway's own secrets are secrets whatever their shape: every value the configuration
 // interpolated (`${env:…}`, `${file:…}`) and every credential it resolved is refused in a call's
-// arguments and redacted from results, through the secret guard's `values`, with no configuration.
-// An operator's `guards.secrets` adds the key-format rules; turned off, only the format rules go.
+// arguments, through the secret guard's `values`, and redacted from results where they come back
+// (the `own-secrets` gate, right inside `credentials`), with no configuration. An operator's
+// `guards.secrets` adds the key-format rules; turned off, only the format rules go.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { redactValue, type Middleware } from '@toolgate/core';
 import { SECRET_RULE_IDS, type CanonicalGuards } from '@toolgate/middleware';
 import type { GatewayConfig } from './config/types';
 
@@ -58,4 +60,25 @@ export function withOwnSecrets(
   };
   if (guards === undefined) return { egress: false, paths: false, commands: false, secrets: secretGuard };
   return { ...guards, secrets: secretGuard };
+}
+
+/**
+ * Redacts the gateway's own secrets from a result, by value wherever they sit (an MCP result's
+ * text blocks, structured content), before any other gate reads it: an upstream that reflects its
+ * credential ("401 for key …") hands the model `[redacted]`, and the rest of its answer.
+ */
+export function ownSecretsGate(secrets: readonly string[]): Middleware {
+  const values = ownSecretValues(secrets);
+  return {
+    name: 'own-secrets',
+    after: ['credentials'],
+    fingerprint: `${values.length} values`,
+    run: async function ownSecretsRun(ctx, next) {
+      ctx.note('the gateway redacts its own secrets from the result');
+      await next();
+      if (!ctx.ran || values.length === 0) return;
+      const clean = redactValue(ctx.result, values);
+      if (clean !== ctx.result) ctx.setResult(clean, "redacted the gateway's own secrets");
+    },
+  };
 }

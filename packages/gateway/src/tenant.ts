@@ -19,7 +19,7 @@ import { globMatcher, matchesAny } from './glob';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
-import { withOwnSecrets } from './own-secrets';
+import { ownSecretsGate, ownSecretValues, withOwnSecrets } from './own-secrets';
 import { pathBases, type PathBases } from './path-base';
 
 /** A tool as tools/list shows it. */
@@ -160,6 +160,8 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
       ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
       ...(guards !== undefined ? { guards } : {}),
     });
+    const ownSecrets = ownSecretValues(context.ownSecrets ?? []);
+    if (ownSecrets.length > 0) chain = chain.insertAfter('credentials', ownSecretsGate(ownSecrets));
   } catch (error) {
     // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
     throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);

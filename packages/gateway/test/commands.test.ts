@@ -36,7 +36,7 @@ tenants: { acme: { upstreams: [shop] } }
     const printed = run.out.join('\n');
     expect(printed).toContain('upstreams:\n  shop (stdio): connected, 4 tool(s)');
     expect(printed).toMatch(
-      /acme: upstreams shop; chain chain_\w+: permission → capabilities → validate-args → wants → limits → secret-guard → check-in → credentials → result-ceiling/,
+      /acme: upstreams shop; chain chain_\w+: permission → capabilities → validate-args → wants → limits → secret-guard → check-in → credentials → own-secrets → result-ceiling/,
     );
     expect(printed).toContain(
       'shop_refund  from shop; check-in: always; capabilities: payments; limits: refunds; annotations: destructiveHint',

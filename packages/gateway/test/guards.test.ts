@@ -206,7 +206,7 @@ describe('guards in the configuration, from the command line', () => {
     expect(err).toBe('');
     expect(code).toBe(0);
     expect(out).toMatch(
-      /acme: upstreams web; chain chain_\w+: permission → capabilities → validate-args → wants → egress-guard → path-guard → command-guard → secret-guard → check-in → credentials → result-screen → result-ceiling/,
+      /acme: upstreams web; chain chain_\w+: permission → capabilities → validate-args → wants → egress-guard → path-guard → command-guard → secret-guard → check-in → credentials → own-secrets → result-screen → result-ceiling/,
     );
     expect(out).toContain('fetch_page  from web; egress: url');
     expect(out).toContain('read_file  from web; paths: path under /srv/data');
@@ -220,7 +220,7 @@ describe('guards in the configuration, from the command line', () => {
     const declared = await run(['check']);
     expect(declared.code).toBe(0);
     expect(declared.out).toMatch(
-      /acme: .*wants → egress-guard → path-guard → secret-guard → check-in → credentials → result-ceiling/,
+      /acme: .*wants → egress-guard → path-guard → secret-guard → check-in → credentials → own-secrets → result-ceiling/,
     );
 
     // The secret guard stays: it holds the gateway's own secrets (the tokens are interpolated).

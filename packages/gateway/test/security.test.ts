@@ -113,8 +113,8 @@ describe('issue 32 replayed against a gateway process', () => {
       for (const name of ['BILLING', 'PLAIN']) {
         const result = await client.callTool({ name: 'debug_env', arguments: { name } });
         const text = textOf(result);
-        // An MCP result the guard cannot rebuild is withheld whole (SECRET_IN_RESULT), never passed on.
-        expect(refusalOf(result)).toMatchObject({ gate: 'secret-guard', code: 'SECRET_IN_RESULT' });
+        // The rest of the upstream's answer still reaches the model.
+        expect(text).toMatch(/^401 for key \[redacted\] \(\d+ chars\)$/);
         expect(text).not.toContain(BILLING);
         expect(text).not.toContain(PLAIN_SECRET);
       }
@@ -160,6 +160,17 @@ describe('issue 32 replayed against a gateway process', () => {
       root: { state: 'connected', tools: 3 },
       data: { state: 'connected', tools: 3 },
     });
+  });
+
+  it('hands the upstream an ${env:…} value holding ${credential:…} as that literal text', async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      const result = await client.callTool({ name: 'debug_env', arguments: { name: 'TWICE' } });
+      // 21 characters: '${credential:billing}' itself (a configured value, so redacted), not the 31 of the credential.
+      expect(textOf(result)).toBe('401 for key [redacted] (21 chars)');
+    } finally {
+      await client.close();
+    }
   });
 
   it('passes a result that holds no secret', async () => {
