@@ -10,7 +10,7 @@ import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
 import { loadConfig, parseConfig, scrubbable, type LoadedConfig } from './config/load';
-import { resolvedCredentials } from './own-secrets';
+import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import type { GatewayConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { recordConfig } from './audit';
@@ -81,10 +81,14 @@ export async function createGateway(
         ? config
         : parseConfig(JSON.stringify(config), { env });
   // Every value any loaded configuration interpolated or resolved: no log line carries one.
-  const secrets = new Set(
-    scrubbable([...loaded.secrets, ...resolvedCredentials(loaded.config, loaded.baseDir, env)]),
+  // Kept across reloads (and fed each credential a connection resolves): a value once secret stays so.
+  const ownSecrets = new OwnSecrets([
+    ...loaded.secrets,
+    ...resolvedCredentials(loaded.config, loaded.baseDir, env),
+  ]);
+  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () =>
+    scrubbable(ownSecrets.all()),
   );
-  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () => [...secrets]);
   const stdio = options.stdio === true;
 
   const stdioIdentity = stdio ? stdioIdentityOf(loaded) : undefined;
@@ -99,7 +103,7 @@ export async function createGateway(
     );
   if (startIssues.length > 0) throw new ConfigError(startIssues);
 
-  let live: Runtime = await buildRuntime(loaded, { log, env });
+  let live: Runtime = await buildRuntime(loaded, { log, env, ownSecrets });
   try {
     await recordConfig(live, 'config.loaded');
   } catch (error) {
@@ -234,7 +238,7 @@ export async function createGateway(
     if (draining) return { ok: true };
     let next: Runtime;
     try {
-      next = await buildRuntime(live.loaded, { previous: live, log, env });
+      next = await buildRuntime(live.loaded, { previous: live, log, env, ownSecrets });
     } catch (error) {
       log({ msg: 'tools.refresh-refused', level: 'warn', error: (error as Error).message });
       return { ok: false, error: error as Error };
@@ -254,11 +258,11 @@ export async function createGateway(
     let next: Runtime;
     try {
       const nextLoaded = loadConfig(loaded.file, { env });
-      for (const secret of scrubbable([
+      for (const secret of [
         ...nextLoaded.secrets,
         ...resolvedCredentials(nextLoaded.config, nextLoaded.baseDir, env),
-      ]))
-        secrets.add(secret);
+      ])
+        ownSecrets.add(secret);
       if (!stdio && nextLoaded.config.auth?.tokens === undefined && nextLoaded.config.auth?.jwt === undefined)
         throw new ConfigError([
           nextLoaded.issue(
@@ -267,7 +271,7 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
-      next = await buildRuntime(nextLoaded, { previous: live, log, env });
+      next = await buildRuntime(nextLoaded, { previous: live, log, env, ownSecrets });
       try {
         await recordConfig(next, 'config.reloaded');
       } catch (error) {

@@ -63,19 +63,49 @@ export function withOwnSecrets(
 }
 
 /**
+ * The gateway's own secrets as they become known: the configuration's values at each load, and each
+ * credential an upstream connection resolves (a rotated one included). One per gateway, across
+ * reloads: a value once secret stays secret.
+ */
+export class OwnSecrets {
+  readonly #all = new Set<string>();
+  #values: readonly string[] | undefined;
+
+  constructor(values: readonly string[] = []) {
+    for (const value of values) this.#all.add(value);
+  }
+
+  add(value: string): void {
+    if (this.#all.has(value)) return;
+    this.#all.add(value);
+    this.#values = undefined;
+  }
+
+  /** Every value, as the configuration or a credential gave it (for scrubbing operator output). */
+  all(): readonly string[] {
+    return [...this.#all];
+  }
+
+  /** The values worth guarding in calls (`ownSecretValues`). */
+  values(): readonly string[] {
+    return (this.#values ??= ownSecretValues([...this.#all]));
+  }
+}
+
+/**
  * Redacts the gateway's own secrets from a result, by value wherever they sit (an MCP result's
  * text blocks, structured content), before any other gate reads it: an upstream that reflects its
- * credential ("401 for key …") hands the model `[redacted]`, and the rest of its answer.
+ * credential ("401 for key …") hands the model `[redacted]`, and the rest of its answer. It reads
+ * `secrets` on every call, so a credential resolved after the chain was built counts too.
  */
-export function ownSecretsGate(secrets: readonly string[]): Middleware {
-  const values = ownSecretValues(secrets);
+export function ownSecretsGate(secrets: OwnSecrets): Middleware {
   return {
     name: 'own-secrets',
     after: ['credentials'],
-    fingerprint: `${values.length} values`,
     run: async function ownSecretsRun(ctx, next) {
       ctx.note('the gateway redacts its own secrets from the result');
       await next();
+      const values = secrets.values();
       if (!ctx.ran || values.length === 0) return;
       const clean = redactValue(ctx.result, values);
       if (clean !== ctx.result) ctx.setResult(clean, "redacted the gateway's own secrets");

@@ -19,7 +19,7 @@ import { globMatcher, matchesAny } from './glob';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
-import { ownSecretsGate, ownSecretValues, withOwnSecrets } from './own-secrets';
+import { ownSecretsGate, withOwnSecrets, type OwnSecrets } from './own-secrets';
 import { pathBases, type PathBases } from './path-base';
 
 /** A tool as tools/list shows it. */
@@ -60,7 +60,7 @@ export interface TenantContext {
   /** Relative paths of the configuration (a stdio upstream's cwd) resolve here; default the process's. */
   readonly baseDir?: string;
   /** The gateway's own secrets (interpolated values, resolved credentials): refused in args, redacted from results. */
-  readonly ownSecrets?: readonly string[];
+  readonly ownSecrets?: OwnSecrets;
 }
 
 /** The tenant could not be built; `issues` place each reason in the configuration. */
@@ -129,7 +129,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
   const bases = pathBases(config, context.baseDir ?? process.cwd(), sourceOf);
   const guards = withOwnSecrets(
     tenantGuards(name, config.guards, tenant.guards, tools, issues, context, bases),
-    context.ownSecrets ?? [],
+    context.ownSecrets?.values() ?? [],
   );
   // A policy problem another tenant already reported still stops this one.
   if (issues.length > 0 || policy?.failed === true) throw new TenantError(issues);
@@ -160,8 +160,8 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
       ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
       ...(guards !== undefined ? { guards } : {}),
     });
-    const ownSecrets = ownSecretValues(context.ownSecrets ?? []);
-    if (ownSecrets.length > 0) chain = chain.insertAfter('credentials', ownSecretsGate(ownSecrets));
+    if (context.ownSecrets !== undefined)
+      chain = chain.insertAfter('credentials', ownSecretsGate(context.ownSecrets));
   } catch (error) {
     // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
     throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);

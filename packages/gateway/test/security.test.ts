@@ -32,6 +32,7 @@ function config(dir: TempDir): string {
     - { token: "\${env:OPS_TOKEN}", identity: { tenant: acme, principal: ops, roles: [operator] } }
 credentials:
   billing: { env: BILLING_KEY }
+  rotating: { file: ./rotating.txt }
 upstreams:
   root:
     command: [node, ${JSON.stringify(reflectServer)}]
@@ -40,6 +41,7 @@ upstreams:
       BILLING: "\${credential:billing}"
       PLAIN: "\${env:PLAIN_SECRET}"
       TWICE: "\${env:TRICKY}"
+      ROTATING: "\${credential:rotating}"
     tools:
       read_file: { paths: { path: [/srv/data] } }
   data:
@@ -61,6 +63,7 @@ describe('issue 32 replayed against a gateway process', () => {
     dir = tempDir();
     mkdirSync(join(dir.path, 'data', 'reports'), { recursive: true });
     symlinkSync('/etc', join(dir.path, 'data', 'etc-link'));
+    dir.write('rotating.txt', 'first-rotating-value-0123456789\n');
     gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
       ACME_TOKEN: TOKEN,
       OPS_TOKEN: OPS,
@@ -157,8 +160,8 @@ describe('issue 32 replayed against a gateway process', () => {
       headers: { authorization: `Bearer ${OPS}` },
     });
     expect(((await operator.json()) as { upstreams: Record<string, unknown> }).upstreams).toEqual({
-      root: { state: 'connected', tools: 3 },
-      data: { state: 'connected', tools: 3 },
+      root: { state: 'connected', tools: 4 },
+      data: { state: 'connected', tools: 4 },
     });
   });
 
@@ -168,6 +171,19 @@ describe('issue 32 replayed against a gateway process', () => {
       const result = await client.callTool({ name: 'debug_env', arguments: { name: 'TWICE' } });
       // 21 characters: '${credential:billing}' itself (a configured value, so redacted), not the 31 of the credential.
       expect(textOf(result)).toBe('401 for key [redacted] (21 chars)');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('redacts a credential rotated while the gateway runs, once a reconnection read it', async () => {
+    const client = await connectClient(gateway.url, TOKEN);
+    try {
+      dir.write('rotating.txt', 'second-rotating-value-0123456789\n');
+      await client.callTool({ name: 'crash', arguments: {} });
+      await gateway.waitForLog((l) => l['msg'] === 'upstream.restarted' && l['upstream'] === 'root');
+      const result = await client.callTool({ name: 'debug_env', arguments: { name: 'ROTATING' } });
+      expect(textOf(result)).toBe('401 for key [redacted] (32 chars)');
     } finally {
       await client.close();
     }
