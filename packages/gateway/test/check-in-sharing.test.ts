@@ -15,9 +15,9 @@ import {
 } from './helpers';
 
 const TOKENS = {
-  BOT_TOKEN: 'bot-token-0123456789abcdef',
-  OTHER_TOKEN: 'other-bot-token-0123456789ab',
-  ANA_TOKEN: 'ana-approver-token-0123456789',
+  BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789',
+  OTHER_TOKEN: 'other-bot-token-0123456789ab-0123456789',
+  ANA_TOKEN: 'ana-approver-token-0123456789-0123456789',
 };
 
 function config(dir: TempDir): string {

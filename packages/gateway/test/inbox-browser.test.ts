@@ -33,9 +33,9 @@ const describeBrowser = available ? describe : describe.skip;
 jest.setTimeout(120_000);
 
 const TOKENS = {
-  BOT_TOKEN: 'bot-token-0123456789abcdef',
-  ANA_TOKEN: 'ana-approver-token-0123456789',
-  GIA_TOKEN: 'gia-approver-token-0123456789',
+  BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789',
+  ANA_TOKEN: 'ana-approver-token-0123456789-0123456789',
+  GIA_TOKEN: 'gia-approver-token-0123456789-0123456789',
 };
 // Held calls wait long enough for a person in the browser.
 const HOLD = '40s';
