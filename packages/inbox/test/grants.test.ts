@@ -145,4 +145,12 @@ describe('standing grants in the inbox API', () => {
     expect(body).not.toHaveProperty('grant');
     expect(d.ran).toEqual([{ orderId: 'o-9', amount: 9 }]);
   });
+
+  it('refuses options it cannot use when the app is built', () => {
+    expect(() => deployment({ grants: inMemoryStandingGrants() })).toThrow(/definitionOf/);
+    expect(() => deployment({ grants: {} as never, definitionOf: () => 'd' })).toThrow(/StandingGrantStore/);
+    for (const origins of [['https://gateway.example/inbox'], ['null'], ['not a url'], 'https://a.example'])
+      expect(() => deployment({ origins: origins as never })).toThrow(/'origins'/);
+    expect(() => deployment({ origins: ['https://gateway.example'] })).not.toThrow();
+  });
 });
