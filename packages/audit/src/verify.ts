@@ -3,12 +3,29 @@
 // apart, also catches records cut from the end.
 
 import { AUDIT_GENESIS, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import { checkpointHolds, parseCheckpoint, type AuditCheckpoint } from './checkpoint';
 import { AuditConfigError } from './errors';
 import { importPublicKey, publicKeySource, type AuditPublicKey } from './keys';
 import { recordHash, RECORD_FIELDS, signatureHolds } from './record';
 
 export type AuditVerification =
   | { readonly ok: true; readonly count: number }
+  | { readonly ok: false; readonly seq: number; readonly why: string };
+
+/** What a verification checked: the head it reached, and what outside the store vouched for the tail. */
+export type AuditHeadVerification =
+  | {
+      readonly ok: true;
+      readonly count: number;
+      /** The last record checked (undefined: the log is empty), to keep and give back as `head` next time. */
+      readonly head: AuditHead | undefined;
+      /**
+       * What kept outside the store showed the log not cut short: a signed checkpoint, a head given, or
+       * nothing (`undefined`: the tail is unanchored; cutting records off the end together with the
+       * store's head would not show).
+       */
+      readonly anchoredBy: 'checkpoint' | 'head' | undefined;
+    }
   | { readonly ok: false; readonly seq: number; readonly why: string };
 
 /** A log: a store, or its records in order (an array, any iterable), or for verifying, an export's text (JSON lines). */
@@ -21,6 +38,11 @@ export interface VerifyAuditLogOptions {
    * records were cut from the end.
    */
   readonly head?: AuditHead;
+  /**
+   * The newest signed checkpoint, as published (`auditLog`'s `checkpoints`): its signature must hold
+   * for the public key, and the log must reach it and agree with it.
+   */
+  readonly checkpoint?: AuditCheckpoint | string;
 }
 
 const PAGE = 500;
@@ -128,11 +150,37 @@ export async function verifyAuditLog(
   publicKey: AuditPublicKey,
   options: VerifyAuditLogOptions = {},
 ): Promise<AuditVerification> {
-  const where = 'verifyAuditLog';
+  const verdict = await verifyAuditLogHead(source, publicKey, options, 'verifyAuditLog');
+  return verdict.ok ? { ok: true, count: verdict.count } : verdict;
+}
+
+/**
+ * `verifyAuditLog`, answering also the head it checked (print it, keep it, give it back as `head`)
+ * and whether a checkpoint or a given head anchored the tail.
+ */
+export async function verifyAuditLogHead(
+  source: AuditSource | string,
+  publicKey: AuditPublicKey,
+  options: VerifyAuditLogOptions = {},
+  where = 'verifyAuditLogHead',
+): Promise<AuditHeadVerification> {
   const key = await importPublicKey(where, publicKeySource(`${where}: publicKey`, publicKey));
   const anchors: { readonly head: AuditHead; readonly what: string }[] = [];
   const given = checkedHead(options?.head);
   if (given !== undefined) anchors.push({ head: given, what: 'the head you gave' });
+  if (options?.checkpoint !== undefined) {
+    const checkpoint = parseCheckpoint(options.checkpoint);
+    if (!(await checkpointHolds(checkpoint, key))) {
+      return {
+        ok: false,
+        seq: checkpoint.seq,
+        why: `the checkpoint at record ${checkpoint.seq} is not signed by this key (forged, edited, or another log's)`,
+      };
+    }
+    anchors.push({ head: checkpoint, what: `the checkpoint of ${checkpoint.at}` });
+  }
+  const anchoredBy: 'checkpoint' | 'head' | undefined =
+    options?.checkpoint !== undefined ? 'checkpoint' : given !== undefined ? 'head' : undefined;
   let records: Iterable<unknown> | AsyncIterable<unknown>;
   if (typeof source === 'string') {
     // An export's text: a line that is not JSON stays in its place, where it reads as malformed.
@@ -169,7 +217,9 @@ export async function verifyAuditLog(
   let page: AuditRecord[] = [];
 
   // Signatures of a page are checked together; the first failure in log order wins.
-  const signaturesOf = async (checked: AuditRecord[]): Promise<AuditVerification | undefined> => {
+  const signaturesOf = async (
+    checked: AuditRecord[],
+  ): Promise<Extract<AuditVerification, { ok: false }> | undefined> => {
     const holds = await Promise.all(checked.map((record) => signatureHolds(record, key)));
     const bad = holds.indexOf(false);
     if (bad === -1) return undefined;
@@ -215,5 +265,10 @@ export async function verifyAuditLog(
       };
     }
   }
-  return { ok: true, count };
+  return {
+    ok: true,
+    count,
+    head: count === 0 ? undefined : { seq: count, hash: prevHash },
+    anchoredBy,
+  };
 }
