@@ -21,7 +21,17 @@ export interface ParsedArgs {
   readonly flags: ReadonlyMap<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['config', 'port', 'host', 'out', 'by', 'upstream', 'public-key']);
+const VALUE_FLAGS = new Set([
+  'config',
+  'port',
+  'host',
+  'out',
+  'by',
+  'upstream',
+  'public-key',
+  'checkpoint',
+  'head',
+]);
 const ALIASES: Readonly<Record<string, string>> = { c: 'config', p: 'port' };
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
