@@ -4,6 +4,7 @@
 
 import type { Identity, Tool, ToolArgs } from '@toolgate/core';
 import { argsTypeOf, identityValueOf, toolEnvironment, toolValueOf, type ArgsType } from './cel';
+import { estimateCost, MAX_RULE_COST } from './cost';
 import { errorPosition, summaryOf, type PolicyEffect, type Rule } from './rules';
 
 type Evaluate = (vars: Record<string, unknown>) => unknown;
@@ -12,6 +13,8 @@ interface Entry {
   readonly rule: Rule;
   /** Undefined: the rule has no `when` and matches every call it applies to. */
   readonly evaluate: Evaluate | undefined;
+  /** The most steps the rule may take on this tool's args, as estimated at build. */
+  readonly cost: number;
 }
 
 /** The policy as it stands for one tool. */
@@ -28,12 +31,43 @@ export interface ToolPolicy {
   readonly readsNow: boolean;
   readonly toolValue: Readonly<Record<string, unknown>>;
   readonly convert: ArgsType['convert'];
+  /** The rules may cost enough together that a decision watches its deadline between them. */
+  readonly watchesClock: boolean;
 }
+
+/** Estimated steps between two looks at the clock: cheap rules never look. */
+const STEPS_BETWEEN_CLOCK_CHECKS = 10_000;
 
 /** A rule that cannot serve a tool (undeclared arg, wrong type). The message names rule, tool and field. */
 export class PolicyBuildError extends Error {
   override readonly name = 'PolicyBuildError';
-  readonly code = 'ERR_POLICY_BUILD';
+  /** `ERR_POLICY_BUILD`, or `POLICY_COST` for a rule whose cost the schema does not bound. */
+  readonly code: 'ERR_POLICY_BUILD' | 'POLICY_COST';
+  constructor(message: string, code: 'ERR_POLICY_BUILD' | 'POLICY_COST' = 'ERR_POLICY_BUILD') {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Refuses a rule whose cost on this tool's args grows faster than the args, or passes the limit. */
+function checkCost(rule: Rule, tool: Tool, ast: Parameters<typeof estimateCost>[0]): number {
+  const estimate = estimateCost(ast, tool.schema.inputSchema);
+  const toolName = tool.schema.name;
+  if (estimate.degree >= 2) {
+    throw new PolicyBuildError(
+      `POLICY_COST: policy rule '${rule.name}' has no cost bound for tool '${toolName}': it walks an argument inside a walk of an argument, ` +
+        `so its cost grows with the square of the input. Bound the list in the tool's schema (maxItems, maxLength) or rewrite the rule to walk it once`,
+      'POLICY_COST',
+    );
+  }
+  if (estimate.steps > MAX_RULE_COST) {
+    throw new PolicyBuildError(
+      `POLICY_COST: policy rule '${rule.name}' may take about ${Math.round(estimate.steps).toLocaleString('en')} steps on the largest args tool '${toolName}' allows, ` +
+        `over the limit of ${MAX_RULE_COST.toLocaleString('en')}. Lower maxItems/maxLength in the tool's schema or simplify the rule`,
+      'POLICY_COST',
+    );
+  }
+  return estimate.steps;
 }
 
 function declared(type: ArgsType): string {
@@ -64,7 +98,7 @@ function entryFor(
   const toolName = tool.schema.name;
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
-  if (when === undefined) return { rule, evaluate: undefined };
+  if (when === undefined) return { rule, evaluate: undefined, cost: 0 };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -87,7 +121,7 @@ function entryFor(
         : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}`,
     );
   }
-  return { rule, evaluate: when.evaluate };
+  return { rule, evaluate: when.evaluate, cost: checkCost(rule, tool, when.ast) };
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */
@@ -111,6 +145,7 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
     readsNow: reads('now'),
     toolValue: toolValueOf(tool),
     convert: type.convert,
+    watchesClock: entries.reduce((sum, e) => sum + e.cost, 0) > STEPS_BETWEEN_CLOCK_CHECKS,
   };
 }
 
@@ -157,14 +192,43 @@ export interface Verdict {
   /** The deciding rule's expression failed to evaluate; deny and ask count that as a match (fail closed). */
   readonly failed: boolean;
   readonly shadows: readonly ShadowMatch[];
+  /** The decision passed its deadline before `rule` was evaluated: refused, fail closed. */
+  readonly timedOut?: true;
 }
 
 const NO_SHADOWS: readonly ShadowMatch[] = Object.freeze([]);
 
-/** First match decides. A failing expression matches for deny and ask, and not for allow. */
-export function decide(policy: ToolPolicy, vars: Record<string, unknown>): Verdict {
+/** How long one decision may take, and the clock it reads (ms). */
+export interface DecisionDeadline {
+  readonly ms: number;
+  readonly now: () => number;
+}
+
+/**
+ * First match decides. A failing expression matches for deny and ask, and not for allow. With a
+ * deadline, a decision whose rules are costly looks at the clock between rules and, past it, denies
+ * (fail closed); no single rule can run long, its cost being bounded at build.
+ */
+export function decide(
+  policy: ToolPolicy,
+  vars: Record<string, unknown>,
+  deadline?: DecisionDeadline,
+): Verdict {
   let shadows: ShadowMatch[] | undefined;
+  const clock = policy.watchesClock ? deadline : undefined;
+  const startedAt = clock?.now() ?? 0;
+  let stepsSinceCheck = 0;
   for (const entry of policy.entries) {
+    if (clock !== undefined) {
+      stepsSinceCheck += entry.cost;
+      if (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS) {
+        stepsSinceCheck = 0;
+        if (clock.now() - startedAt > clock.ms) {
+          const { rule } = entry;
+          return { effect: 'deny', rule, failed: true, shadows: shadows ?? NO_SHADOWS, timedOut: true };
+        }
+      }
+    }
     const match = matchOf(entry, vars);
     const { rule } = entry;
     const matched = match === 'yes' || (match === 'failed' && rule.effect !== 'allow');
