@@ -29,7 +29,7 @@ import {
   type AuditDigestKey,
   type AuditSigningKey,
 } from './keys';
-import { keyedDigest, sealRecords, type AuditFields } from './record';
+import { keyedDigest, sealRecords, syncDigester, type AuditFields } from './record';
 import { policyRuleOf } from './rule';
 import { verifyAuditLog, type AuditVerification } from './verify';
 import { AuditWriter } from './writer';
@@ -248,8 +248,9 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       cause === undefined ? undefined : { cause },
     );
 
+  const digestNow = syncDigester(config.digesting);
   async function digest(value: unknown): Promise<string> {
-    return keyedDigest(await digestKey, value);
+    return digestNow !== undefined ? digestNow(value) : keyedDigest(await digestKey, value);
   }
 
   /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */

@@ -6,7 +6,7 @@ import { AUDIT_GENESIS, type AuditHead, type AuditRecord, type AuditStore } from
 import { checkpointHolds, parseCheckpoint, type AuditCheckpoint } from './checkpoint';
 import { AuditConfigError } from './errors';
 import { importPublicKey, publicKeySource, type AuditPublicKey } from './keys';
-import { recordHash, RECORD_FIELDS, signatureHolds } from './record';
+import { recordHash, RECORD_FIELDS, signatureHolds, UNSIGNED } from './record';
 
 export type AuditVerification =
   | { readonly ok: true; readonly count: number }
@@ -90,8 +90,8 @@ function malformed(record: unknown): string | undefined {
     if (typeof r[field] !== 'string' || !HEX64.test(r[field] as string))
       return `'${field}' is not a SHA-256 hex digest`;
   }
-  if (typeof r['signature'] !== 'string' || !HEX128.test(r['signature']))
-    return "'signature' is not an Ed25519 hex signature";
+  if (typeof r['signature'] !== 'string' || !(r['signature'] === UNSIGNED || HEX128.test(r['signature'])))
+    return "'signature' is not an Ed25519 hex signature (or '' for a record a later signature covers)";
   for (const field of OPTIONAL_TEXT) {
     if (r[field] !== undefined && typeof r[field] !== 'string') return `'${field}' is not a string`;
   }
@@ -214,28 +214,49 @@ export async function verifyAuditLogHead(
   let seq = 1;
   let prevHash = AUDIT_GENESIS;
   const hashes = new Map<number, string>();
-  let page: AuditRecord[] = [];
+  // Signed records waiting for their signatures to be checked, each with the first record it covers.
+  let page: { readonly record: AuditRecord; readonly from: number }[] = [];
+  /** The first record of the run no signature has covered yet. */
+  let unsignedFrom: number | undefined;
+  type Failure = Extract<AuditVerification, { ok: false }>;
 
   // Signatures of a page are checked together; the first failure in log order wins.
-  const signaturesOf = async (
-    checked: AuditRecord[],
-  ): Promise<Extract<AuditVerification, { ok: false }> | undefined> => {
-    const holds = await Promise.all(checked.map((record) => signatureHolds(record, key)));
+  const signaturesOf = async (checked: typeof page): Promise<Failure | undefined> => {
+    const holds = await Promise.all(checked.map(({ record }) => signatureHolds(record, key)));
     const bad = holds.indexOf(false);
     if (bad === -1) return undefined;
-    const record = checked[bad]!;
-    return {
-      ok: false,
-      seq: record.seq,
-      why: `record ${record.seq} is not signed by this key: its signature does not verify`,
-    };
+    const { record, from } = checked[bad]!;
+    return from === record.seq
+      ? {
+          ok: false,
+          seq: record.seq,
+          why: `record ${record.seq} is not signed by this key: its signature does not verify`,
+        }
+      : {
+          ok: false,
+          seq: from,
+          why: `record ${from} is not proven: the signature of record ${record.seq}, which covers records ${from}–${record.seq} through the chain, does not verify (one of them was changed, or they were not written with this key)`,
+        };
   };
 
   for await (const record of records) {
     const problem = await chainProblem(record, seq, prevHash);
-    if (problem !== undefined) return (await signaturesOf(page)) ?? { ok: false, seq, why: problem };
+    if (problem !== undefined) {
+      const earlier = await signaturesOf(page);
+      if (earlier !== undefined) return earlier;
+      if (unsignedFrom === undefined) return { ok: false, seq, why: problem };
+      return {
+        ok: false,
+        seq: unsignedFrom,
+        why: `record ${unsignedFrom} is not proven: the chain breaks at record ${seq} before a signature covers ${seq - 1 === unsignedFrom ? `record ${unsignedFrom}` : `records ${unsignedFrom}–${seq - 1}`} (${problem})`,
+      };
+    }
     const r = record as AuditRecord;
-    page.push(r);
+    if (r.signature === UNSIGNED) unsignedFrom ??= seq;
+    else {
+      page.push({ record: r, from: unsignedFrom ?? seq });
+      unsignedFrom = undefined;
+    }
     if (anchors.some((anchor) => anchor.head.seq === seq)) hashes.set(seq, r.hash);
     prevHash = r.hash;
     seq += 1;
@@ -247,6 +268,13 @@ export async function verifyAuditLogHead(
   }
   const failed = await signaturesOf(page);
   if (failed !== undefined) return failed;
+  if (unsignedFrom !== undefined) {
+    return {
+      ok: false,
+      seq: unsignedFrom,
+      why: `record ${unsignedFrom} is not proven: records ${unsignedFrom}–${seq - 1} end the log with no signature after them (cut inside a batch, or added without the key)`,
+    };
+  }
 
   const count = seq - 1;
   for (const { head, what } of anchors) {
