@@ -1,0 +1,220 @@
+// A linear-time matcher for the simple patterns policies mostly use (`^[a-z0-9._-]+@example\.com$`,
+// `^BILL-[0-9]{4,8}$`): a sequence of literal characters, classes and `.`, each optionally quantified
+// (`*`, `+`, `?`, `{m}`, `{m,n}`), between optional `^` and `$`. It simulates the pattern's NFA over
+// the input's code points, so its time is linear in the input like RE2's, at a fraction of RE2JS's
+// cost per call. Any other pattern (groups, alternation, flags, Unicode classes) is left to RE2.
+
+/** Whether a code point is in one atom's set. */
+type Test = (cp: number) => boolean;
+
+interface Atom {
+  readonly test: Test;
+  readonly min: number;
+  /** Infinity for `*` and `+`. */
+  readonly max: number;
+}
+
+const MAX_STATES = 64;
+
+const DIGIT: Test = (c) => c >= 48 && c <= 57;
+const WORD: Test = (c) => DIGIT(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+// RE2's \s: [\t\n\f\r ].
+const SPACE: Test = (c) => c === 9 || c === 10 || c === 12 || c === 13 || c === 32;
+const not =
+  (t: Test): Test =>
+  (c) =>
+    !t(c);
+
+const ESCAPED_LITERALS = new Set('\\.+*?()|[]{}^$-/ '.split(''));
+
+/** `\d`, `\w`, `\s` (and negations), or an escaped literal; undefined for anything else. */
+function escapeTest(ch: string): Test | undefined {
+  switch (ch) {
+    case 'd':
+      return DIGIT;
+    case 'D':
+      return not(DIGIT);
+    case 'w':
+      return WORD;
+    case 'W':
+      return not(WORD);
+    case 's':
+      return SPACE;
+    case 'S':
+      return not(SPACE);
+    case 'n':
+      return (c) => c === 10;
+    case 't':
+      return (c) => c === 9;
+    default:
+      if (!ESCAPED_LITERALS.has(ch)) return undefined;
+      return literal(ch);
+  }
+}
+
+function literal(ch: string): Test {
+  const code = ch.codePointAt(0)!;
+  return (c) => c === code;
+}
+
+/** A bracket class from `pattern[i]` (after `[`); answers the test and the index after `]`. */
+function parseClass(pattern: string, start: number): { test: Test; next: number } | undefined {
+  let i = start;
+  const negated = pattern[i] === '^';
+  if (negated) i++;
+  const parts: Test[] = [];
+  const ranges: [number, number][] = [];
+  let first = true;
+  while (i < pattern.length && (pattern[i] !== ']' || first)) {
+    first = false;
+    let ch = pattern[i]!;
+    let lo: number;
+    if (ch === '\\') {
+      const escaped = pattern[i + 1];
+      if (escaped === undefined) return undefined;
+      const test = escapeTest(escaped);
+      if (test === undefined) return undefined;
+      i += 2;
+      if ('dDwWsS'.includes(escaped)) {
+        if (pattern[i] === '-' && pattern[i + 1] !== ']') return undefined;
+        parts.push(test);
+        continue;
+      }
+      lo = escaped.codePointAt(0)!;
+    } else if (ch === '[') {
+      return undefined; // [[:alpha:]] and nested classes: RE2's.
+    } else {
+      lo = ch.codePointAt(0)!;
+      i += ch.length;
+    }
+    if (pattern[i] === '-' && pattern[i + 1] !== undefined && pattern[i + 1] !== ']') {
+      ch = pattern[i + 1]!;
+      if (ch === '\\' || ch === '[') return undefined;
+      const hi = ch.codePointAt(0)!;
+      if (hi < lo) return undefined;
+      ranges.push([lo, hi]);
+      i += 2;
+    } else ranges.push([lo, lo]);
+  }
+  if (pattern[i] !== ']') return undefined;
+  const inSet: Test = (c) => {
+    for (const [lo, hi] of ranges) if (c >= lo && c <= hi) return true;
+    for (const part of parts) if (part(c)) return true;
+    return false;
+  };
+  return { test: negated ? (c) => !inSet(c) : inSet, next: i + 1 };
+}
+
+/** The pattern's atoms and anchors, or undefined when it is not one this matcher runs exactly as RE2. */
+function parse(pattern: string): { atoms: Atom[]; start: boolean; end: boolean } | undefined {
+  if (/[\uD800-\uDFFF]/.test(pattern)) return undefined;
+  let i = 0;
+  const start = pattern.startsWith('^');
+  if (start) i = 1;
+  let end = false;
+  const atoms: Atom[] = [];
+  while (i < pattern.length) {
+    const ch = pattern[i]!;
+    let test: Test;
+    if (ch === '$' && i === pattern.length - 1) {
+      end = true;
+      i++;
+      break;
+    }
+    if ('()|^$*+?{}'.includes(ch)) return undefined;
+    if (ch === '\\') {
+      const escaped = pattern[i + 1];
+      if (escaped === undefined) return undefined;
+      const t = escapeTest(escaped);
+      if (t === undefined) return undefined;
+      test = t;
+      i += 2;
+    } else if (ch === '[') {
+      const parsed = parseClass(pattern, i + 1);
+      if (parsed === undefined) return undefined;
+      test = parsed.test;
+      i = parsed.next;
+    } else if (ch === '.') {
+      test = (c) => c !== 10;
+      i++;
+    } else {
+      const cp = pattern.codePointAt(i)!;
+      test = (c) => c === cp;
+      i += cp > 0xffff ? 2 : 1;
+    }
+    let min = 1;
+    let max = 1;
+    const q = pattern[i];
+    if (q === '*' || q === '+' || q === '?') {
+      min = q === '+' ? 1 : 0;
+      max = q === '?' ? 1 : Infinity;
+      i++;
+    } else if (q === '{') {
+      const m = /^\{(\d{1,3})(,(\d{0,3}))?\}/.exec(pattern.slice(i));
+      if (m === null) return undefined;
+      min = Number(m[1]);
+      max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
+      if (max < min) return undefined;
+      i += m[0].length;
+    }
+    // Lazy and possessive forms change what RE2 reports only for submatches, which matches() ignores,
+    // but keep to the plain forms.
+    if (pattern[i] === '?' || pattern[i] === '+') return undefined;
+    atoms.push({ test, min, max });
+  }
+  return { atoms, start, end };
+}
+
+/** A matcher with `matches()`'s semantics (found anywhere unless anchored), or undefined. */
+export function simpleMatcher(pattern: string): ((text: string) => boolean) | undefined {
+  const parsed = parse(pattern);
+  if (parsed === undefined) return undefined;
+  // Unrolled into single-character states: `x{2,4}` is x x x? x?; `x+` is x x*.
+  const tests: Test[] = [];
+  const optional: boolean[] = [];
+  const loops: boolean[] = [];
+  for (const atom of parsed.atoms) {
+    const copies = atom.max === Infinity ? Math.max(atom.min, 1) : atom.max;
+    if (tests.length + copies > MAX_STATES) return undefined;
+    for (let k = 0; k < copies; k++) {
+      tests.push(atom.test);
+      optional.push(k >= atom.min);
+      loops.push(atom.max === Infinity && k === copies - 1);
+    }
+  }
+  const n = tests.length;
+  const { start: anchoredStart, end: anchoredEnd } = parsed;
+  // States 0…n: "the first k states are matched". The closure over optional states runs forward.
+  const current = new Uint8Array(n + 1);
+  const next = new Uint8Array(n + 1);
+  const close = (set: Uint8Array) => {
+    for (let k = 0; k < n; k++) if (set[k] === 1 && optional[k]) set[k + 1] = 1;
+  };
+  return (text) => {
+    current.fill(0);
+    current[0] = 1;
+    close(current);
+    if (current[n] === 1 && !anchoredEnd) return true;
+    for (let i = 0; i < text.length;) {
+      const cp = text.codePointAt(i)!;
+      i += cp > 0xffff ? 2 : 1;
+      next.fill(0);
+      let any = false;
+      for (let k = 0; k < n; k++) {
+        if (current[k] !== 1 || !tests[k]!(cp)) continue;
+        any = true;
+        next[k + 1] = 1;
+        if (loops[k]) next[k] = 1;
+      }
+      if (!anchoredStart) {
+        next[0] = 1;
+        any = true;
+      }
+      if (!any) return false;
+      close(next);
+      if (next[n] === 1 && !anchoredEnd) return true;
+      current.set(next);
+    }
+    return current[n] === 1;
+  };
+}
