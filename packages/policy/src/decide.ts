@@ -4,6 +4,7 @@
 
 import type { Identity, Tool, ToolArgs } from '@toolgate/core';
 import { argsTypeOf, identityValueOf, toolEnvironment, toolValueOf, type ArgsType } from './cel';
+import { compileCondition } from './compile';
 import { estimateCost, MAX_RULE_COST } from './cost';
 import { errorPosition, summaryOf, type PolicyEffect, type Rule } from './rules';
 
@@ -15,11 +16,16 @@ interface Entry {
   readonly evaluate: Evaluate | undefined;
   /** The most steps the rule may take on this tool's args, as estimated at build. */
   readonly cost: number;
+  /** Its condition is false for every call of this tool (it tests only the tool): never evaluated. */
+  readonly never: boolean;
 }
 
 /** The policy as it stands for one tool. */
 export interface ToolPolicy {
+  /** The rules that apply to the tool, in order (what `rulesFor` lists). */
   readonly entries: readonly Entry[];
+  /** Those a call evaluates: the entries less those whose condition is false for this tool. */
+  readonly active: readonly Entry[];
   readonly fallback: PolicyEffect;
   /** Some enforced rule (or the default) can ask for a person. */
   readonly mayAsk: boolean;
@@ -94,11 +100,12 @@ function entryFor(
   tool: Tool,
   type: ArgsType,
   env: () => ReturnType<typeof toolEnvironment>,
+  toolValue: Readonly<Record<string, unknown>>,
 ): Entry | undefined {
   const toolName = tool.schema.name;
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
-  if (when === undefined) return { rule, evaluate: undefined, cost: 0 };
+  if (when === undefined) return { rule, evaluate: undefined, cost: 0, never: false };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -121,7 +128,14 @@ function entryFor(
         : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}`,
     );
   }
-  return { rule, evaluate: when.evaluate, cost: checkCost(rule, tool, when.ast) };
+  const cost = checkCost(rule, tool, when.ast);
+  const condition = compileCondition(when.ast, toolValue, when.evaluate);
+  return {
+    rule,
+    evaluate: condition.kind === 'evaluate' ? condition.evaluate : undefined,
+    cost,
+    never: condition.kind === 'never',
+  };
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */
@@ -129,23 +143,26 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
   const type = argsTypeOf(tool);
   let env: ReturnType<typeof toolEnvironment> | undefined;
   const envOnce = () => (env ??= toolEnvironment(type));
+  const toolValue = toolValueOf(tool);
   const entries: Entry[] = [];
   for (const rule of rules) {
-    const entry = entryFor(rule, tool, type, envOnce);
+    const entry = entryFor(rule, tool, type, envOnce, toolValue);
     if (entry !== undefined) entries.push(entry);
   }
+  const active = entries.filter((e) => !e.never);
   const reads = (v: 'args' | 'identity' | 'now') => entries.some((e) => e.rule.when?.reads.variables.has(v));
   return {
     entries,
+    active,
     fallback,
     mayAsk: fallback === 'ask' || entries.some((e) => e.rule.effect === 'ask' && !e.rule.shadow),
     idle: entries.length === 0 && fallback === 'allow',
     readsArgs: reads('args'),
     readsIdentity: reads('identity'),
     readsNow: reads('now'),
-    toolValue: toolValueOf(tool),
+    toolValue,
     convert: type.convert,
-    watchesClock: entries.reduce((sum, e) => sum + e.cost, 0) > STEPS_BETWEEN_CLOCK_CHECKS,
+    watchesClock: active.reduce((sum, e) => sum + e.cost, 0) > STEPS_BETWEEN_CLOCK_CHECKS,
   };
 }
 
@@ -218,7 +235,7 @@ export function decide(
   const clock = policy.watchesClock ? deadline : undefined;
   const startedAt = clock?.now() ?? 0;
   let stepsSinceCheck = 0;
-  for (const entry of policy.entries) {
+  for (const entry of policy.active) {
     if (clock !== undefined) {
       stepsSinceCheck += entry.cost;
       if (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS) {
@@ -248,7 +265,7 @@ export function decide(
  */
 export function visibleFor(policy: ToolPolicy, identity: Identity | undefined, now: number): boolean {
   const vars = variablesFor(policy, { args: {}, identity, now });
-  for (const entry of policy.entries) {
+  for (const entry of policy.active) {
     const { rule } = entry;
     if (rule.shadow) continue;
     if (rule.when?.reads.variables.has('args') === true) {
