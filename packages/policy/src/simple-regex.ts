@@ -1,8 +1,9 @@
 // A linear-time matcher for the simple patterns policies mostly use (`^[a-z0-9._-]+@example\.com$`,
-// `^BILL-[0-9]{4,8}$`): a sequence of literal characters, classes and `.`, each optionally quantified
-// (`*`, `+`, `?`, `{m}`, `{m,n}`), between optional `^` and `$`. It simulates the pattern's NFA over
-// the input's code points, so its time is linear in the input like RE2's, at a fraction of RE2JS's
-// cost per call. Any other pattern (groups, alternation, flags, Unicode classes) is left to RE2.
+// `^BILL-[0-9]{4,8}$`, `^(cn|ru)-`): a sequence of literal characters, classes and `.`, each optionally
+// quantified (`*`, `+`, `?`, `{m}`, `{m,n}`), between optional `^` and `$`, and alternatives of such
+// (`a|b`, unquantified groups). It simulates each alternative's NFA over the input's code points, so
+// its time is linear in the input like RE2's, at a fraction of RE2JS's cost per call. Any other
+// pattern (quantified groups, flags, word boundaries, Unicode classes) is left to RE2.
 
 /** Whether a code point is in one atom's set. */
 type Test = (cp: number) => boolean;
@@ -165,8 +166,122 @@ function parse(pattern: string): { atoms: Atom[]; start: boolean; end: boolean }
   return { atoms, start, end };
 }
 
+const MAX_ALTERNATIVES = 16;
+
+/**
+ * The pattern as alternatives without groups or `|`, when it is one: top-level `a|b`, and groups
+ * `(…)`/`(?:…)` without a quantifier, distributed (`^(cn|ru)-` is `^cn-` or `^ru-`). Undefined for a
+ * quantified group, flags or anything else; matches() asks only whether some alternative matches.
+ */
+function alternativesOf(pattern: string): string[] | undefined {
+  // Top-level branches, split where no class, group or escape holds the `|`.
+  const branches: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let classStart = -1;
+  let from = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\') i++;
+    else if (inClass) inClass = ch !== ']' || i === classStart;
+    else if (ch === '[') {
+      inClass = true;
+      classStart = i + 1 + (pattern[i + 1] === '^' ? 1 : 0);
+    } else if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === '|' && depth === 0) {
+      branches.push(pattern.slice(from, i));
+      from = i + 1;
+    }
+    if (depth < 0) return undefined;
+  }
+  if (depth !== 0 || inClass) return undefined;
+  branches.push(pattern.slice(from));
+  const out: string[] = [];
+  for (const branch of branches) {
+    const open = firstGroup(branch);
+    if (open === undefined) {
+      out.push(branch);
+    } else if (open === null) {
+      return undefined;
+    } else {
+      const { start, innerStart, end } = open;
+      if (/^[*+?{]/.test(branch.slice(end + 1))) return undefined;
+      const inner = alternativesOf(branch.slice(innerStart, end));
+      if (inner === undefined) return undefined;
+      for (const alternative of inner) {
+        const expanded = alternativesOf(branch.slice(0, start) + alternative + branch.slice(end + 1));
+        if (expanded === undefined) return undefined;
+        out.push(...expanded);
+      }
+    }
+    if (out.length > MAX_ALTERNATIVES) return undefined;
+  }
+  return out;
+}
+
+/** The first group of a branch: where it opens, where its content starts, its `)`; null when it is not a plain group. */
+function firstGroup(branch: string): { start: number; innerStart: number; end: number } | null | undefined {
+  let inClass = false;
+  let classStart = -1;
+  for (let i = 0; i < branch.length; i++) {
+    const ch = branch[i];
+    if (ch === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === ']' && i !== classStart) inClass = false;
+      continue;
+    }
+    if (ch === '[') {
+      inClass = true;
+      classStart = i + 1 + (branch[i + 1] === '^' ? 1 : 0);
+      continue;
+    }
+    if (ch !== '(') continue;
+    let innerStart = i + 1;
+    if (branch[innerStart] === '?') {
+      if (branch[innerStart + 1] !== ':') return null;
+      innerStart += 2;
+    }
+    let depth = 1;
+    let innerClass = false;
+    let innerClassStart = -1;
+    for (let j = innerStart; j < branch.length; j++) {
+      const c = branch[j];
+      if (c === '\\') {
+        j++;
+        continue;
+      }
+      if (innerClass) {
+        if (c === ']' && j !== innerClassStart) innerClass = false;
+        continue;
+      }
+      if (c === '[') {
+        innerClass = true;
+        innerClassStart = j + 1 + (branch[j + 1] === '^' ? 1 : 0);
+      } else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) return { start: i, innerStart, end: j };
+    }
+    return null;
+  }
+  return undefined;
+}
+
 /** A matcher with `matches()`'s semantics (found anywhere unless anchored), or undefined. */
 export function simpleMatcher(pattern: string): ((text: string) => boolean) | undefined {
+  const alternatives = alternativesOf(pattern);
+  if (alternatives === undefined) return undefined;
+  if (alternatives.length === 1) return sequenceMatcher(alternatives[0]!);
+  const matchers = alternatives.map(sequenceMatcher);
+  if (matchers.some((m) => m === undefined)) return undefined;
+  const all = matchers as ((text: string) => boolean)[];
+  return (text) => all.some((m) => m(text));
+}
+
+/** A matcher for a pattern without groups or alternation. */
+function sequenceMatcher(pattern: string): ((text: string) => boolean) | undefined {
   const parsed = parse(pattern);
   if (parsed === undefined) return undefined;
   // Unrolled into single-character states: `x{2,4}` is x x x? x?; `x+` is x x*.

@@ -8,6 +8,10 @@ import { simpleMatcher } from '../src/simple-regex';
 const re2 = (pattern: string, text: string) => RE2JS.compile(pattern).matcher(text).find();
 
 const ATOMS = [
+  '(a|b)',
+  '(?:ab|c)',
+  '|',
+  '(a|)',
   'a',
   'b',
   '.',
@@ -63,6 +67,8 @@ describe('simpleMatcher', () => {
       ['^BILL-[0-9]{4,8}$', ['BILL-1234', 'BILL-123', 'BILL-123456789', 'xBILL-1234']],
       ['secret', ['a secret here', 'SECRET']],
       ['^https://', ['https://a', 'http://a']],
+      ['^(cn|ru)-', ['cn-1', 'ru-', 'us-1', 'xcn-']],
+      ['test|staging', ['a-test', 'staging-1', 'prod']],
     ];
     for (const [pattern, inputs] of cases) {
       const matcher = simpleMatcher(pattern)!;
@@ -72,7 +78,7 @@ describe('simpleMatcher', () => {
   });
 
   it('leaves groups, alternation, flags and word boundaries to RE2', () => {
-    for (const pattern of ['(a|b)', 'a|b', '(?i)abc', '\\bword', 'a*?', '[[:alpha:]]', 'x{1000}'])
+    for (const pattern of ['(a|b)+', '(?i)abc', '\\bword', 'a*?', '[[:alpha:]]', 'x{1000}', '((a|b)c)*'])
       expect(simpleMatcher(pattern)).toBeUndefined();
   });
 });
