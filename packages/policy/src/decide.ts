@@ -43,6 +43,8 @@ export interface ToolPolicy {
 
 /** Estimated steps between two looks at the clock: cheap rules never look. */
 const STEPS_BETWEEN_CLOCK_CHECKS = 10_000;
+/** Rules between two looks, unless the steps since the last one reach a rule's whole budget. */
+const RULES_BETWEEN_CLOCK_CHECKS = 8;
 
 /** A rule that cannot serve a tool (undeclared arg, wrong type). The message names rule, tool and field. */
 export class PolicyBuildError extends Error {
@@ -235,11 +237,19 @@ export function decide(
   const clock = policy.watchesClock ? deadline : undefined;
   const startedAt = clock?.now() ?? 0;
   let stepsSinceCheck = 0;
+  let rulesSinceCheck = 0;
   for (const entry of policy.active) {
     if (clock !== undefined) {
       stepsSinceCheck += entry.cost;
-      if (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS) {
+      rulesSinceCheck += 1;
+      // Estimates assume the largest input; reading the clock before every rule would cost more
+      // than most rules do, so it is read every few rules, or before a run that may be long.
+      if (
+        (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS && rulesSinceCheck >= RULES_BETWEEN_CLOCK_CHECKS) ||
+        stepsSinceCheck >= MAX_RULE_COST
+      ) {
         stepsSinceCheck = 0;
+        rulesSinceCheck = 0;
         if (clock.now() - startedAt > clock.ms) {
           const { rule } = entry;
           return { effect: 'deny', rule, failed: true, shadows: shadows ?? NO_SHADOWS, timedOut: true };

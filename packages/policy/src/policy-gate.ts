@@ -35,12 +35,12 @@ export interface PolicyGateOptions {
   readonly default?: PolicyEffect;
   /**
    * How long one decision may take, in ms; past it the call is refused (`POLICY_COST`, fail closed).
-   * Checked between costly rules; each rule's own cost is bounded when the policy is built. Default 50.
+   * Checked every few costly rules; each rule's own cost is bounded when the policy is built. Default 100.
    */
   readonly decisionDeadlineMs?: number;
 }
 
-const DEFAULT_DECISION_DEADLINE_MS = 50;
+const DEFAULT_DECISION_DEADLINE_MS = 100;
 const clockMs = (): number => performance.now();
 
 export interface VisibleToolsOptions {

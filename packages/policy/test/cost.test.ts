@@ -117,12 +117,18 @@ describe('the decision deadline', () => {
   it('past the deadline the decision denies (fail closed) at the rule it did not reach', () => {
     const policy = compileFor(compileRules(scanners), tool, 'allow');
     let t = 0;
-    // A clock that moves 10 ms each time it is read: the third look is past a 15 ms deadline.
+    // A clock that moves 10 ms each time it is read: the third look (every 8 costly rules) is past
+    // a 15 ms deadline.
     const verdict = decide(policy, variablesFor(policy, { args: { to: ['a@b'] }, identity: ana, now: 0 }), {
       ms: 15,
       now: () => (t += 10),
     });
-    expect(verdict).toMatchObject({ effect: 'deny', failed: true, timedOut: true, rule: { name: 'scan-1' } });
+    expect(verdict).toMatchObject({
+      effect: 'deny',
+      failed: true,
+      timedOut: true,
+      rule: { name: 'scan-15' },
+    });
     // Without a deadline the same call is allowed: the deadline, not a rule, refused it.
     expect(
       decide(policy, variablesFor(policy, { args: { to: ['a@b'] }, identity: ana, now: 0 })).effect,
