@@ -64,8 +64,6 @@ const MACROS = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
 /** Methods whose cost grows with the string (or list) they run on. */
 const LINEAR_METHODS = new Set([
   'contains',
-  'startsWith',
-  'endsWith',
   'matches',
   LINEAR_MATCHES,
   'indexOf',
@@ -178,7 +176,12 @@ export function estimateCost(ast: ASTNode, inputSchema: JsonSchema): CostEstimat
             together,
           );
         }
-        const linear = LINEAR_METHODS.has(name) ? sizeOf(target, scope) : constant(0);
+        // A prefix or suffix test costs the length of what it looks for, not of the string.
+        const linear = LINEAR_METHODS.has(name)
+          ? sizeOf(target, scope)
+          : (name === 'startsWith' || name === 'endsWith') && callArgs[0] !== undefined
+            ? sizeOf(callArgs[0], scope)
+            : constant(0);
         return add(constant(1), costOf(target, scope), costOf(callArgs, scope), linear);
       }
       default:

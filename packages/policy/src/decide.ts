@@ -43,6 +43,12 @@ export interface ToolPolicy {
 
 /** Estimated steps between two looks at the clock: cheap rules never look. */
 const STEPS_BETWEEN_CLOCK_CHECKS = 10_000;
+/**
+ * A policy whose rules together may take fewer steps never reads the clock: a decision that short
+ * cannot stall the loop, and a wall-clock deadline would only refuse calls on a machine that
+ * paused the process (a busy host, a GC).
+ */
+const STEPS_BEFORE_WATCHING_THE_CLOCK = 100_000;
 /** Rules between two looks, unless the steps since the last one reach a rule's whole budget. */
 const RULES_BETWEEN_CLOCK_CHECKS = 8;
 
@@ -164,7 +170,7 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
     readsNow: reads('now'),
     toolValue,
     convert: type.convert,
-    watchesClock: active.reduce((sum, e) => sum + e.cost, 0) > STEPS_BETWEEN_CLOCK_CHECKS,
+    watchesClock: active.reduce((sum, e) => sum + e.cost, 0) > STEPS_BEFORE_WATCHING_THE_CLOCK,
   };
 }
 
