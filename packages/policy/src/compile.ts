@@ -47,24 +47,37 @@ const isNode = (value: unknown): value is ASTNode =>
 /** `node` compiled for a tool whose `tool` value is `toolValue`; undefined when some part is not supported. */
 function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>): Compiled | undefined {
   const sub = (n: unknown) => (isNode(n) ? compileNode(n, toolValue) : undefined);
-  // Folds an operation whose operands are constants; keeps it dynamic when folding throws.
+  // Folds an operation whose operands are constants; keeps it dynamic when folding throws. One and
+  // two operands get closures of their own: no array is made per call.
+  const fold = (parts: Compiled[], apply: () => unknown): Compiled | undefined => {
+    if (!parts.every((p) => p.constant)) return undefined;
+    try {
+      return constant(apply());
+    } catch {
+      return undefined; // Left to run per call, where it throws and cel-js answers.
+    }
+  };
+  const value = (c: Compiled) => (c as { value: unknown }).value;
+  const lift1 = (a: Compiled, apply: (x: unknown) => unknown): Compiled => {
+    const folded = fold([a], () => apply(value(a)));
+    if (folded !== undefined) return folded;
+    const ar = runOf(a);
+    return dynamic((vars) => apply(ar(vars)));
+  };
+  const lift2 = (a: Compiled, b: Compiled, apply: (x: unknown, y: unknown) => unknown): Compiled => {
+    const folded = fold([a, b], () => apply(value(a), value(b)));
+    if (folded !== undefined) return folded;
+    if (b.constant) {
+      const [ar, y] = [runOf(a), value(b)];
+      return dynamic((vars) => apply(ar(vars), y));
+    }
+    const [ar, br] = [runOf(a), runOf(b)];
+    return dynamic((vars) => apply(ar(vars), br(vars)));
+  };
   const lift = (parts: Compiled[], apply: (values: unknown[]) => unknown): Compiled => {
-    if (parts.every((p) => p.constant)) {
-      try {
-        return constant(apply(parts.map((p) => (p as { value: unknown }).value)));
-      } catch {
-        // Left to run per call, where it throws and cel-js answers.
-      }
-    }
+    const folded = fold(parts, () => apply(parts.map(value)));
+    if (folded !== undefined) return folded;
     const runs = parts.map(runOf);
-    if (runs.length === 1) {
-      const [a] = runs as [Closure];
-      return dynamic((vars) => apply([a(vars)]));
-    }
-    if (runs.length === 2) {
-      const [a, b] = runs as [Closure, Closure];
-      return dynamic((vars) => apply([a(vars), b(vars)]));
-    }
     return dynamic((vars) => apply(runs.map((r) => r(vars))));
   };
   const args = node.args as unknown;
@@ -88,7 +101,7 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const [target, field] = args as [ASTNode, string];
       const t = sub(target);
       if (t === undefined || typeof field !== 'string') return undefined;
-      return lift([t], ([obj]) => {
+      return lift1(t, (obj) => {
         if (!isPlainObject(obj) || !Object.hasOwn(obj, field)) return unhandled();
         const value = obj[field];
         return value === undefined ? unhandled() : value;
@@ -99,7 +112,7 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const t = sub(target);
       const k = sub(key);
       if (t === undefined || k === undefined) return undefined;
-      return lift([t, k], ([obj, index]) => {
+      return lift2(t, k, (obj, index) => {
         if (Array.isArray(obj) && typeof index === 'bigint' && index >= 0n && index < BigInt(obj.length))
           return obj[Number(index)];
         if (isPlainObject(obj) && typeof index === 'string' && Object.hasOwn(obj, index)) {
@@ -117,12 +130,12 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
     case '!_': {
       const a = sub(args);
       if (a === undefined) return undefined;
-      return lift([a], ([v]) => (typeof v === 'boolean' ? !v : unhandled()));
+      return lift1(a, (v) => (typeof v === 'boolean' ? !v : unhandled()));
     }
     case '-_': {
       const a = sub(args);
       if (a === undefined) return undefined;
-      return lift([a], ([v]) =>
+      return lift1(a, (v) =>
         typeof v === 'number' ? -v : typeof v === 'bigint' && v > INT64_MIN ? -v : unhandled(),
       );
     }
@@ -148,7 +161,7 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const [a, b] = (args as ASTNode[]).map(sub);
       if (a === undefined || b === undefined) return undefined;
       const negate = node.op === '!=';
-      return lift([a, b], ([x, y]) => {
+      return lift2(a, b, (x, y) => {
         const type = typeof x;
         if (
           type !== typeof y ||
@@ -165,7 +178,7 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const [a, b] = (args as ASTNode[]).map(sub);
       if (a === undefined || b === undefined) return undefined;
       const op = node.op;
-      return lift([a, b], ([x, y]) => {
+      return lift2(a, b, (x, y) => {
         // Strings compare by code point in CEL, by UTF-16 unit in JS: cel-js answers those.
         if (!(
           (typeof x === 'number' && typeof y === 'number') ||
@@ -182,7 +195,7 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const [a, b] = (args as ASTNode[]).map(sub);
       if (a === undefined || b === undefined) return undefined;
       const op = node.op;
-      return lift([a, b], ([x, y]) => {
+      return lift2(a, b, (x, y) => {
         if (typeof x === 'number' && typeof y === 'number')
           return op === '+' ? x + y : op === '-' ? x - y : x * y;
         if (typeof x === 'bigint' && typeof y === 'bigint') {
@@ -216,9 +229,9 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
           } catch {
             return undefined;
           }
-          return lift([t], ([s]) => (typeof s === 'string' ? matcher(s) : unhandled()));
+          return lift1(t, (s) => (typeof s === 'string' ? matcher(s) : unhandled()));
         }
-        return lift([t, a], ([s, p]) =>
+        return lift2(t, a, (s, p) =>
           typeof s === 'string' && typeof p === 'string' ? matcherFor(p)(s) : unhandled(),
         );
       }
@@ -231,7 +244,7 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
               ? (s: string, p: string) => s.includes(p)
               : undefined;
       if (method === undefined) return undefined;
-      return lift([t, a], ([s, p]) =>
+      return lift2(t, a, (s, p) =>
         typeof s === 'string' && typeof p === 'string' ? method(s, p) : unhandled(),
       );
     }

@@ -10,12 +10,15 @@ type Test = (cp: number) => boolean;
 
 interface Atom {
   readonly test: Test;
+  /** The one character it matches, when it is a literal. */
+  readonly literal?: string;
   readonly min: number;
   /** Infinity for `*` and `+`. */
   readonly max: number;
 }
 
-const MAX_STATES = 64;
+// States fit one 32-bit mask: state k is bit k, the accepting state bit n.
+const MAX_STATES = 30;
 
 const DIGIT: Test = (c) => c >= 48 && c <= 57;
 const WORD: Test = (c) => DIGIT(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
@@ -117,6 +120,7 @@ function parse(pattern: string): { atoms: Atom[]; start: boolean; end: boolean }
   while (i < pattern.length) {
     const ch = pattern[i]!;
     let test: Test;
+    let literalChar: string | undefined;
     if (ch === '$' && i === pattern.length - 1) {
       end = true;
       i++;
@@ -129,6 +133,7 @@ function parse(pattern: string): { atoms: Atom[]; start: boolean; end: boolean }
       const t = escapeTest(escaped);
       if (t === undefined) return undefined;
       test = t;
+      if (ESCAPED_LITERALS.has(escaped)) literalChar = escaped;
       i += 2;
     } else if (ch === '[') {
       const parsed = parseClass(pattern, i + 1);
@@ -141,6 +146,7 @@ function parse(pattern: string): { atoms: Atom[]; start: boolean; end: boolean }
     } else {
       const cp = pattern.codePointAt(i)!;
       test = (c) => c === cp;
+      literalChar = String.fromCodePoint(cp);
       i += cp > 0xffff ? 2 : 1;
     }
     let min = 1;
@@ -161,7 +167,7 @@ function parse(pattern: string): { atoms: Atom[]; start: boolean; end: boolean }
     // Lazy and possessive forms change what RE2 reports only for submatches, which matches() ignores,
     // but keep to the plain forms.
     if (pattern[i] === '?' || pattern[i] === '+') return undefined;
-    atoms.push({ test, min, max });
+    atoms.push({ test, min, max, ...(literalChar !== undefined ? { literal: literalChar } : {}) });
   }
   return { atoms, start, end };
 }
@@ -299,37 +305,50 @@ function sequenceMatcher(pattern: string): ((text: string) => boolean) | undefin
   }
   const n = tests.length;
   const { start: anchoredStart, end: anchoredEnd } = parsed;
-  // States 0…n: "the first k states are matched". The closure over optional states runs forward.
-  const current = new Uint8Array(n + 1);
-  const next = new Uint8Array(n + 1);
-  const close = (set: Uint8Array) => {
-    for (let k = 0; k < n; k++) if (set[k] === 1 && optional[k]) set[k + 1] = 1;
+  // Only literal characters: a string comparison answers.
+  if (parsed.atoms.every((a) => a.literal !== undefined && a.min === 1 && a.max === 1)) {
+    const text = parsed.atoms.map((a) => a.literal).join('');
+    if (anchoredStart && anchoredEnd) return (t) => t === text;
+    if (anchoredStart) return (t) => t.startsWith(text);
+    if (anchoredEnd) return (t) => t.endsWith(text);
+    return (t) => t.includes(text);
+  }
+  let optionalMask = 0;
+  let loopMask = 0;
+  for (let k = 0; k < n; k++) {
+    if (optional[k]) optionalMask |= 1 << k;
+    if (loops[k]) loopMask |= 1 << k;
+  }
+  const accept = 1 << n;
+  // Adds the states reached through optional ones without reading a character.
+  const close = (set: number): number => {
+    for (;;) {
+      const grown = set | ((set & optionalMask) << 1);
+      if (grown === set) return set;
+      set = grown;
+    }
   };
+  const start = close(1);
   return (text) => {
-    current.fill(0);
-    current[0] = 1;
-    close(current);
-    if (current[n] === 1 && !anchoredEnd) return true;
+    let current = start;
+    if ((current & accept) !== 0 && !anchoredEnd) return true;
     for (let i = 0; i < text.length;) {
       const cp = text.codePointAt(i)!;
       i += cp > 0xffff ? 2 : 1;
-      next.fill(0);
-      let any = false;
-      for (let k = 0; k < n; k++) {
-        if (current[k] !== 1 || !tests[k]!(cp)) continue;
-        any = true;
-        next[k + 1] = 1;
-        if (loops[k]) next[k] = 1;
+      let next = 0;
+      let pending = current & ~accept;
+      while (pending !== 0) {
+        const low = pending & -pending;
+        pending ^= low;
+        if (!tests[31 - Math.clz32(low)]!(cp)) continue;
+        next |= (low << 1) | (low & loopMask);
       }
-      if (!anchoredStart) {
-        next[0] = 1;
-        any = true;
-      }
-      if (!any) return false;
-      close(next);
-      if (next[n] === 1 && !anchoredEnd) return true;
-      current.set(next);
+      if (!anchoredStart) next |= 1;
+      if (next === 0) return false;
+      next = close(next);
+      if ((next & accept) !== 0 && !anchoredEnd) return true;
+      current = next;
     }
-    return current[n] === 1;
+    return (current & accept) !== 0;
   };
 }
