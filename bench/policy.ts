@@ -99,7 +99,11 @@ const PATTERNS: [string, 'email' | 'order' | 'region', RegExp][] = [
 ];
 PATTERNS.forEach(([pattern, field, regex], i) =>
   MIX.push([
-    { name: `matches-${i}`, when: `args.${field}.matches('${pattern.replace(/\\/g, '\\\\')}')`, effect: 'deny' },
+    {
+      name: `matches-${i}`,
+      when: `args.${field}.matches('${pattern.replace(/\\/g, '\\\\')}')`,
+      effect: 'deny',
+    },
     (a) => regex.test(a[field]),
   ]),
 );
