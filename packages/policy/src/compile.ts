@@ -99,8 +99,20 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
     }
     case '.': {
       const [target, field] = args as [ASTNode, string];
+      if (typeof field !== 'string') return undefined;
+      // `args.f`, `identity.f`: one closure, the commonest read.
+      if (target.op === 'id' && (target.args === 'args' || target.args === 'identity')) {
+        const root = target.args as string;
+        return dynamic((vars) => {
+          const obj = vars[root];
+          if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || !Object.hasOwn(obj, field))
+            return unhandled();
+          const value = (obj as Record<string, unknown>)[field];
+          return value === undefined ? unhandled() : value;
+        });
+      }
       const t = sub(target);
-      if (t === undefined || typeof field !== 'string') return undefined;
+      if (t === undefined) return undefined;
       return lift1(t, (obj) => {
         if (!isPlainObject(obj) || !Object.hasOwn(obj, field)) return unhandled();
         const value = obj[field];
@@ -161,6 +173,16 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const [a, b] = (args as ASTNode[]).map(sub);
       if (a === undefined || b === undefined) return undefined;
       const negate = node.op === '!=';
+      const known = !a.constant && b.constant ? ([a.run, b.value] as const) : undefined;
+      if (known !== undefined && ['string', 'boolean', 'bigint'].includes(typeof known[1])) {
+        const [run, c] = known;
+        const type = typeof c;
+        return dynamic((vars) => {
+          const x = run(vars);
+          if (typeof x !== type) return unhandled();
+          return negate ? x !== c : x === c;
+        });
+      }
       return lift2(a, b, (x, y) => {
         const type = typeof x;
         if (
@@ -178,6 +200,22 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
       const [a, b] = (args as ASTNode[]).map(sub);
       if (a === undefined || b === undefined) return undefined;
       const op = node.op;
+      if (!a.constant && b.constant && (typeof b.value === 'number' || typeof b.value === 'bigint')) {
+        const [run, c] = [a.run, b.value as number];
+        const type = typeof b.value;
+        const compare =
+          op === '<'
+            ? (x: number) => x < c
+            : op === '<='
+              ? (x: number) => x <= c
+              : op === '>'
+                ? (x: number) => x > c
+                : (x: number) => x >= c;
+        return dynamic((vars) => {
+          const x = run(vars);
+          return typeof x === type ? compare(x as number) : unhandled();
+        });
+      }
       return lift2(a, b, (x, y) => {
         // Strings compare by code point in CEL, by UTF-16 unit in JS: cel-js answers those.
         if (!(
@@ -244,6 +282,19 @@ function compileNode(node: ASTNode, toolValue: Readonly<Record<string, unknown>>
               ? (s: string, p: string) => s.includes(p)
               : undefined;
       if (method === undefined) return undefined;
+      if (!t.constant && a.constant && typeof a.value === 'string') {
+        const [run, affix] = [t.run, a.value];
+        const test =
+          name === 'startsWith'
+            ? (s: string) => s.startsWith(affix)
+            : name === 'endsWith'
+              ? (s: string) => s.endsWith(affix)
+              : (s: string) => s.includes(affix);
+        return dynamic((vars) => {
+          const s = run(vars);
+          return typeof s === 'string' ? test(s) : unhandled();
+        });
+      }
       return lift2(t, a, (s, p) =>
         typeof s === 'string' && typeof p === 'string' ? method(s, p) : unhandled(),
       );
