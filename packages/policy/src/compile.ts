@@ -399,7 +399,14 @@ function presence(node: ASTNode, sub: (n: unknown) => Compiled | undefined): Com
 /** A rule's condition as this tool's policy runs it. */
 export type CompiledCondition =
   | { readonly kind: 'always' | 'never' }
-  | { readonly kind: 'evaluate'; readonly evaluate: (vars: Vars) => unknown };
+  | {
+      readonly kind: 'evaluate';
+      /** The answer, cel-js's wherever the closure does not handle a value. */
+      readonly evaluate: (vars: Vars) => unknown;
+      /** The closure alone (throws where cel-js must answer), and cel-js: for a caller that catches itself. */
+      readonly fast: (vars: Vars) => unknown;
+      readonly fallback: (vars: Vars) => unknown;
+    };
 
 /**
  * Compiles a condition for one tool: `always`/`never` when it folds to true/false for this tool, else
@@ -417,11 +424,17 @@ export function compileCondition(
   } catch {
     compiled = undefined;
   }
-  if (compiled === undefined) return { kind: 'evaluate', evaluate: celEvaluate };
+  const celOnly = {
+    kind: 'evaluate',
+    evaluate: celEvaluate,
+    fast: celEvaluate,
+    fallback: celEvaluate,
+  } as const;
+  if (compiled === undefined) return celOnly;
   if (compiled.constant) {
     if (compiled.value === true) return { kind: 'always' };
     if (compiled.value === false) return { kind: 'never' };
-    return { kind: 'evaluate', evaluate: celEvaluate };
+    return celOnly;
   }
   const run = compiled.run;
   return {
@@ -429,11 +442,13 @@ export function compileCondition(
     evaluate: (vars) => {
       try {
         return run(vars);
-      } catch (error) {
-        if (error === UNHANDLED) return celEvaluate(vars);
-        // A RE2 failure on a pattern built from args, or any other surprise: cel-js decides.
+      } catch {
+        // A value the closure does not handle, a RE2 failure on a pattern built from args, any
+        // other surprise: cel-js decides.
         return celEvaluate(vars);
       }
     },
+    fast: run,
+    fallback: celEvaluate,
   };
 }

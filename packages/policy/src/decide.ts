@@ -14,6 +14,8 @@ interface Entry {
   readonly rule: Rule;
   /** Undefined: the rule has no `when` and matches every call it applies to. */
   readonly evaluate: Evaluate | undefined;
+  /** What answers when `evaluate` throws (cel-js, for a value the compiled closure does not handle). */
+  readonly fallback: Evaluate | undefined;
   /** The most steps the rule may take on this tool's args, as estimated at build. */
   readonly cost: number;
   /** Its condition is false for every call of this tool (it tests only the tool): never evaluated. */
@@ -113,7 +115,7 @@ function entryFor(
   const toolName = tool.schema.name;
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
-  if (when === undefined) return { rule, evaluate: undefined, cost: 0, never: false };
+  if (when === undefined) return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -140,7 +142,8 @@ function entryFor(
   const condition = compileCondition(when.ast, toolValue, when.evaluate);
   return {
     rule,
-    evaluate: condition.kind === 'evaluate' ? condition.evaluate : undefined,
+    evaluate: condition.kind === 'evaluate' ? condition.fast : undefined,
+    fallback: condition.kind === 'evaluate' ? condition.fallback : undefined,
     cost,
     never: condition.kind === 'never',
   };
@@ -195,13 +198,19 @@ type Match = 'yes' | 'no' | 'failed';
 
 function matchOf(entry: Entry, vars: Record<string, unknown>): Match {
   if (entry.evaluate === undefined) return 'yes';
+  let value: unknown;
   try {
-    const value = entry.evaluate(vars);
-    if (value === true) return 'yes';
-    return value === false ? 'no' : 'failed';
+    value = entry.evaluate(vars);
   } catch {
-    return 'failed';
+    // The compiled closure met a value it does not handle: cel-js answers, its error failing the rule.
+    try {
+      value = entry.fallback!(vars);
+    } catch {
+      return 'failed';
+    }
   }
+  if (value === true) return 'yes';
+  return value === false ? 'no' : 'failed';
 }
 
 /** A shadow rule that would have decided the call, had it been enforced. */
