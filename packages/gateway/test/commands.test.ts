@@ -49,13 +49,13 @@ tenants: { acme: { upstreams: [shop] } }
   it('names a tool the server lists but the gateway does not, with why (a description addressed to the model)', async () => {
     dir.write(
       'toolgate.yaml',
-      `auth: { tokens: [{ token: t, identity: { tenant: acme, principal: bot } }] }
+      `auth: { tokens: [{ token: "\${env:T}", identity: { tenant: acme, principal: bot } }] }
 upstreams:
   calc: { command: [node, ${JSON.stringify(fixtureServer.replace(/upstream\.mjs$/, 'poisoned.mjs'))}], prefix: calc_ }
 tenants: { acme: { upstreams: [calc] } }
 `,
     );
-    const run = io(dir);
+    const run = io(dir, { T: 'secret-token-value-0123456789abcdef' });
     expect(await runCli(['check'], run.io)).toBe(0);
     const printed = run.out.join('\n');
     expect(printed).toContain('calc (stdio): connected, 1 tool(s)');
