@@ -20,7 +20,13 @@ import {
   verifyAuditLog,
   type AuditLogOptions,
 } from '@toolgate/audit';
-import { controlledStore, DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import {
+  controlledStore,
+  DIGEST_KEY,
+  PRIVATE_PEM,
+  PUBLIC_PEM,
+  recordsOf,
+} from '../../../test-support/audit-fixtures';
 
 const CHECK_IN_KEY = 'check-in-key-for-the-audit-tests-0123456789';
 const ACME = { tenant: 'acme', principal: 'ana' };
