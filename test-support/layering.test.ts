@@ -157,6 +157,21 @@ describe('layeringViolations', () => {
     ]);
   });
 
+  it("refuses a file outside the packages that reaches into a package's test folder", () => {
+    const graph = {
+      packages: [],
+      others: [
+        {
+          path: 'portability/suite.ts',
+          imports: ['../packages/middleware/test/schema-cases', '../test-support/x'],
+        },
+      ],
+    };
+    expect(kinds(graph)).toEqual([
+      'test-imports-other-test portability/suite.ts ../packages/middleware/test/schema-cases',
+    ]);
+  });
+
   it('refuses a package the layering does not know, so a new package gets a floor', () => {
     const graph = { packages: [pkg('@toolgate/newcomer', [], [])] };
     expect(kinds(graph)).toEqual(['unknown-package packages/newcomer/package.json @toolgate/newcomer']);

@@ -69,6 +69,8 @@ export interface PackageNode {
 
 export interface ImportGraph {
   readonly packages: readonly PackageNode[];
+  /** Files outside the packages (examples, bench, portability, test-support): they may import no package's test folder. */
+  readonly others?: readonly SourceFile[];
 }
 
 export type ViolationKind =
@@ -157,12 +159,12 @@ function checkSource(pkg: PackageNode, file: SourceFile, gates: Set<string>, out
   }
 }
 
-function checkTest(pkg: PackageNode, file: SourceFile, out: Violation[]): void {
+function checkTest(pkg: PackageNode | undefined, file: SourceFile, out: Violation[]): void {
   for (const specifier of file.imports) {
     if (!specifier.startsWith('.')) continue;
     const resolved = resolveRelative(file.path, specifier);
     const other = /^packages\/([a-z0-9-]+)\/test\//.exec(resolved);
-    if (other !== null && `packages/${other[1]}` !== pkg.dir) {
+    if (other !== null && `packages/${other[1]}` !== pkg?.dir) {
       out.push({
         kind: 'test-imports-other-test',
         file: file.path,
@@ -202,6 +204,7 @@ export function layeringViolations(graph: ImportGraph): Violation[] {
     for (const file of pkg.sources) checkSource(pkg, file, gates, out);
     for (const file of pkg.tests) checkTest(pkg, file, out);
   }
+  for (const file of graph.others ?? []) checkTest(undefined, file, out);
   return out;
 }
 
@@ -261,5 +264,8 @@ export function readImportGraph(root: string): ImportGraph {
         tests: typescriptFiles(join(dir, 'test')).map((path) => readSource(root, path)),
       };
     });
-  return { packages };
+  const others = ['examples', 'bench', 'portability', 'test-support'].flatMap((folder) =>
+    typescriptFiles(join(root, folder)).map((path) => readSource(root, path)),
+  );
+  return { packages, others };
 }
