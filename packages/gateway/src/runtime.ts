@@ -96,7 +96,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         ? previous.telemetry
         : track(opened, openTelemetry(config.telemetry));
 
-    const audit = await openedAudit(loaded, previous, opened, issues);
+    const audit = await openedAudit(loaded, previous, opened, issues, options.log);
 
     const upstreams = new Map<string, Upstream>();
     await Promise.all(
@@ -235,13 +235,21 @@ async function openedAudit(
   previous: Runtime | undefined,
   opened: { close(): Promise<void> }[],
   issues: ConfigIssue[],
+  log: GatewayLog | undefined,
 ): Promise<GatewayAudit | undefined> {
   const { config, baseDir } = loaded;
   if (config.audit === undefined) return undefined;
   if (previous?.audit !== undefined && previous.audit.key === auditKeyOf(config)) return previous.audit;
   let audit: GatewayAudit;
   try {
-    audit = openAudit(config, baseDir);
+    audit = openAudit(config, baseDir, (error) =>
+      log?.({
+        msg: 'audit.checkpoint.failed',
+        level: 'warn',
+        // The class only: a webhook's error text could carry its URL's credentials.
+        error: (error as Error | undefined)?.name ?? 'Error',
+      }),
+    );
   } catch (error) {
     // The library names the key that is wrong, never its value.
     const message = (error as Error).message.replace(/^auditLog: /, '').replace(/\.$/, '');
