@@ -411,6 +411,11 @@ export class CallContext implements ToolMiddlewareContext {
     });
   }
 
+  /** Whether an approval was answered in this run, so the args must be checked against it before execution. */
+  hasApproval(): boolean {
+    return this.#approved !== undefined;
+  }
+
   /** Receipts of approvals answered in this run. */
   get receipts(): readonly CheckInReceipt[] {
     return this.#receipts ?? NO_RECEIPTS;
