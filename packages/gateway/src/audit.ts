@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import { auditLog, inMemoryAuditStore, type AuditEntry, type AuditLog } from '@toolgate/audit';
-import type { AuditStore, Dispatcher } from '@toolgate/core';
+import type { AuditHead, AuditStore, Dispatcher } from '@toolgate/core';
 import { postgresAuditStore } from '@toolgate/store-postgres';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import { ConfigError } from './config/errors';
@@ -30,6 +30,8 @@ export interface GatewayAudit {
   record(entry: AuditEntry): Promise<void>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
+  /** The stored log's last record (sequence and hash); undefined while it is empty. */
+  head(): Promise<AuditHead | undefined>;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,10 @@ export function openAudit(config: GatewayConfig, baseDir: string): GatewayAudit 
     },
     ping: async () => {
       await opened.store.head();
+    },
+    head: async () => {
+      const head = await opened.store.head();
+      return head === undefined ? undefined : { seq: head.seq, hash: head.hash };
     },
     async close() {
       try {

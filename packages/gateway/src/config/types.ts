@@ -234,6 +234,18 @@ export interface GatewayConfig {
   readonly guards?: GuardsConfig;
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   readonly telemetry?: TelemetryConfig;
+  readonly metrics?: MetricsConfig;
   readonly inbox?: InboxConfig;
   readonly stdio?: { readonly identity: IdentityConfig };
+}
+
+export interface MetricsConfig {
+  /** Default true. */
+  readonly enabled?: boolean;
+  /** A listener of its own; default /metrics on the gateway's listener. */
+  readonly listen?: { readonly host?: string; readonly port: number };
+  /** Bearer token a scraper sends; required when /metrics is reachable beyond loopback. */
+  readonly token?: string;
+  /** Label calls by principal too (unbounded when principals come from JWTs); default false. */
+  readonly principals?: boolean;
 }
