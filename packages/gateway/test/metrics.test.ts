@@ -2,6 +2,8 @@
 // tenant, tool, kind, gate and rule; refusals by code; upstream latency; pending check-ins; upstream
 // state and restarts; reloads; the bearer token; label values that never carry call data.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createGateway, type Gateway } from '../src/gateway';
 import { isLoopback, metricsNeedToken } from '../src/metrics';
@@ -181,6 +183,21 @@ describe('/metrics on the gateway listener (loopback, no token)', () => {
     expect(sampleOf(text, 'toolgate_upstream_down_total', { upstream: 'shop' })).toBe(1);
     expect(sampleOf(text, 'toolgate_upstream_up', { upstream: 'shop' })).toBe(1);
   }, 20_000);
+
+  it('exports every metric the example dashboard and alert rules read', async () => {
+    const { text } = await scrape(gateway.metricsUrl!);
+    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((type) => type[1]!));
+    const exists = (name: string) =>
+      exported.has(name) || exported.has(name.replace(/_(bucket|count|sum)$/, ''));
+    const monitoring = join(__dirname, '..', 'monitoring');
+    const read = [
+      readFileSync(join(monitoring, 'grafana-dashboard.json'), 'utf8'),
+      readFileSync(join(monitoring, 'alerts.yaml'), 'utf8'),
+    ].join('\n');
+    const used = new Set([...read.matchAll(/\b(toolgate_[a-z_]+)/g)].map((name) => name[1]!));
+    expect(used.size).toBeGreaterThan(15);
+    expect([...used].filter((name) => !exists(name))).toEqual([]);
+  });
 
   it('answers only GET /metrics', async () => {
     expect((await fetch(gateway.metricsUrl!, { method: 'POST', body: '' })).status).toBe(405);

@@ -4,7 +4,7 @@
 
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -127,6 +127,21 @@ tenants:
     // One series per tenant, tool, kind, gate and rule seen: three, whatever the arguments were.
     expect(await settlesAt(`count(toolgate_calls_total{run="${run}"})`, 3)).toBe(3);
   }, 90_000);
+});
+
+withPrometheus('the example dashboard', () => {
+  it('asks Prometheus only queries it accepts', async () => {
+    const dashboard = JSON.parse(
+      readFileSync(join(repoRoot, 'packages', 'gateway', 'monitoring', 'grafana-dashboard.json'), 'utf8'),
+    ) as { panels: { targets?: { expr: string }[] }[] };
+    const exprs = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr));
+    expect(exprs.length).toBeGreaterThan(20);
+    for (const expr of exprs) {
+      // Grafana's variables as "All" would fill them.
+      const promql = expr.replace(/\$__rate_interval/g, '1m').replace(/\$(job|instance|tenant)\b/g, '.*');
+      await expect(query(promql).then(() => 'ok')).resolves.toBe('ok');
+    }
+  });
 });
 
 describe('the example alert rules', () => {
