@@ -17,6 +17,7 @@ import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
 import { gatewayInbox } from './inbox';
+import { operatorStatus, reloadHistory } from './status';
 import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
@@ -136,7 +137,10 @@ export async function createGateway(
     live.config.listen?.maxBody === undefined
       ? DEFAULT_MAX_BODY
       : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
-  const inbox = stdio ? undefined : gatewayInbox({ current: () => live, maxBody, log });
+  const reloads = reloadHistory(log.events);
+  const inbox = stdio
+    ? undefined
+    : gatewayInbox({ current: () => live, maxBody, log, status: () => operatorStatus(live, reloads) });
   inbox?.refresh();
   const bindHost = options.host ?? loaded.config.listen?.host ?? '127.0.0.1';
   const metricsConfig = loaded.config.metrics ?? {};

@@ -11,6 +11,7 @@ import type { Approvers } from './approvers';
 import { inboxKeys, type InboxKeys } from './keys';
 import type { PinDiff } from './views/diff';
 import type { Html } from './views/html';
+import type { OperatorStatus } from './views/status';
 
 /**
  * A check-in screen: renders a tool's `checkInComponent` from its props. Return markup built with
@@ -70,6 +71,11 @@ export interface InboxOptions {
     args: Readonly<Record<string, unknown>>,
   ) => readonly string[] | Promise<readonly string[]>;
   readonly webhook?: InboxWebhook;
+  /**
+   * The operator's status page at `/status`, for approvers with the `operator` role: what the host
+   * reports (upstreams, pins waiting for review, reloads, the audit head). Without it, no page.
+   */
+  readonly status?: () => OperatorStatus | Promise<OperatorStatus>;
   /** How often an open page's live list reads the store; default 1000 ms. */
   readonly pollMs?: number;
   /** Mark cookies `Secure`; default when the request arrived over https. Set true behind a TLS proxy. */
@@ -92,6 +98,7 @@ export interface InboxContext {
   readonly carryOut: InboxOptions['carryOut'];
   readonly checkArgs: InboxOptions['checkArgs'];
   readonly webhook: InboxWebhook | undefined;
+  readonly status: InboxOptions['status'];
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
   readonly sessionTtlMs: number;
@@ -163,6 +170,8 @@ export function inboxContext(options: InboxOptions): InboxContext {
     throw new TypeError(`inboxApp: 'carryOut' must be a function (record) => Promise<DispatchOutcome>.`);
   if (options.checkArgs !== undefined && typeof options.checkArgs !== 'function')
     throw new TypeError(`inboxApp: 'checkArgs' must be a function (request, args) => problems.`);
+  if (options.status !== undefined && typeof options.status !== 'function')
+    throw new TypeError(`inboxApp: 'status' must be a function () => OperatorStatus.`);
   if (options.pinDiffs !== undefined && typeof options.pinDiffs !== 'function')
     throw new TypeError(`inboxApp: 'pinDiffs' must be a function (request) => PinDiff | undefined.`);
   return {
@@ -176,6 +185,7 @@ export function inboxContext(options: InboxOptions): InboxContext {
     carryOut: options.carryOut,
     checkArgs: options.checkArgs,
     webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
+    status: options.status,
     pollMs: positive('pollMs', options.pollMs, 1000),
     secureCookies: options.secureCookies,
     sessionTtlMs: positive('sessionTtlMs', options.sessionTtlMs, 12 * 60 * 60 * 1000),
