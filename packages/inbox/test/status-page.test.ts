@@ -158,7 +158,7 @@ describeBrowser('the status page in Chromium', () => {
     expect(response?.status()).toBe(200);
     expect(await page.textContent('h1')).toBe('Gateway status');
     const rows = await page.$$eval('.status-upstreams tbody tr', (trs) =>
-      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+      trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent?.trim())),
     );
     expect(rows).toEqual([
       ['crm', 'connected', '3', '1', ''],
