@@ -4,12 +4,14 @@
 // Every line has a `level` and an `event` from LOG_EVENTS.
 
 import { EventEmitter } from 'node:events';
+import { redactValue } from '@toolgate/core';
 
 /**
  * Every event the gateway logs: a line's `event` (and, as before, `msg`) is one of these, so an
  * operator can filter and alert on a name that does not change. Add a name here before logging it.
  */
 export const LOG_EVENTS = [
+  'audit.checkpoint.failed',
   'call',
   'http.refused',
   'listen.warning',
@@ -47,17 +49,25 @@ export interface GatewayLog {
   readonly events: EventEmitter;
 }
 
-export function createLog(write: ((line: string) => void) | undefined): GatewayLog {
+/**
+ * `secrets` answers the values no line may carry (the configuration's interpolated values, resolved
+ * credentials): a message built from an upstream's error or a library's text is scrubbed of them.
+ */
+export function createLog(
+  write: ((line: string) => void) | undefined,
+  secrets: () => readonly string[] = () => [],
+): GatewayLog {
   const events = new EventEmitter();
   // A listener that throws must not reach the call that logged.
   events.on('error', () => undefined);
   const log = ((fields: LogFields) => {
-    const line = {
+    const raw = {
       time: new Date().toISOString(),
       level: fields.level ?? 'info',
       event: fields.msg,
       ...fields,
     };
+    const line = redactValue(raw, secrets()) as typeof raw;
     try {
       write?.(JSON.stringify(line));
     } catch {

@@ -65,6 +65,7 @@ export async function createMetrics(
   options: { readonly gatewayHost: string },
 ): Promise<GatewayMetrics> {
   const registry = new Registry();
+  const startedAt = Date.now();
   collectDefaultMetrics({ register: registry, prefix: 'toolgate_process_' });
   const principals = config.principals === true;
 
@@ -213,6 +214,16 @@ export async function createMetrics(
     help: 'Audit records accepted but not yet in the store (they wait while the store is down)',
     registers: [registry],
   });
+  const checkpointLag = new Gauge({
+    name: 'toolgate_audit_checkpoint_lag_records',
+    help: 'Records in the audit log after the last checkpoint this process published (audit.checkpoints)',
+    registers: [registry],
+  });
+  const checkpointAge = new Gauge({
+    name: 'toolgate_audit_checkpoint_age_seconds',
+    help: 'Seconds since the last checkpoint this process published; absent until one is',
+    registers: [registry],
+  });
   const scrapeErrors = new Counter({
     name: 'toolgate_metrics_read_errors_total',
     help: 'A store could not be read for a scrape (pending check-ins, audit head)',
@@ -243,9 +254,19 @@ export async function createMetrics(
     }
     auditHead.reset();
     auditPending.reset();
+    checkpointLag.reset();
+    checkpointAge.reset();
     if (runtime.audit !== undefined) {
       try {
-        auditHead.set((await runtime.audit.head())?.seq ?? 0);
+        const seq = (await runtime.audit.head())?.seq ?? 0;
+        auditHead.set(seq);
+        if (runtime.audit.checkpoints) {
+          const last = runtime.audit.lastCheckpoint();
+          checkpointLag.set(Math.max(0, seq - (last?.seq ?? 0)));
+          // None published yet: as old as these metrics, so a checkpoint that never comes still alerts.
+          const since = last === undefined ? startedAt : Date.parse(last.at);
+          checkpointAge.set(Math.max(0, (Date.now() - since) / 1000));
+        }
         auditPending.set(runtime.audit.log.pending);
       } catch {
         scrapeErrors.inc({ store: 'audit' });

@@ -64,9 +64,18 @@ export async function operatorStatus(runtime: Runtime, reloads: ReloadHistory): 
   if (audit !== undefined) {
     try {
       const head = await audit.head();
+      const last = audit.lastCheckpoint();
       auditStatus = {
         kind: audit.kind,
         ...(head !== undefined ? { head } : {}),
+        ...(audit.checkpoints
+          ? {
+              checkpoint: {
+                configured: true as const,
+                ...(last !== undefined ? { seq: last.seq, at: last.at } : {}),
+              },
+            }
+          : {}),
         pending: audit.log.pending,
         reachable: true,
       };

@@ -9,7 +9,7 @@ import { LOG_EVENTS, type LogFields } from '../src/log';
 import { followStderr, redactStderr } from '../src/upstream-stderr';
 import { CHECKIN_KEY, connectClient, fixtureServer, tempDir, type TempDir } from './helpers';
 
-const BOT = 'bot-token-0123456789abcdef';
+const BOT = 'bot-token-0123456789abcdef-0123456789';
 const API_KEY = 'upstream-api-key-4f9a1c2e7b';
 
 describe('log lines of a gateway run', () => {

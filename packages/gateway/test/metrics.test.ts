@@ -9,8 +9,8 @@ import { createGateway, type Gateway } from '../src/gateway';
 import { isLoopback, metricsNeedToken } from '../src/metrics';
 import { CHECKIN_KEY, connectClient, fixtureServer, tempDir, type TempDir } from './helpers';
 
-const BOT = 'bot-token-0123456789abcdef';
-const GLOBEX = 'globex-token-0123456789abcdef';
+const BOT = 'bot-token-0123456789abcdef-0123456789';
+const GLOBEX = 'globex-token-0123456789abcdef-0123456789';
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const env = { BOT, GLOBEX, METRICS_TOKEN, KEY: CHECKIN_KEY };
 const quiet = () => undefined;

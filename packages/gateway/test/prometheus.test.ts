@@ -20,8 +20,8 @@ const PROMTOOL =
     .split(delimiter)
     .map((folder) => join(folder, 'promtool'))
     .find((file) => existsSync(file));
-const BOT = 'bot-token-0123456789abcdef';
-const GLOBEX = 'globex-token-0123456789abcdef';
+const BOT = 'bot-token-0123456789abcdef-0123456789';
+const GLOBEX = 'globex-token-0123456789abcdef-0123456789';
 
 const withPrometheus = PROMETHEUS !== undefined && TARGETS !== undefined ? describe : describe.skip;
 const withPromtool = PROMTOOL !== undefined && PROMTOOL !== '' ? it : it.skip;

@@ -12,10 +12,19 @@ import { createGateway, type Gateway } from '../src/gateway';
 import { CHECKIN_KEY, connectClient, tempDir, type TempDir } from './helpers';
 
 const changingServer = join(__dirname, 'fixtures', 'changing.mjs');
-const BOT = 'bot-token-0123456789abcdef';
-const OPS = 'ops-token-0123456789abcdef';
-const ANA = 'ana-token-0123456789abcdef';
+const BOT = 'bot-token-0123456789abcdef-0123456789';
+const OPS = 'ops-token-0123456789abcdef-0123456789';
+const ANA = 'ana-token-0123456789abcdef-0123456789';
 const env = { BOT, OPS, ANA };
+
+async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value) || Date.now() > until) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 describe('the operator status page of a gateway', () => {
   let dir: TempDir;
@@ -27,7 +36,7 @@ describe('the operator status page of a gateway', () => {
     - { token: "\${env:BOT}", identity: { tenant: acme, principal: support-bot } }
     - { token: "\${env:OPS}", identity: { tenant: acme, principal: olga, roles: [operator] } }
     - { token: "\${env:ANA}", identity: { tenant: acme, principal: ana, roles: [approver] } }
-audit: { signingKey: "\${file:./audit-key.pem}" }
+audit: { signingKey: "\${file:./audit-key.pem}", checkpoints: { file: ./checkpoint.json, every: 1, interval: 100ms } }
 checkIns: { key: "${CHECKIN_KEY}", hold: 100ms }
 upstreams:
   crm:
@@ -82,6 +91,18 @@ ${extra}`;
     await gateway.readiness();
     const after = (await page('/inbox/status', OPS)).text;
     expect(seq(after)).toBeGreaterThan(first);
+    // Checkpoints follow the head (every record, here): the page and /metrics say how far behind.
+    const published = await eventually(
+      async () => (await page('/inbox/status', OPS)).text,
+      (text) => /Last checkpoint<\/dt>\s*<dd>\s*record \d+ at/.test(text),
+    );
+    expect(published).toMatch(/Last checkpoint<\/dt>\s*<dd>\s*record \d+ at/);
+    const metrics = await eventually(
+      async () => (await fetch(gateway.metricsUrl!)).text(),
+      (text) => /^toolgate_audit_checkpoint_lag_records 0$/m.test(text),
+    );
+    expect(metrics).toMatch(/^toolgate_audit_checkpoint_lag_records 0$/m);
+    expect(metrics).toMatch(/^toolgate_audit_checkpoint_age_seconds \d/m);
 
     dir.write('toolgate.yaml', config('telemetry: { serviceName: renamed }\n'));
     expect((await gateway.reload()).ok).toBe(true);

@@ -37,6 +37,8 @@ export interface OperatorStatus {
     readonly head?: { readonly seq: number; readonly hash: string };
     /** Records accepted but not yet stored. */
     readonly pending: number;
+    /** The last checkpoint published (`audit.checkpoints`); undefined when none is configured. */
+    readonly checkpoint?: { readonly configured: true; readonly seq?: number; readonly at?: string };
     /** False when the store did not answer. */
     readonly reachable: boolean;
   };
@@ -127,7 +129,18 @@ export function statusPage(status: OperatorStatus): Html {
               <dt>Waiting to be stored</dt>
               <dd>${status.audit.pending}</dd>
               <dt>Last checkpoint</dt>
-              <dd>none (this log has no checkpoints)</dd>
+              <dd>
+                ${
+                  status.audit.checkpoint === undefined
+                    ? 'none (audit.checkpoints is not configured)'
+                    : status.audit.checkpoint.seq === undefined
+                      ? 'none published yet'
+                      : html`record ${status.audit.checkpoint.seq} at
+                          <time datetime="${status.audit.checkpoint.at ?? ''}"
+                            >${status.audit.checkpoint.at ?? ''}</time
+                          >`
+                }
+              </dd>
             </dl>`
       }
     </section>`;
