@@ -18,6 +18,8 @@ import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
 import { gatewayInbox } from './inbox';
+import { operatorStatus, reloadHistory } from './status';
+import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 import { weakenings } from './weakening';
@@ -44,6 +46,8 @@ export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonl
 export interface Gateway {
   /** Where MCP clients connect, e.g. `http://127.0.0.1:8787/mcp`; `stdio:` in stdio mode. */
   readonly url: string;
+  /** Where Prometheus scrapes: `metrics.listen`'s URL, or /metrics on the gateway's listener; undefined when off. */
+  readonly metricsUrl?: string;
   /** The facts the log lines carry, as events (`call`, `http.refused`, `reload`, `reload.refused`, …). */
   readonly events: GatewayLog['events'];
   /** Loads the configuration file again; a valid one serves new calls, an invalid one changes nothing. */
@@ -143,8 +147,37 @@ export async function createGateway(
     live.config.listen?.maxBody === undefined
       ? DEFAULT_MAX_BODY
       : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
-  const inbox = stdio ? undefined : gatewayInbox({ current: () => live, maxBody, log });
+  const reloads = reloadHistory(log.events);
+  const inbox = stdio
+    ? undefined
+    : gatewayInbox({ current: () => live, maxBody, log, status: () => operatorStatus(live, reloads) });
   inbox?.refresh();
+  const bindHost = options.host ?? loaded.config.listen?.host ?? '127.0.0.1';
+  const metricsConfig = loaded.config.metrics ?? {};
+  let metrics: GatewayMetrics | undefined;
+  // Over stdio there is no listener of the gateway's own: metrics need metrics.listen.
+  if (metricsConfig.enabled !== false && (!stdio || metricsConfig.listen !== undefined)) {
+    try {
+      metrics = await createMetrics(
+        metricsConfig,
+        { current: () => live, log, sessions: () => servers.size },
+        { gatewayHost: bindHost },
+      );
+    } catch (error) {
+      inbox?.close();
+      await closeRuntime(live);
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ConfigError([
+        loaded.issue(
+          ['metrics', 'listen'],
+          code === 'EADDRINUSE'
+            ? 'the port is already in use'
+            : `cannot listen (${code ?? (error as Error).name})`,
+          'choose another metrics.listen.port, or 0 for a free one',
+        ),
+      ]);
+    }
+  }
   let url: string;
   if (stdio) {
     stdioServer = gatewayServer(host, () => stdioIdentity);
@@ -152,7 +185,6 @@ export async function createGateway(
     url = 'stdio:';
   } else {
     const listen = loaded.config.listen ?? {};
-    const bindHost = options.host ?? listen.host ?? '127.0.0.1';
     const routes = httpRoutes({
       current: () => live,
       log,
@@ -167,7 +199,10 @@ export async function createGateway(
         });
       },
       readiness: () => readiness(live),
-      mounts: () => (inbox === undefined ? [] : [inbox.mount]),
+      mounts: () => [
+        ...(inbox === undefined ? [] : [inbox.mount]),
+        ...(metrics?.mount === undefined ? [] : [metrics.mount]),
+      ],
     });
     // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
     const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
@@ -188,6 +223,7 @@ export async function createGateway(
       });
     } catch (error) {
       inbox?.close();
+      await metrics?.close();
       await closeRuntime(live);
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
@@ -229,6 +265,7 @@ export async function createGateway(
     const old = live;
     live = next;
     inbox?.refresh();
+    metrics?.follow(next);
     unfollow();
     unfollow = followUpstreams(next, following);
     for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
@@ -330,8 +367,13 @@ export async function createGateway(
     }
   }
 
+  const metricsUrl =
+    metrics === undefined
+      ? undefined
+      : (metrics.url ?? (serving === undefined ? undefined : new URL(METRICS_PATH, serving.url).href));
   const gateway: Gateway = {
     url,
+    ...(metricsUrl !== undefined ? { metricsUrl } : {}),
     events: log.events,
     reload() {
       reloading = reloading.then(reloadOnce, reloadOnce);
@@ -361,6 +403,7 @@ export async function createGateway(
       }
       await serving?.close();
       inbox?.close();
+      await metrics?.close();
       await stdioServer?.close().catch(() => undefined);
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       await closeRuntime(live);

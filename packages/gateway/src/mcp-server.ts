@@ -64,7 +64,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
     const runtime = host.current();
     const tenant = identity?.tenant === undefined ? undefined : runtime.tenants.get(identity.tenant);
     const line = {
-      msg: 'call',
+      msg: 'call' as const,
       tenant: identity?.tenant,
       principal: identity?.principal,
       tool: typeof toolName === 'string' ? toolName.slice(0, 64) : undefined,

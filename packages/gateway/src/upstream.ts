@@ -5,6 +5,7 @@
 // follow the server: a list change, a reconnect or an accepted pin imports them again.
 
 import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -29,6 +30,7 @@ import type {
 } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { fillCredentials, resolveCredential } from './credentials';
+import { followStderr } from './upstream-stderr';
 import { globMatcher, matchesAny } from './glob';
 
 export type UpstreamState = McpClientStatus['state'];
@@ -367,15 +369,21 @@ function transport(name: string, config: UpstreamConfig, context: UpstreamContex
     if (config.command !== undefined) {
       const [command, ...args] = config.command;
       const env: Record<string, string> = { ...getDefaultEnvironment() };
-      for (const [key, value] of Object.entries(config.env ?? {})) env[key] = fillCredentials(value, lookup);
-      return new StdioClientTransport({
+      const handed: string[] = [];
+      for (const [key, value] of Object.entries(config.env ?? {})) {
+        env[key] = fillCredentials(value, lookup);
+        handed.push(env[key]);
+      }
+      const stdio = new StdioClientTransport({
         command: command!,
         args,
         env,
         cwd: resolve(context.baseDir, config.cwd ?? '.'),
-        // The server's stderr is its own business, and may echo what it was sent.
-        stderr: 'ignore',
+        stderr: context.log === undefined ? 'ignore' : 'pipe',
       });
+      if (context.log !== undefined && stdio.stderr !== null)
+        followStderr(name, stdio.stderr as Readable, handed, context.log);
+      return stdio;
     }
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.headers ?? {}))
