@@ -149,7 +149,7 @@ export interface McpListedTool {
   readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   readonly annotations?: Readonly<Record<string, unknown>>;
-  readonly execution?: Readonly<Record<string, unknown>>;
+  readonly execution?: unknown;
   readonly icons?: readonly unknown[];
   readonly _meta?: Readonly<Record<string, unknown>>;
 }
@@ -283,6 +283,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           ...(extras?.outputSchema !== undefined ? { outputSchema: extras.outputSchema } : {}),
           ...(extras?.annotations !== undefined ? { annotations: extras.annotations } : {}),
           ...(extras?.execution !== undefined ? { execution: extras.execution } : {}),
+          ...(extras?.icons !== undefined ? { icons: extras.icons } : {}),
           ...(extras?._meta !== undefined ? { _meta: extras._meta } : {}),
         };
       }),
