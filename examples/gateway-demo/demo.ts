@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGateway } from '@toolgate/gateway';
+import { approvalScenes } from './approvals';
 
 const require = createRequire(import.meta.url ?? __filename);
 
@@ -35,7 +36,7 @@ listen: { host: 127.0.0.1, port: 0 }
 auth:
   tokens:
     - { token: "\${env:ACME_BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
-    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver] } }
+    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver, operator] } }
     - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: intern } }
 checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 1s }
 upstreams:
@@ -173,6 +174,13 @@ export async function runDemo(print: Print = console.log): Promise<void> {
         arguments: { path: join(dir, 'data', 'reply.txt'), content: 'Refund approved.' },
       }),
     );
+    await approvalScenes({
+      inboxUrl: new URL('/inbox', gateway.url).href,
+      approverToken: TOKENS.ACME_ANA_TOKEN,
+      bot,
+      dataDir: join(dir, 'data'),
+      step,
+    });
     await step('globex/intern tries acme’s memory tool by name', () =>
       intern.callTool({ name: 'mem_read_graph', arguments: {} }),
     );
@@ -190,7 +198,11 @@ export async function runDemo(print: Print = console.log): Promise<void> {
     print(`  HTTP ${wrong.status}, WWW-Authenticate: ${wrong.headers.get('www-authenticate')}`);
     flush();
 
-    const ready = (await (await fetch(new URL('/readyz', gateway.url))).json()) as {
+    // /readyz names the upstreams only to an operator (ana); anyone else reads counts.
+    const readyz = await fetch(new URL('/readyz', gateway.url), {
+      headers: { authorization: `Bearer ${TOKENS.ACME_ANA_TOKEN}` },
+    });
+    const ready = (await readyz.json()) as {
       ready: boolean;
       upstreams: Record<string, { state: string }>;
     };
