@@ -172,8 +172,5 @@ function ruleOf(outcome: DispatchOutcome): string | undefined {
   const row =
     outcome.ledger.find((entry) => entry.gate === 'policy' && entry.outcome !== 'allow') ??
     outcome.ledger.find((entry) => entry.gate === 'policy');
-  const rule = (row as { rule?: unknown } | undefined)?.rule;
-  if (typeof rule === 'string') return rule;
-  const named = row?.why === undefined ? null : /rule '([^']+)'/.exec(row.why);
-  return named?.[1];
+  return row?.rule;
 }
