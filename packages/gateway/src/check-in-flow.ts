@@ -8,7 +8,6 @@
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
 // approver's args through the whole chain again, so a person can narrow a call, never widen it.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   carryOutDecision,
   checkInApproved,
@@ -28,14 +27,14 @@ import {
   type StandingGrantStore,
   type TraceContext,
 } from '@toolgate/core';
-import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
+import { approvalForm, askPerson, canElicitForm, isModernRequest, type McpRequestExtra } from '@toolgate/mcp';
 import { useStandingGrant } from './standing-grants';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 
-/** How a paused call ended, for the log line and the client. */
 /** How a person's answer reached the call: a single-use grant, a standing grant, the client, the inbox. */
 export type Via = 'grant' | 'standing-grant' | 'elicitation' | 'inbox';
 
+/** How a paused call ended, for the log line and the client. */
 export type Settled =
   | {
       readonly kind: 'outcome';
@@ -81,7 +80,7 @@ const MAX_ROUNDS = 8;
 export async function settlePaused(first: PausedOutcome, options: CheckInFlowOptions): Promise<Settled> {
   const { dispatcher, extra } = options;
   const resumeOptions = {
-    signal: extra.signal,
+    signal: extra.mcpReq.signal,
     ...(options.traceContext !== undefined ? { traceContext: options.traceContext } : {}),
   };
   let outcome: DispatchOutcome = first;
@@ -106,12 +105,13 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
     if (shared.kind === 'limit') return overLimit(request, shared.maxPending);
     const waitOn = shared.request;
     // A form too long to show every argument in full is not shown: the inbox shows them all.
-    if (canElicitForm(options.server) && approvalForm(waitOn).form !== undefined) {
+    // A 2026-07-28 request cannot carry a question to the person at the client: the inbox decides.
+    if (!isModernRequest(extra) && canElicitForm(options.server) && approvalForm(waitOn).form !== undefined) {
       let decision: CheckInDecision;
       try {
         decision = await askPerson(options.server, waitOn, options.identity?.principal ?? 'mcp-client', {
-          relatedRequestId: extra.requestId,
-          signal: extra.signal,
+          relatedRequestId: extra.mcpReq.id,
+          signal: extra.mcpReq.signal,
           timeoutMs: options.elicitTimeoutMs,
         });
       } catch {
@@ -275,7 +275,7 @@ export const CLIENT_TIMEOUT_META = 'io.toolgate/timeoutMs';
  * that declares its timeout in `_meta` is answered `HOLD_MARGIN_MS` before it; else `SAFE_HOLD_MS`.
  */
 export function holdFor(extra: McpRequestExtra, holdMs: number): number {
-  const declared = (extra as { _meta?: Record<string, unknown> })._meta?.[CLIENT_TIMEOUT_META];
+  const declared = extra.mcpReq._meta?.[CLIENT_TIMEOUT_META];
   const clientWaits =
     typeof declared === 'number' && Number.isFinite(declared) && declared > 0
       ? Math.max(0, declared - HOLD_MARGIN_MS)
@@ -292,10 +292,10 @@ async function hold(
   const { extra } = options;
   const holdMs = holdFor(extra, options.holdMs);
   if (store === undefined || holdMs <= 0) return undefined;
-  const progressToken = (extra as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
+  const progressToken = extra.mcpReq._meta?.progressToken;
   const started = Date.now();
   let progress = 0;
-  while (!extra.signal.aborted) {
+  while (!extra.mcpReq.signal.aborted) {
     let record: CheckInRecord | undefined;
     try {
       record = await store.get(request.id);
@@ -308,8 +308,8 @@ async function hold(
     if (elapsed >= holdMs) return undefined;
     if (progressToken !== undefined) {
       progress += 1;
-      await extra
-        .sendNotification({
+      await extra.mcpReq
+        .notify({
           method: 'notifications/progress',
           params: {
             progressToken,
@@ -319,7 +319,7 @@ async function hold(
         })
         .catch(() => undefined);
     }
-    await sleep(Math.min(options.pollMs, holdMs - elapsed), extra.signal);
+    await sleep(Math.min(options.pollMs, holdMs - elapsed), extra.mcpReq.signal);
   }
   return undefined;
 }
@@ -334,20 +334,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', finish, { once: true });
   });
-}
-
-/** The MCP result for a refusal the gateway decided outside the chain; the code rides in `_meta`. */
-export function refusedResult(settled: Extract<Settled, { kind: 'refused' }>): CallToolResult {
-  return {
-    content: [{ type: 'text', text: settled.text }],
-    isError: true,
-    _meta: {
-      'io.toolgate/refusal': {
-        gate: settled.gate,
-        code: settled.code,
-        retryable: settled.retryable,
-        ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
-      },
-    },
-  };
 }

@@ -4,9 +4,7 @@
 
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
+import { serveHttp, serveStdio, type HttpServing, type Serving } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
 import { loadConfig, parseConfig, scrubbable, type LoadedConfig } from './config/load';
@@ -20,8 +18,8 @@ import { createLog, type GatewayLog } from './log';
 import { gatewayInbox } from './inbox';
 import { operatorStatus, reloadHistory } from './status';
 import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
-import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
+import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 import { weakenings } from './weakening';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -123,9 +121,7 @@ export async function createGateway(
   const settle = () => {
     if (inFlight === 0 && responding === 0) drained?.();
   };
-  const servers = new Set<Server>();
-
-  const host: ServerHost = {
+  const host: ServingHost = {
     current: () => live,
     begin: () => {
       if (draining) return false;
@@ -137,12 +133,12 @@ export async function createGateway(
       settle();
     },
     log,
-    servers,
     version: GATEWAY_VERSION,
   };
+  const served = gatewayServed(host, stdio ? () => stdioIdentity : identityFromAuthInfo);
 
   let serving: HttpServing | undefined;
-  let stdioServer: Server | undefined;
+  let stdioServing: Serving | undefined;
   const maxBody = () =>
     live.config.listen?.maxBody === undefined
       ? DEFAULT_MAX_BODY
@@ -160,7 +156,7 @@ export async function createGateway(
     try {
       metrics = await createMetrics(
         metricsConfig,
-        { current: () => live, log, sessions: () => servers.size },
+        { current: () => live, log, sessions: () => serving?.sessionCount ?? (stdioServing === undefined ? 0 : 1) },
         { gatewayHost: bindHost },
       );
     } catch (error) {
@@ -180,8 +176,7 @@ export async function createGateway(
   }
   let url: string;
   if (stdio) {
-    stdioServer = gatewayServer(host, () => stdioIdentity);
-    await stdioServer.connect(new StdioServerTransport());
+    stdioServing = await serveStdio(served);
     url = 'stdio:';
   } else {
     const listen = loaded.config.listen ?? {};
@@ -204,8 +199,6 @@ export async function createGateway(
         ...(metrics?.mount === undefined ? [] : [metrics.mount]),
       ],
     });
-    // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
-    const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
     try {
       serving = await serveHttp(served, {
         host: bindHost,
@@ -213,6 +206,14 @@ export async function createGateway(
         path: MCP_PATH,
         intercept: routes.intercept,
         authenticate: routes.authenticate,
+        // The issuer follows a reload; the resource is the public URL when one is configured.
+        oauth: () => ({
+          authorizationServers: live.config.auth?.jwt === undefined ? [] : [live.config.auth.jwt.issuer],
+          resourceName: 'toolgate gateway',
+          ...(live.config.listen?.publicUrl !== undefined
+            ? { publicUrl: `${live.config.listen.publicUrl.replace(/\/+$/, '')}${MCP_PATH}` }
+            : {}),
+        }),
         ...(listen.allowedOrigins !== undefined ? { allowedOrigins: [...listen.allowedOrigins] } : {}),
         ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
         maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
@@ -251,12 +252,7 @@ export async function createGateway(
       }, WATCH_DEBOUNCE_MS);
       refreshTimer.unref();
     },
-    list: (list: 'resources' | 'prompts') => {
-      for (const server of servers)
-        void (list === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged()).catch(
-          () => undefined,
-        );
-    },
+    list: (list: 'resources' | 'prompts') => served.listChanged(list),
   };
   let unfollow = followUpstreams(live, following);
 
@@ -268,7 +264,7 @@ export async function createGateway(
     metrics?.follow(next);
     unfollow();
     unfollow = followUpstreams(next, following);
-    for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
+    served.listChanged('tools');
     void old.idle().then(() => closeRuntime(old, next));
   }
 
@@ -404,8 +400,8 @@ export async function createGateway(
       await serving?.close();
       inbox?.close();
       await metrics?.close();
-      await stdioServer?.close().catch(() => undefined);
-      await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
+      await stdioServing?.close().catch(() => undefined);
+      await served.close();
       await closeRuntime(live);
       log({ msg: 'shutdown.done' });
     },

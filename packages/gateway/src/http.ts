@@ -1,10 +1,10 @@
-// What the gateway answers over HTTP besides MCP itself: /healthz, /readyz, the protected-resource
-// metadata (RFC 9728), and the guards in front of /mcp (body size, bearer token, tenant). Every
+// What the gateway answers over HTTP besides MCP itself: /healthz, /readyz, the mounted inbox, and
+// the guards in front of /mcp (body size, bearer token, tenant). Every
 // refusal is a short JSON answer that names no token, header value or configuration detail, plus
 // a log line and an event.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 
@@ -122,16 +122,6 @@ export function httpRoutes(host: HttpHost): {
       const answer = await host.current().auth.authenticate(header(req.headers.authorization));
       const operator = answer.ok && (answer.identity.roles ?? []).includes(OPERATOR_ROLE);
       send(res, readiness.ready ? 200 : 503, operator ? readiness : readinessCounts(readiness));
-      return true;
-    }
-    if (path === RESOURCE_METADATA_PATH || path === `${RESOURCE_METADATA_PATH}${MCP_PATH}`) {
-      const jwt = host.current().config.auth?.jwt;
-      send(res, 200, {
-        resource: `${host.baseUrl()}${MCP_PATH}`,
-        authorization_servers: jwt === undefined ? [] : [jwt.issuer],
-        bearer_methods_supported: ['header'],
-        resource_name: 'toolgate gateway',
-      });
       return true;
     }
     for (const mount of host.mounts()) {

@@ -2,7 +2,7 @@
 // later decision as a single-use grant for the identical call. Decisions are recorded in the store
 // with `decide`, as the inbox records them.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import {
   createDispatcher,
   defineTool,
@@ -41,12 +41,14 @@ function extra(
 ): McpRequestExtra {
   const _meta = { ...meta, ...(progressToken !== undefined ? { progressToken } : {}) };
   return {
-    signal: new AbortController().signal,
-    requestId: 1,
-    sendNotification: async (notification: unknown) => {
-      notifications.push(notification);
+    mcpReq: {
+      id: 1,
+      signal: new AbortController().signal,
+      notify: async (notification: unknown) => {
+        notifications.push(notification);
+      },
+      ...(Object.keys(_meta).length > 0 ? { _meta } : {}),
     },
-    ...(Object.keys(_meta).length > 0 ? { _meta } : {}),
   } as unknown as McpRequestExtra;
 }
 

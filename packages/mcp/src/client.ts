@@ -6,17 +6,13 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { StreamableHTTPClientTransport, type Client, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
-  ElicitRequestSchema,
-  ErrorCode,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
   type CallToolResult,
   type GetPromptResult,
   type ListPromptsResult,
@@ -24,7 +20,7 @@ import {
   type ListResourceTemplatesResult,
   type ReadResourceResult,
   type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import {
   assertTool,
   digestOf,
@@ -67,6 +63,9 @@ import { downstreamOf } from './relay';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
 export type { AnnotationHint, ImportDeclaration } from './imported';
+
+// Long enough for a loaded machine to answer server/discover; a legacy server usually says "method not found" at once.
+const UPSTREAM_PROBE_TIMEOUT_MS = 5_000;
 
 export interface McpClientOptions {
   /** Who the server is; every imported tool carries it as `source`, and its pins are kept under it. */
@@ -324,8 +323,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   };
   const unprefixed = (local: string, what: string): string => {
     if (!local.startsWith(prefix))
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `no ${what} '${local.slice(0, 200)}' on MCP server '${name}'`,
       );
     return local.slice(prefix.length);
@@ -337,23 +336,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
     factory,
     {
       setup(client) {
-        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        client.setNotificationHandler('notifications/tools/list_changed', () => {
           void relist(client);
         });
-        client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+        client.setNotificationHandler('notifications/resources/list_changed', () =>
           emit({ type: 'mcp.list.changed', source: name, list: 'resources' }),
         );
-        client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+        client.setNotificationHandler('notifications/prompts/list_changed', () =>
           emit({ type: 'mcp.list.changed', source: name, list: 'prompts' }),
         );
         // An upstream's question reaches the person at the downstream client of the one call running
         // now; with none, or several, nobody can tell whose it is, and it is declined.
-        client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        client.setRequestHandler('elicitation/create', async (request, extra) => {
           const calls = [...inFlight].map((id) => downstreamOf(id)).filter((call) => call !== undefined);
           const only = calls.length === 1 ? calls[0] : undefined;
           if (only === undefined || !only.canElicit) return { action: 'decline' };
           try {
-            return await only.elicit(request.params, extra.signal);
+            return await only.elicit(request.params, extra.mcpReq.signal);
           } catch {
             return { action: 'cancel' };
           }
@@ -369,7 +368,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
       },
     },
     options.backoff ?? {},
-    { capabilities: { elicitation: { form: {} } } },
+    {
+      capabilities: { elicitation: { form: {} } },
+      // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
+      // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
+    },
   );
   const inFlight = new Set<string>();
 
@@ -682,7 +686,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     }
     const downstream = downstreamOf(ctx.toolCallId);
     const secrets = ctx.credential?.secrets() ?? [];
-    const meta = metaFor(ctx.identity, options.traceContext);
+    const meta = metaFor(ctx.identity, options.traceContext, downstream?.traceContext);
     let nonce: string | undefined;
     if (options.credentialHeaders !== undefined && ctx.credential !== undefined) {
       nonce = crypto.randomUUID();
@@ -694,13 +698,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
     try {
       result = (await client.callTool(
         { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-        undefined,
         {
           signal: ctx.signal,
           timeout: timeoutMs,
           ...(downstream?.progress !== undefined
             ? {
-                onprogress: ({ progress, total, message }) => downstream.progress!(progress, total, message),
+                onprogress: ({
+                  progress,
+                  total,
+                  message,
+                }: {
+                  progress: number;
+                  total?: number | undefined;
+                  message?: string | undefined;
+                }) => downstream.progress!(progress, total, message),
                 resetTimeoutOnProgress: true,
               }
             : {}),
@@ -722,8 +733,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       );
     }
     const value: ContentResult =
-      result.structuredContent !== undefined
-        ? { content, structuredContent: result.structuredContent }
+      result.structuredContent !== undefined && result.structuredContent !== null
+        ? { content, structuredContent: result.structuredContent as Record<string, unknown> }
         : { content };
     return value;
   }
@@ -1078,7 +1089,13 @@ function withoutHeaderMeta(
   return { body: JSON.stringify(parsed), extra };
 }
 
-function metaFor(identity: Identity | undefined, traceContext: (() => TraceContext | undefined) | undefined) {
+function metaFor(
+  identity: Identity | undefined,
+  traceContext: (() => TraceContext | undefined) | undefined,
+  // The trace context the downstream request arrived with: the upstream call joins the caller's trace
+  // even without a tracer configured here.
+  arrived: TraceContext | undefined,
+) {
   const meta: Record<string, unknown> = {};
   if (identity !== undefined && (identity.tenant !== undefined || identity.principal !== undefined))
     meta[IDENTITY_META] = {
@@ -1087,9 +1104,9 @@ function metaFor(identity: Identity | undefined, traceContext: (() => TraceConte
     };
   let trace: TraceContext | undefined;
   try {
-    trace = traceContext?.();
+    trace = traceContext?.() ?? arrived;
   } catch {
-    trace = undefined;
+    trace = arrived;
   }
   if (typeof trace?.traceparent === 'string') {
     meta['traceparent'] = trace.traceparent;
@@ -1125,10 +1142,10 @@ function callProblem(
 ): Error {
   if (signal.aborted)
     return new McpConnectionError(`the call to '${local}' on MCP server '${name}' was cancelled`);
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout)
+  if (error instanceof SdkError || error instanceof ProtocolError) {
+    if (error.code === SdkErrorCode.RequestTimeout)
       return new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`);
-    if (error.code === ErrorCode.ConnectionClosed)
+    if (error.code === SdkErrorCode.ConnectionClosed)
       return new Refusal(
         'mcp',
         refusalReason(

@@ -4,9 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+  type NodeIncomingMessageLike,
+} from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { clientKeyOf, readJsonBody } from './http-limits';
 import type { McpServed } from './serve';
 
@@ -76,7 +81,7 @@ export interface ServeHttpOptions {
    * `/.well-known/oauth-protected-resource` (and that path followed by `path`); a 401 names it in
    * `WWW-Authenticate: Bearer resource_metadata="…"`, so a standard client knows where to sign in.
    */
-  readonly oauth?: ProtectedResourceOptions;
+  readonly oauth?: ProtectedResourceOptions | (() => ProtectedResourceOptions);
 }
 
 /** Something an operator should know about how the server was started. */
@@ -306,6 +311,17 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     }
   }
 
+  // 2026-07-28 requests carry their revision and capabilities in each request's _meta and need no
+  // session: each gets a fresh server over the same dispatcher. Older clients keep their sessions below.
+  const modern = createMcpHandler(() => served.createServer(), {
+    legacy: 'reject',
+    ...(served.bus !== undefined ? { bus: served.bus } : {}),
+  });
+  const serveModern = toNodeHandler(modern);
+
+  const oauthNow = (): ProtectedResourceOptions | undefined =>
+    typeof options.oauth === 'function' ? options.oauth() : options.oauth;
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (guardHost && !loopbackHost(req.headers.host)) return sendJson(res, 403, 'Host not allowed');
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -341,7 +357,8 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     ) {
       if (req.method !== 'GET') return sendJson(res, 405, 'Method not allowed', { allow: 'GET' });
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' });
-      res.end(JSON.stringify(protectedResource(resourceUrl(req, path, options.oauth), options.oauth)));
+      const oauth = oauthNow();
+      res.end(JSON.stringify(protectedResource(resourceUrl(req, path, oauth), oauth)));
       return;
     }
     if (pathname !== path) return sendJson(res, 404, 'Not found');
@@ -354,7 +371,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       }
       if (auth === undefined)
         return sendJson(res, 401, 'Unauthorized', {
-          'www-authenticate': `Bearer resource_metadata="${metadataUrl(resourceUrl(req, path, options.oauth))}"`,
+          'www-authenticate': `Bearer resource_metadata="${metadataUrl(resourceUrl(req, path, oauthNow()))}"`,
         });
     }
     const header = req.headers['mcp-session-id'];
@@ -371,7 +388,14 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       }
       body = read.body;
     }
-    if (sessionId === undefined) return open(req, res, auth, body);
+    if (sessionId === undefined) {
+      const like = Object.assign(
+        req,
+        auth === undefined ? {} : { auth },
+      ) as unknown as NodeIncomingMessageLike;
+      if (!(await isLegacyRequest(await toWebRequest(like, body), body))) return serveModern(like, res, body);
+      return open(req, res, auth, body);
+    }
     const session = sessions.get(sessionId);
     if (session === undefined || session.clientId !== auth?.clientId)
       return sendJson(res, 404, 'Session not found');
@@ -433,6 +457,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     },
     async close() {
       clearInterval(sweeper);
+      await modern.close();
       await Promise.all([...sessions.values()].map((session) => session.transport.close()));
       sessions.clear();
       http.closeAllConnections();

@@ -103,7 +103,7 @@ describe('description screening at list time', () => {
         try {
           const { tools } = await client.listTools();
           expect(tools.length).toBeGreaterThan(3);
-          expect([...poisonedDescriptions(tools)]).toEqual([]);
+          expect([...poisonedDescriptions(tools as Parameters<typeof poisonedDescriptions>[0])]).toEqual([]);
         } finally {
           await client.close();
         }
