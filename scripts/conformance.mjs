@@ -33,13 +33,18 @@ const gatewayClient = join(root, 'test-support/conformance/gateway-client.ts');
 const gatewayCli = join(root, 'packages/gateway/src/cli.ts');
 const docsFile = join(root, 'docs/mcp.md');
 const TOKEN = 'conformance-suite-token-0123456789abcdef';
-const ALL_TARGETS = ['direct', 'gateway-stdio', 'gateway-http', 'library', 'gateway-client'];
+// Absolute, so a process started in another folder (the suite runs its client in its output folder)
+// still finds tsx, and tsx still finds the repository's tsconfig (its @toolgate/* paths).
+const tsxImport = import.meta.resolve('tsx');
+const tsxEnv = { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') };
+const ALL_TARGETS = ['direct', 'gateway-stdio', 'gateway-http', 'library', 'client-direct', 'gateway-client'];
 const ALL_REQUIREMENTS = ['2026-07-28', '2025-11-25'];
 const LABELS = {
   direct: 'reference upstream, direct',
   'gateway-stdio': '`toolgate gateway`, stdio upstream',
   'gateway-http': '`toolgate gateway`, HTTP upstream',
   library: 'library `mcpServe` (over `mcpClient`)',
+  'client-direct': 'SDK v2 client, direct (client scenarios)',
   'gateway-client': 'gateway as client (client scenarios)',
 };
 const START_TIMEOUT_MS = 60_000;
@@ -64,8 +69,11 @@ function parseArgs(argv) {
       options[arg === '--targets' ? 'targets' : 'requirements'] = list;
     } else usage(`unknown argument '${arg}'`);
   }
-  // Every toolgate target is compared with the direct run.
+  // Every toolgate target is compared with its direct run.
   if (!options.targets.includes('direct')) options.targets = ['direct', ...options.targets];
+  if (options.targets.includes('gateway-client') && !options.targets.includes('client-direct')) {
+    options.targets.splice(options.targets.indexOf('gateway-client'), 0, 'client-direct');
+  }
   return options;
 }
 
@@ -179,6 +187,7 @@ function runSuite(args, outDir) {
   return new Promise((done) => {
     const child = spawn(command, [...prefix, ...args, '-o', outDir], {
       cwd: outDir,
+      env: tsxEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -240,7 +249,7 @@ function tally(results, scored) {
 }
 
 async function startTarget(target, work, direct) {
-  const tsx = ['--import', 'tsx'];
+  const tsx = ['--import', tsxImport];
   if (target === 'direct') {
     return startServing('reference upstream', process.execPath, [...tsx, fixture, '--http', '--port', '0'], /listening (\S+)/);
   }
@@ -264,11 +273,12 @@ async function startTarget(target, work, direct) {
   return { url: forwarder.url, child: gateway.child, forwarder: forwarder.server };
 }
 
-async function runClientScenarios(revision, scenarios, work) {
+/** The client scenarios, through the gateway or (`direct`) with the same downstream client alone. */
+async function runClientScenarios(revision, scenarios, work, direct) {
   const results = new Map();
   for (const scenario of scenarios) {
-    const outDir = join(work, 'gateway-client', revision, scenario.replace(/\//g, '_'));
-    const command = `${process.execPath} --import tsx ${gatewayClient}`;
+    const outDir = join(work, direct ? 'client-direct' : 'gateway-client', revision, scenario.replace(/\//g, '_'));
+    const command = `${process.execPath} --import ${tsxImport} ${gatewayClient}${direct ? ' --direct' : ''}`;
     await runSuite(['client', '--command', command, '--scenario', scenario, '--spec-version', revision], outDir);
     const found = [...readResults(outDir).values()][0];
     results.set(scenario, found ?? { passed: false, why: 'the suite wrote no checks (the client did not run)' });
@@ -308,11 +318,11 @@ async function main() {
   try {
     for (const target of options.targets) {
       results[target] = {};
-      if (target === 'gateway-client') {
+      if (target === 'gateway-client' || target === 'client-direct') {
         for (const revision of options.requirements) {
           const scenarios = sets[revision].client.filter((name) => !name.startsWith('auth/'));
           process.stderr.write(`conformance: ${target} ${revision} (${scenarios.length} scenarios)\n`);
-          results[target][revision] = await runClientScenarios(revision, scenarios, work);
+          results[target][revision] = await runClientScenarios(revision, scenarios, work, target === 'client-direct');
         }
         continue;
       }
@@ -353,17 +363,20 @@ async function main() {
     const cells = {};
     for (const revision of options.requirements) {
       const got = results[target][revision];
-      const scored = target === 'gateway-client' ? sets[revision].client.filter((s) => !s.startsWith('auth/')) : sets[revision].server;
+      const clientLeg = target === 'gateway-client' || target === 'client-direct';
+      const scored = clientLeg ? sets[revision].client.filter((s) => !s.startsWith('auth/')) : sets[revision].server;
       const { passed, total } = tally(got, scored);
       const wire = scored.filter((name) => got.get(name)?.wireInvalid).length;
       cells[revision] = `${passed}/${total}${wire > 0 ? ` (${wire} with wire-schema violations)` : ''}`;
-      if (target === 'direct') {
+      // A direct run that fails says the fixture or the driver is wrong; that fails the run too.
+      if (target === 'direct' || target === 'client-direct') {
         regressions += total - passed;
         continue;
       }
+      const baselineTarget = target === 'gateway-client' ? 'client-direct' : 'direct';
       for (const name of scored) {
         const result = got.get(name);
-        const baseline = target === 'gateway-client' ? true : results.direct[revision].get(name)?.passed === true;
+        const baseline = results[baselineTarget][revision].get(name)?.passed === true;
         if (baseline && result?.passed !== true) {
           regressions++;
           failures.push(`${revision} ${target} \`${name}\`: ${result?.why ?? 'did not run'}`);

@@ -7,7 +7,8 @@
  * gateway lists, answering elicitation, sampling and roots with fixed values.
  *
  * The suite sets MCP_CONFORMANCE_SCENARIO (which tools take which arguments) and, for a pinned
- * revision, MCP_CONFORMANCE_PROTOCOL_VERSION.
+ * revision, MCP_CONFORMANCE_PROTOCOL_VERSION. With `--direct` before the URL the same downstream
+ * client talks to the scenario server itself: the baseline the gateway is compared with.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createGateway } from '@toolgate/gateway';
@@ -41,16 +42,20 @@ function acceptWithDefaults(schema: Schema | undefined): Record<string, unknown>
   return content;
 }
 
-async function main(upstreamUrl: string | undefined): Promise<void> {
+async function main(argv: readonly string[]): Promise<void> {
+  const direct = argv[0] === '--direct';
+  const upstreamUrl = direct ? argv[1] : argv[0];
   if (upstreamUrl === undefined) throw new Error('gateway-client: the suite appends the server URL; none was given');
-  const gateway = await createGateway(
+  const gateway = direct
+    ? { url: upstreamUrl, close: async () => undefined }
+    : await createGateway(
     {
       auth: { tokens: [{ token: TOKEN, identity: { tenant: 'conformance', principal: 'suite' } }] },
       upstreams: { scenario: { url: upstreamUrl } },
       tenants: { conformance: { upstreams: ['scenario'] } },
     },
-    { port: 0, host: '127.0.0.1', log: () => undefined },
-  );
+        { port: 0, host: '127.0.0.1', log: () => undefined },
+      );
   const modern = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28';
   const client = new Client(
     { name: 'toolgate-conformance-downstream', version: '1.0.0' },
@@ -93,7 +98,7 @@ async function main(upstreamUrl: string | undefined): Promise<void> {
   }
 }
 
-main(process.argv[2]).then(
+main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
     process.stderr.write(`gateway-client: ${error instanceof Error ? error.message : String(error)}\n`);
