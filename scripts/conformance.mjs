@@ -18,7 +18,15 @@
 // everything). 2 for a usage error or a target that did not start.
 // The suite needs Node 22 or later: on an older node it runs under `npx -y node@24`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { request as httpRequest, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -51,12 +59,19 @@ const START_TIMEOUT_MS = 60_000;
 const RUN_TIMEOUT_MS = 10 * 60_000;
 
 function usage(message) {
-  process.stderr.write(`conformance: ${message}\nusage: node scripts/conformance.mjs [--report-only] [--write-docs] [--targets ${ALL_TARGETS.join(',')}] [--requirements ${ALL_REQUIREMENTS.join(',')}]\n`);
+  process.stderr.write(
+    `conformance: ${message}\nusage: node scripts/conformance.mjs [--report-only] [--write-docs] [--targets ${ALL_TARGETS.join(',')}] [--requirements ${ALL_REQUIREMENTS.join(',')}]\n`,
+  );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { reportOnly: false, writeDocs: false, targets: ALL_TARGETS, requirements: ALL_REQUIREMENTS };
+  const options = {
+    reportOnly: false,
+    writeDocs: false,
+    targets: ALL_TARGETS,
+    requirements: ALL_REQUIREMENTS,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--report-only') options.reportOnly = true;
@@ -65,7 +80,8 @@ function parseArgs(argv) {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
       const known = arg === '--targets' ? ALL_TARGETS : ALL_REQUIREMENTS;
       const unknown = list.filter((item) => !known.includes(item));
-      if (list.length === 0 || unknown.length > 0) usage(`${arg} takes a comma-separated list of ${known.join(', ')}; got '${argv[i] ?? ''}'`);
+      if (list.length === 0 || unknown.length > 0)
+        usage(`${arg} takes a comma-separated list of ${known.join(', ')}; got '${argv[i] ?? ''}'`);
       options[arg === '--targets' ? 'targets' : 'requirements'] = list;
     } else usage(`unknown argument '${arg}'`);
   }
@@ -88,7 +104,8 @@ function requirementSet(revision) {
     const item = /^ {2}- ([\w/.-]+)\s*$/.exec(line);
     if (item && (leg === 'server' || leg === 'client')) legs[leg].push(item[1]);
   }
-  if (legs.server.length === 0) throw new Error(`conformance: no server scenarios read from ${revision}.yaml`);
+  if (legs.server.length === 0)
+    throw new Error(`conformance: no server scenarios read from ${revision}.yaml`);
   return legs;
 }
 
@@ -113,7 +130,13 @@ function startServing(name, command, args, pattern) {
   let seen = '';
   let errors = '';
   return new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} printed no URL within ${START_TIMEOUT_MS / 1000}s: ${errors.slice(-2000)}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(`${name} printed no URL within ${START_TIMEOUT_MS / 1000}s: ${errors.slice(-2000)}`),
+        ),
+      START_TIMEOUT_MS,
+    );
     child.stdout.on('data', (chunk) => {
       seen += chunk.toString();
       const match = pattern.exec(seen);
@@ -156,7 +179,9 @@ function bearerForwarder(target) {
     req.pipe(forwarded);
   });
   return new Promise((resolveUrl) =>
-    server.listen(0, '127.0.0.1', () => resolveUrl({ url: `http://127.0.0.1:${server.address().port}/mcp`, server })),
+    server.listen(0, '127.0.0.1', () =>
+      resolveUrl({ url: `http://127.0.0.1:${server.address().port}/mcp`, server }),
+    ),
   );
 }
 
@@ -229,7 +254,9 @@ function readResults(outDir) {
     }
     const failures = checks.filter((check) => check.status === 'FAILURE');
     const first = failures[0];
-    const why = first ? `${first.id}: ${(first.errorMessage ?? first.description ?? '').replace(/\s+/g, ' ').slice(0, 220)}` : undefined;
+    const why = first
+      ? `${first.id}: ${(first.errorMessage ?? first.description ?? '').replace(/\s+/g, ' ').slice(0, 220)}`
+      : undefined;
     const wireInvalid = failures.some((check) => check.id === 'wire-schema-valid');
     const previous = results.get(scenario);
     // A scenario run twice (retries) counts as passed only if every run passed.
@@ -251,10 +278,20 @@ function tally(results, scored) {
 async function startTarget(target, work, direct) {
   const tsx = ['--import', tsxImport];
   if (target === 'direct') {
-    return startServing('reference upstream', process.execPath, [...tsx, fixture, '--http', '--port', '0'], /listening (\S+)/);
+    return startServing(
+      'reference upstream',
+      process.execPath,
+      [...tsx, fixture, '--http', '--port', '0'],
+      /listening (\S+)/,
+    );
   }
   if (target === 'library') {
-    return startServing('library proxy', process.execPath, [...tsx, libraryProxy, direct.url], /listening (\S+)/);
+    return startServing(
+      'library proxy',
+      process.execPath,
+      [...tsx, libraryProxy, direct.url],
+      /listening (\S+)/,
+    );
   }
   const upstream =
     target === 'gateway-stdio'
@@ -277,11 +314,22 @@ async function startTarget(target, work, direct) {
 async function runClientScenarios(revision, scenarios, work, direct) {
   const results = new Map();
   for (const scenario of scenarios) {
-    const outDir = join(work, direct ? 'client-direct' : 'gateway-client', revision, scenario.replace(/\//g, '_'));
+    const outDir = join(
+      work,
+      direct ? 'client-direct' : 'gateway-client',
+      revision,
+      scenario.replace(/\//g, '_'),
+    );
     const command = `${process.execPath} --import ${tsxImport} ${gatewayClient}${direct ? ' --direct' : ''}`;
-    await runSuite(['client', '--command', command, '--scenario', scenario, '--spec-version', revision], outDir);
+    await runSuite(
+      ['client', '--command', command, '--scenario', scenario, '--spec-version', revision],
+      outDir,
+    );
     const found = [...readResults(outDir).values()][0];
-    results.set(scenario, found ?? { passed: false, why: 'the suite wrote no checks (the client did not run)' });
+    results.set(
+      scenario,
+      found ?? { passed: false, why: 'the suite wrote no checks (the client did not run)' },
+    );
   }
   return results;
 }
@@ -289,14 +337,24 @@ async function runClientScenarios(revision, scenarios, work, direct) {
 function markdownTable(rows, requirements, sets) {
   const header = `| target | ${requirements.map((r) => `${r} (${sets[r].server.length} server / ${sets[r].client.filter((s) => !s.startsWith('auth/')).length} client scenarios)`).join(' | ')} |`;
   const rule = `| --- | ${requirements.map(() => '---').join(' | ')} |`;
-  const lines = rows.map(({ target, cells }) => `| ${LABELS[target]} | ${requirements.map((r) => cells[r] ?? 'not run').join(' | ')} |`);
+  const lines = rows.map(
+    ({ target, cells }) =>
+      `| ${LABELS[target]} | ${requirements.map((r) => cells[r] ?? 'not run').join(' | ')} |`,
+  );
   return [header, rule, ...lines].join('\n');
 }
 
 function writeDocs(table, failures, stamp) {
   const begin = '<!-- conformance:begin (written by scripts/conformance.mjs --write-docs) -->';
   const end = '<!-- conformance:end -->';
-  const failureLines = failures.length === 0 ? ['Every scenario that passes directly passes through toolgate.'] : ['What fails through toolgate and passes directly (first failing check):', '', ...failures.map((line) => `- ${line}`)];
+  const failureLines =
+    failures.length === 0
+      ? ['Every scenario that passes directly passes through toolgate.']
+      : [
+          'What fails through toolgate and passes directly (first failing check):',
+          '',
+          ...failures.map((line) => `- ${line}`),
+        ];
   const block = [begin, '', `Last run: ${stamp}.`, '', table, '', ...failureLines, '', end].join('\n');
   let text = readFileSync(docsFile, 'utf8');
   if (text.includes(begin) && text.includes(end)) {
@@ -322,7 +380,12 @@ async function main() {
         for (const revision of options.requirements) {
           const scenarios = sets[revision].client.filter((name) => !name.startsWith('auth/'));
           process.stderr.write(`conformance: ${target} ${revision} (${scenarios.length} scenarios)\n`);
-          results[target][revision] = await runClientScenarios(revision, scenarios, work, target === 'client-direct');
+          results[target][revision] = await runClientScenarios(
+            revision,
+            scenarios,
+            work,
+            target === 'client-direct',
+          );
         }
         continue;
       }
@@ -364,7 +427,9 @@ async function main() {
     for (const revision of options.requirements) {
       const got = results[target][revision];
       const clientLeg = target === 'gateway-client' || target === 'client-direct';
-      const scored = clientLeg ? sets[revision].client.filter((s) => !s.startsWith('auth/')) : sets[revision].server;
+      const scored = clientLeg
+        ? sets[revision].client.filter((s) => !s.startsWith('auth/'))
+        : sets[revision].server;
       const { passed, total } = tally(got, scored);
       const wire = scored.filter((name) => got.get(name)?.wireInvalid).length;
       cells[revision] = `${passed}/${total}${wire > 0 ? ` (${wire} with wire-schema violations)` : ''}`;
@@ -389,8 +454,11 @@ async function main() {
   const seconds = Math.round((Date.now() - started) / 1000);
   process.stdout.write(`\n${table}\n\n`);
   for (const line of failures) process.stdout.write(`- ${line}\n`);
-  process.stdout.write(`\nconformance: ${seconds}s; ${failures.length} scenario(s) fail through toolgate that pass directly\n`);
-  if (options.writeDocs) writeDocs(table, failures, `${new Date().toISOString().slice(0, 10)}, ${seconds}s on this machine`);
+  process.stdout.write(
+    `\nconformance: ${seconds}s; ${failures.length} scenario(s) fail through toolgate that pass directly\n`,
+  );
+  if (options.writeDocs)
+    writeDocs(table, failures, `${new Date().toISOString().slice(0, 10)}, ${seconds}s on this machine`);
   rmSync(work, { recursive: true, force: true });
   if (regressions > 0 && !options.reportOnly) process.exit(1);
 }

@@ -37,7 +37,8 @@ function acceptWithDefaults(schema: Schema | undefined): Record<string, unknown>
   const content: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(schema?.properties ?? {})) {
     if (field.default !== undefined) content[name] = field.default;
-    else if (schema?.required?.includes(name)) content[name] = field.type === 'boolean' ? true : 'conformance';
+    else if (schema?.required?.includes(name))
+      content[name] = field.type === 'boolean' ? true : 'conformance';
   }
   return content;
 }
@@ -45,15 +46,16 @@ function acceptWithDefaults(schema: Schema | undefined): Record<string, unknown>
 async function main(argv: readonly string[]): Promise<void> {
   const direct = argv[0] === '--direct';
   const upstreamUrl = direct ? argv[1] : argv[0];
-  if (upstreamUrl === undefined) throw new Error('gateway-client: the suite appends the server URL; none was given');
+  if (upstreamUrl === undefined)
+    throw new Error('gateway-client: the suite appends the server URL; none was given');
   const gateway = direct
     ? { url: upstreamUrl, close: async () => undefined }
     : await createGateway(
-    {
-      auth: { tokens: [{ token: TOKEN, identity: { tenant: 'conformance', principal: 'suite' } }] },
-      upstreams: { scenario: { url: upstreamUrl } },
-      tenants: { conformance: { upstreams: ['scenario'] } },
-    },
+        {
+          auth: { tokens: [{ token: TOKEN, identity: { tenant: 'conformance', principal: 'suite' } }] },
+          upstreams: { scenario: { url: upstreamUrl } },
+          tenants: { conformance: { upstreams: ['scenario'] } },
+        },
         { port: 0, host: '127.0.0.1', log: () => undefined },
       );
   const modern = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28';
@@ -73,7 +75,9 @@ async function main(argv: readonly string[]): Promise<void> {
     content: { type: 'text', text: 'Paris' },
     model: 'conformance-fixed-answer',
   }));
-  client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///conformance', name: 'conformance' }] }));
+  client.setRequestHandler('roots/list', () => ({
+    roots: [{ uri: 'file:///conformance', name: 'conformance' }],
+  }));
   try {
     await client.connect(
       new StreamableHTTPClientTransport(new URL(gateway.url), {
@@ -89,7 +93,9 @@ async function main(argv: readonly string[]): Promise<void> {
         await client.callTool({ name: tool.name, arguments: args });
       } catch (error) {
         // A refused call is the suite's to judge from what the upstream saw; keep calling the rest.
-        process.stderr.write(`gateway-client: ${tool.name}: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(
+          `gateway-client: ${tool.name}: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
       }
     }
   } finally {

@@ -87,15 +87,25 @@ interface ChangeHooks {
 }
 
 function defineTools(server: McpServer, changes: ChangeHooks): void {
-  server.registerTool('test_simple_text', { description: 'Returns simple text', inputSchema: noArguments }, () =>
-    text('This is a simple text response for testing.'),
+  server.registerTool(
+    'test_simple_text',
+    { description: 'Returns simple text', inputSchema: noArguments },
+    () => text('This is a simple text response for testing.'),
   );
-  server.registerTool('test_image_content', { description: 'Returns an image', inputSchema: noArguments }, () => ({
-    content: [{ type: 'image', data: RED_PIXEL_PNG, mimeType: 'image/png' }],
-  }));
-  server.registerTool('test_audio_content', { description: 'Returns audio', inputSchema: noArguments }, () => ({
-    content: [{ type: 'audio', data: SILENT_WAV, mimeType: 'audio/wav' }],
-  }));
+  server.registerTool(
+    'test_image_content',
+    { description: 'Returns an image', inputSchema: noArguments },
+    () => ({
+      content: [{ type: 'image', data: RED_PIXEL_PNG, mimeType: 'image/png' }],
+    }),
+  );
+  server.registerTool(
+    'test_audio_content',
+    { description: 'Returns audio', inputSchema: noArguments },
+    () => ({
+      content: [{ type: 'audio', data: SILENT_WAV, mimeType: 'audio/wav' }],
+    }),
+  );
   server.registerTool(
     'test_embedded_resource',
     { description: 'Returns an embedded resource', inputSchema: noArguments },
@@ -190,7 +200,8 @@ function defineTools(server: McpServer, changes: ChangeHooks): void {
         });
       }
       const content = answer.result.content;
-      const reply = !Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content);
+      const reply =
+        !Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content);
       return text(`LLM response: ${reply}`);
     },
   );
@@ -205,82 +216,104 @@ function defineTools(server: McpServer, changes: ChangeHooks): void {
       }),
     },
     ({ message }, ctx) =>
-      elicitOnce(ctx, message, {
-        type: 'object',
-        properties: {
-          username: { type: 'string', description: "User's response" },
-          email: { type: 'string', description: "User's email address" },
+      elicitOnce(
+        ctx,
+        message,
+        {
+          type: 'object',
+          properties: {
+            username: { type: 'string', description: "User's response" },
+            email: { type: 'string', description: "User's email address" },
+          },
+          required: ['username', 'email'],
         },
-        required: ['username', 'email'],
-      }, 'User response'),
+        'User response',
+      ),
   );
   server.registerTool(
     'test_elicitation_sep1034_defaults',
     { description: 'Elicits with a default for every primitive type', inputSchema: noArguments },
     (_args, ctx) =>
-      elicitOnce(ctx, 'Please review and update the form fields with defaults', {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'User name', default: 'John Doe' },
-          age: { type: 'integer', description: 'User age', default: 30 },
-          score: { type: 'number', description: 'User score', default: 95.5 },
-          status: {
-            type: 'string',
-            description: 'User status',
-            enum: ['active', 'inactive', 'pending'],
-            default: 'active',
+      elicitOnce(
+        ctx,
+        'Please review and update the form fields with defaults',
+        {
+          type: 'object',
+          properties: {
+            name: { type: 'string', description: 'User name', default: 'John Doe' },
+            age: { type: 'integer', description: 'User age', default: 30 },
+            score: { type: 'number', description: 'User score', default: 95.5 },
+            status: {
+              type: 'string',
+              description: 'User status',
+              enum: ['active', 'inactive', 'pending'],
+              default: 'active',
+            },
+            verified: { type: 'boolean', description: 'Verification status', default: true },
           },
-          verified: { type: 'boolean', description: 'Verification status', default: true },
+          required: [],
         },
-        required: [],
-      }, 'Elicitation completed'),
+        'Elicitation completed',
+      ),
   );
   server.registerTool(
     'test_elicitation_sep1330_enums',
     { description: 'Elicits with all five enum variants', inputSchema: noArguments },
     (_args, ctx) =>
-      elicitOnce(ctx, 'Please select options from the enum fields', {
-        type: 'object',
-        properties: {
-          untitledSingle: { type: 'string', description: 'Untitled single-select', enum: ['option1', 'option2', 'option3'] },
-          titledSingle: {
-            type: 'string',
-            description: 'Titled single-select',
-            oneOf: [
-              { const: 'value1', title: 'First Option' },
-              { const: 'value2', title: 'Second Option' },
-              { const: 'value3', title: 'Third Option' },
-            ],
-          },
-          legacyEnum: {
-            type: 'string',
-            description: 'Legacy titled enum',
-            enum: ['opt1', 'opt2', 'opt3'],
-            enumNames: ['Option One', 'Option Two', 'Option Three'],
-          },
-          untitledMulti: {
-            type: 'array',
-            description: 'Untitled multi-select',
-            items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
-          },
-          titledMulti: {
-            type: 'array',
-            description: 'Titled multi-select',
-            items: {
-              anyOf: [
-                { const: 'value1', title: 'First Choice' },
-                { const: 'value2', title: 'Second Choice' },
-                { const: 'value3', title: 'Third Choice' },
+      elicitOnce(
+        ctx,
+        'Please select options from the enum fields',
+        {
+          type: 'object',
+          properties: {
+            untitledSingle: {
+              type: 'string',
+              description: 'Untitled single-select',
+              enum: ['option1', 'option2', 'option3'],
+            },
+            titledSingle: {
+              type: 'string',
+              description: 'Titled single-select',
+              oneOf: [
+                { const: 'value1', title: 'First Option' },
+                { const: 'value2', title: 'Second Option' },
+                { const: 'value3', title: 'Third Option' },
               ],
             },
+            legacyEnum: {
+              type: 'string',
+              description: 'Legacy titled enum',
+              enum: ['opt1', 'opt2', 'opt3'],
+              enumNames: ['Option One', 'Option Two', 'Option Three'],
+            },
+            untitledMulti: {
+              type: 'array',
+              description: 'Untitled multi-select',
+              items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+            },
+            titledMulti: {
+              type: 'array',
+              description: 'Titled multi-select',
+              items: {
+                anyOf: [
+                  { const: 'value1', title: 'First Choice' },
+                  { const: 'value2', title: 'Second Choice' },
+                  { const: 'value3', title: 'Third Choice' },
+                ],
+              },
+            },
           },
+          required: [],
         },
-        required: [],
-      }, 'Elicitation completed'),
+        'Elicitation completed',
+      ),
   );
   server.registerTool(
     'json_schema_2020_12_tool',
-    { description: 'Tool with JSON Schema 2020-12 features', inputSchema: fromJsonSchema(JSON_SCHEMA_2020_12) },
+    {
+      description: 'Tool with JSON Schema 2020-12 features',
+      inputSchema: fromJsonSchema(JSON_SCHEMA_2020_12),
+    },
     () => text('ok'),
   );
   defineInputRequiredTools(server);
@@ -347,9 +380,11 @@ type DispatchHandler = (request: { params?: { name?: unknown } }, ctx: ServerCon
  * constructor registered for tools/call (the SDK has no public hook before tool dispatch).
  */
 function refuseUndeclaredSampling(server: McpServer): void {
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, DispatchHandler> })._requestHandlers;
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, DispatchHandler> })
+    ._requestHandlers;
   const dispatch = handlers?.get('tools/call');
-  if (!handlers || !dispatch) throw new Error('reference-upstream: the SDK no longer keeps a tools/call handler to wrap');
+  if (!handlers || !dispatch)
+    throw new Error('reference-upstream: the SDK no longer keeps a tools/call handler to wrap');
   handlers.set('tools/call', (request, ctx) => {
     const needsSampling = request.params?.name === 'test_missing_capability';
     if (needsSampling && ctx.mcpReq.envelope && !clientCapabilities(ctx)?.sampling) {
@@ -392,7 +427,9 @@ function defineInputRequiredTools(server: McpServer): void {
         });
       }
       const content = answer.result.content;
-      return text(`Sampling answer: ${!Array.isArray(content) && content.type === 'text' ? content.text : '?'}`);
+      return text(
+        `Sampling answer: ${!Array.isArray(content) && content.type === 'text' ? content.text : '?'}`,
+      );
     },
   );
   server.registerTool(
@@ -467,7 +504,11 @@ function defineInputRequiredTools(server: McpServer): void {
             inputRequests: {
               step2: inputRequired.elicit({
                 message: 'Step 2: What is your favorite color?',
-                requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+                requestedSchema: {
+                  type: 'object',
+                  properties: { color: { type: 'string' } },
+                  required: ['color'],
+                },
               }),
             },
             requestState: await stateCodec.mint({ round: 2, name: name.content.name }),
@@ -519,7 +560,9 @@ function defineResources(server: McpServer): void {
     'test://static-text',
     { description: 'A static text resource', mimeType: 'text/plain' },
     (uri) => ({
-      contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }],
+      contents: [
+        { uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
+      ],
     }),
   );
   server.registerResource(
@@ -578,7 +621,12 @@ function definePrompts(server: McpServer): void {
       }),
     },
     ({ arg1, arg2 }) => ({
-      messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } }],
+      messages: [
+        {
+          role: 'user',
+          content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` },
+        },
+      ],
     }),
   );
   server.registerPrompt(
@@ -597,7 +645,11 @@ function definePrompts(server: McpServer): void {
           role: 'user',
           content: {
             type: 'resource',
-            resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
+            resource: {
+              uri: resourceUri,
+              mimeType: 'text/plain',
+              text: 'Embedded resource content for testing.',
+            },
           },
         },
         { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
@@ -721,7 +773,9 @@ async function serveHttp(port: number): Promise<void> {
       .then(handle)
       .then((response) => sendWebResponse(response, res))
       .catch((error: unknown) => {
-        process.stderr.write(`reference-upstream: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(
+          `reference-upstream: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });
@@ -796,7 +850,9 @@ function main(argv: string[]): void {
     const at = argv.indexOf('--port');
     const port = at >= 0 ? Number(argv[at + 1]) : 0;
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      process.stderr.write(`reference-upstream: --port needs a number from 0 to 65535, got ${argv[at + 1]}\n`);
+      process.stderr.write(
+        `reference-upstream: --port needs a number from 0 to 65535, got ${argv[at + 1]}\n`,
+      );
       process.exit(2);
     }
     void serveHttp(port);
