@@ -30,7 +30,8 @@ import {
 import { request as httpRequest, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { URL, fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const suitePackage = join(root, 'node_modules/@modelcontextprotocol/conformance');

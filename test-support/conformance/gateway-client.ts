@@ -33,10 +33,12 @@ const ARGUMENTS: Record<string, Record<string, unknown>> = {
 type Schema = { properties?: Record<string, { default?: unknown; type?: unknown }>; required?: string[] };
 
 /** An accepted form: every field's default, and a placeholder for a required field without one. */
-function acceptWithDefaults(schema: Schema | undefined): Record<string, unknown> {
-  const content: Record<string, unknown> = {};
+type FormValue = string | number | boolean | string[];
+
+function acceptWithDefaults(schema: Schema | undefined): Record<string, FormValue> {
+  const content: Record<string, FormValue> = {};
   for (const [name, field] of Object.entries(schema?.properties ?? {})) {
-    if (field.default !== undefined) content[name] = field.default;
+    if (field.default !== undefined) content[name] = field.default as FormValue;
     else if (schema?.required?.includes(name))
       content[name] = field.type === 'boolean' ? true : 'conformance';
   }

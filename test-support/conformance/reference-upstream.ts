@@ -13,6 +13,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   McpServer,
   MissingRequiredClientCapabilityError,
   ResourceTemplate,
@@ -395,9 +396,8 @@ function refuseUndeclaredSampling(server: McpServer): void {
 }
 
 function clientCapabilities(ctx: ServerContext): Record<string, unknown> | undefined {
-  const declared = ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientCapabilities'];
-  if (declared) return declared as Record<string, unknown>;
-  return undefined;
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return envelope?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined;
 }
 
 function defineInputRequiredTools(server: McpServer): void {
@@ -806,9 +806,9 @@ async function toWebRequest(req: IncomingMessage, res: ServerResponse): Promise<
   // The exchange ends when its response closes (a keep-alive socket outlives many of them).
   res.once('close', () => abort.abort());
   return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
-    method: req.method,
+    method: req.method ?? 'GET',
     headers,
-    body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+    body: chunks.length > 0 ? Buffer.concat(chunks) : null,
     signal: abort.signal,
   });
 }
