@@ -6,7 +6,7 @@
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
 // approver's args through the whole chain again, so a person can narrow a call, never widen it.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import {
   carryOutDecision,
   checkInApproved,
@@ -23,7 +23,7 @@ import {
   type TraceContext,
 } from '@toolgate/core';
 import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 
 /** How a paused call ended, for the log line and the client. */
 export type Settled =
@@ -62,7 +62,7 @@ const MAX_ROUNDS = 8;
 export async function settlePaused(first: PausedOutcome, options: CheckInFlowOptions): Promise<Settled> {
   const { dispatcher, extra } = options;
   const resumeOptions = {
-    signal: extra.signal,
+    signal: extra.mcpReq.signal,
     ...(options.traceContext !== undefined ? { traceContext: options.traceContext } : {}),
   };
   let outcome: DispatchOutcome = first;
@@ -80,8 +80,8 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       let decision: CheckInDecision;
       try {
         decision = await askPerson(options.server, request, options.identity?.principal ?? 'mcp-client', {
-          relatedRequestId: extra.requestId,
-          signal: extra.signal,
+          relatedRequestId: extra.mcpReq.id,
+          signal: extra.mcpReq.signal,
           timeoutMs: options.elicitTimeoutMs,
         });
       } catch {
@@ -188,10 +188,10 @@ async function hold(
   const store = options.store;
   if (store === undefined || options.holdMs <= 0) return undefined;
   const { extra } = options;
-  const progressToken = (extra as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
+  const progressToken = extra.mcpReq._meta?.progressToken;
   const started = Date.now();
   let progress = 0;
-  while (!extra.signal.aborted) {
+  while (!extra.mcpReq.signal.aborted) {
     let record: CheckInRecord | undefined;
     try {
       record = await store.get(request.id);
@@ -204,8 +204,8 @@ async function hold(
     if (elapsed >= options.holdMs) return undefined;
     if (progressToken !== undefined) {
       progress += 1;
-      await extra
-        .sendNotification({
+      await extra.mcpReq
+        .notify({
           method: 'notifications/progress',
           params: {
             progressToken,
@@ -215,7 +215,7 @@ async function hold(
         })
         .catch(() => undefined);
     }
-    await sleep(Math.min(options.pollMs, options.holdMs - elapsed), extra.signal);
+    await sleep(Math.min(options.pollMs, options.holdMs - elapsed), extra.mcpReq.signal);
   }
   return undefined;
 }

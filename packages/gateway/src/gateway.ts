@@ -4,8 +4,8 @@
 
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Server } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';

@@ -4,7 +4,7 @@
 // a log line and an event.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 

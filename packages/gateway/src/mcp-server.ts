@@ -3,12 +3,8 @@
 // for their next call. tools/list shows the tenant's tools; tools/call runs its dispatcher and
 // settles a pause through the check-in flow. One log line per call.
 
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { refusalReason, type DispatchOutcome, type Identity, type TraceContext } from '@toolgate/core';
 import { callToolResult, refusalResult, type McpRequestExtra } from '@toolgate/mcp';
 import { refusedResult, settlePaused, type Settled } from './check-in-flow';
@@ -32,7 +28,7 @@ export interface ServerHost {
 export type IdentitySource = (extra: McpRequestExtra) => Identity | undefined;
 
 export const fromAuthInfo: IdentitySource = (extra) =>
-  (extra.authInfo?.extra as { identity?: Identity } | undefined)?.identity;
+  (extra.http?.authInfo?.extra as { identity?: Identity } | undefined)?.identity;
 
 const ELICIT_TIMEOUT_MS = 10 * 60_000;
 
@@ -49,14 +45,14 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
   );
   serveTenantResources(server, host, identityOf);
 
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+  server.setRequestHandler('tools/list', (_request, extra) => {
     const identity = identityOf(extra);
     const tenant = identity?.tenant === undefined ? undefined : host.current().tenants.get(identity.tenant);
     if (tenant === undefined) return { tools: [] };
     return { tools: tenant.listed(identity).map((tool) => ({ ...tool })) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, extra): Promise<CallToolResult> => {
     const started = performance.now();
     const identity = identityOf(extra);
     const toolName = request.params.name;
@@ -110,7 +106,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
         { toolName, args: request.params.arguments ?? {} },
         {
           ...(identity !== undefined ? { identity } : {}),
-          signal: extra.signal,
+          signal: extra.mcpReq.signal,
           ...(traceContext !== undefined ? { traceContext } : {}),
         },
       );

@@ -2,7 +2,7 @@
 // their prefixes, and reading one asks the tenant chain's permission checker (capability
 // 'resource_read' / 'prompt_get', the prefixed URI or name as target), as `mcpServe` does.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import type { Chain, Identity } from '@toolgate/core';
 import { serveProxied, type McpUpstream } from '@toolgate/mcp';
 import type { IdentitySource, ServerHost } from './mcp-server';

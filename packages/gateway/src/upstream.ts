@@ -5,9 +5,9 @@
 // follow the server: a list change, a reconnect or an accepted pin imports them again.
 
 import { resolve } from 'node:path';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
 import type { CheckInStore, PinStore, Tool, ToolArgs } from '@toolgate/core';
 import {
   listedExtrasOf,

@@ -2,7 +2,7 @@
 // later decision as a single-use grant for the identical call. Decisions are recorded in the store
 // with `decide`, as the inbox records them.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import {
   createDispatcher,
   defineTool,
@@ -32,12 +32,14 @@ const noElicitation = { getClientCapabilities: () => ({}) } as unknown as Server
 
 function extra(notifications: unknown[] = [], progressToken?: string): McpRequestExtra {
   return {
-    signal: new AbortController().signal,
-    requestId: 1,
-    sendNotification: async (notification: unknown) => {
-      notifications.push(notification);
+    mcpReq: {
+      id: 1,
+      signal: new AbortController().signal,
+      notify: async (notification: unknown) => {
+        notifications.push(notification);
+      },
+      ...(progressToken !== undefined ? { _meta: { progressToken } } : {}),
     },
-    ...(progressToken !== undefined ? { _meta: { progressToken } } : {}),
   } as unknown as McpRequestExtra;
 }
 

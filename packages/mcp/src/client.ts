@@ -3,17 +3,13 @@
 // the server goes away, and trusts no definition it has not pinned. A tool toolgate cannot govern is
 // skipped, never fatal.
 
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { StreamableHTTPClientTransport, type Client, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
-  ElicitRequestSchema,
-  ErrorCode,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
   type CallToolResult,
   type GetPromptResult,
   type ListPromptsResult,
@@ -21,7 +17,7 @@ import {
   type ListResourceTemplatesResult,
   type ReadResourceResult,
   type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import {
   assertTool,
   digestOf,
@@ -302,8 +298,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   };
   const unprefixed = (local: string, what: string): string => {
     if (!local.startsWith(prefix))
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `no ${what} '${local.slice(0, 200)}' on MCP server '${name}'`,
       );
     return local.slice(prefix.length);
@@ -315,23 +311,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
     factory,
     {
       setup(client) {
-        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        client.setNotificationHandler('notifications/tools/list_changed', () => {
           void relist(client);
         });
-        client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+        client.setNotificationHandler('notifications/resources/list_changed', () =>
           emit({ type: 'mcp.list.changed', source: name, list: 'resources' }),
         );
-        client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+        client.setNotificationHandler('notifications/prompts/list_changed', () =>
           emit({ type: 'mcp.list.changed', source: name, list: 'prompts' }),
         );
         // An upstream's question reaches the person at the downstream client of the one call running
         // now; with none, or several, nobody can tell whose it is, and it is declined.
-        client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        client.setRequestHandler('elicitation/create', async (request, extra) => {
           const calls = [...inFlight].map((id) => downstreamOf(id)).filter((call) => call !== undefined);
           const only = calls.length === 1 ? calls[0] : undefined;
           if (only === undefined || !only.canElicit) return { action: 'decline' };
           try {
-            return await only.elicit(request.params, extra.signal);
+            return await only.elicit(request.params, extra.mcpReq.signal);
           } catch {
             return { action: 'cancel' };
           }
@@ -599,13 +595,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
     try {
       result = (await client.callTool(
         { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-        undefined,
         {
           signal: ctx.signal,
           timeout: timeoutMs,
           ...(downstream?.progress !== undefined
             ? {
-                onprogress: ({ progress, total, message }) => downstream.progress!(progress, total, message),
+                onprogress: ({
+                  progress,
+                  total,
+                  message,
+                }: {
+                  progress: number;
+                  total?: number | undefined;
+                  message?: string | undefined;
+                }) => downstream.progress!(progress, total, message),
                 resetTimeoutOnProgress: true,
               }
             : {}),
@@ -627,8 +630,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       );
     }
     const value: ContentResult =
-      result.structuredContent !== undefined
-        ? { content, structuredContent: result.structuredContent }
+      result.structuredContent !== undefined && result.structuredContent !== null
+        ? { content, structuredContent: result.structuredContent as Record<string, unknown> }
         : { content };
     return value;
   }
@@ -981,10 +984,10 @@ function callProblem(
 ): Error {
   if (signal.aborted)
     return new McpConnectionError(`the call to '${local}' on MCP server '${name}' was cancelled`);
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout)
+  if (error instanceof SdkError || error instanceof ProtocolError) {
+    if (error.code === SdkErrorCode.RequestTimeout)
       return new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`);
-    if (error.code === ErrorCode.ConnectionClosed)
+    if (error.code === SdkErrorCode.ConnectionClosed)
       return new Refusal(
         'mcp',
         refusalReason(

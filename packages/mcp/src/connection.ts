@@ -2,8 +2,8 @@
 // and a fresh SDK client; a connection that drops is attempted again with bounded exponential
 // backoff, and `status()` says where it stands and why.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client } from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
 
 /** Where a client's connection stands. `reason` says why it is not connected, in words safe to show. */
 export interface McpClientStatus {

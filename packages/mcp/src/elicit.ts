@@ -2,8 +2,8 @@
 // form (approve or decline, an optional note), and their answer becomes a check-in decision. The
 // person sees every argument in full, or the check-in is refused: never an approval of args unseen.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/server';
+import type { ElicitRequestFormParams } from '@modelcontextprotocol/server';
 import { checkInApproved, checkInDeclined, type CheckInDecision, type CheckInRequest } from '@toolgate/core';
 
 /** Characters the arguments may take in the form; past this, nobody reads them all, so nobody approves. */

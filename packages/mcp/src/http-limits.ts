@@ -3,7 +3,7 @@
 
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 
 /** The SDK's own limit on one JSON-RPC message. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;

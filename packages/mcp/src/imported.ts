@@ -2,7 +2,7 @@
 // what is refused (invisible characters), how its schema is closed, and which declarations the
 // operator adds by name (`declare`) or by the tool's own hints (`fromAnnotations`).
 
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/server';
 import type { CredentialNeed, JsonSchema, ResultCeiling, Tool, ToolAnnotations } from '@toolgate/core';
 
 /** What the operator declares for an imported tool: the declarations a tool of our own would carry. */

@@ -2,16 +2,7 @@
 // a resource is read or a prompt is got, the chain's permission checker is asked, with capability
 // 'resource_read' or 'prompt_get' and the prefixed URI or name as target.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
 import {
   DeadlineError,
   DEFAULT_DEADLINE_MS,
@@ -66,7 +57,7 @@ async function listAcross<T>(
       index = parsed[0] as number;
       inner = typeof parsed[1] === 'string' ? parsed[1] : undefined;
     } catch {
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor');
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
     }
   }
   for (; index < upstreams.length; index++, inner = undefined) {
@@ -100,7 +91,7 @@ function owner(upstreams: readonly McpUpstream[], local: string, what: string): 
       best = upstream;
   }
   if (best === undefined)
-    throw new McpError(ErrorCode.InvalidParams, `Unknown ${what}: no upstream serves it`);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown ${what}: no upstream serves it`);
   return best;
 }
 
@@ -119,7 +110,7 @@ async function govern(
     const chain = isChain(setup.chain) ? setup.chain : setup.chain(identity);
     consulted = permissionCheckerOf(chain);
   } catch {
-    throw new McpError(
+    throw new ProtocolError(
       REFUSED,
       `[permission refused: ${refusalReason(`${what} could not be authorized: the caller could not be identified`, 'Retrying will not help', 'Reconnect with valid credentials')}]`,
     );
@@ -139,10 +130,10 @@ async function govern(
           signal,
         }),
       consulted?.deadlineMs ?? DEFAULT_DEADLINE_MS,
-      extra.signal,
+      extra.mcpReq.signal,
     );
   } catch (error) {
-    throw new McpError(
+    throw new ProtocolError(
       REFUSED,
       `[permission refused: ${refusalReason(
         `${what} could not be authorized because the permission check ${error instanceof DeadlineError ? 'timed out' : 'failed'}`,
@@ -156,7 +147,7 @@ async function govern(
     answer?.allow === false && typeof answer.reason === 'string' && answer.reason.trim() !== ''
       ? answer.reason.trim().slice(0, 300)
       : 'the permission check answered nonsense';
-  throw new McpError(
+  throw new ProtocolError(
     REFUSED,
     `[permission refused: ${refusalReason(`${what} is not permitted: ${reason}`, 'This will not change during this run; do not ask again')}]`,
   );
@@ -166,7 +157,7 @@ async function govern(
 export function serveProxied(server: Server, setup: ProxySetup): void {
   const upstreamsOf = (extra: McpRequestExtra) =>
     typeof setup.upstreams === 'function' ? setup.upstreams(extra) : setup.upstreams;
-  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
+  server.setRequestHandler('resources/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
       upstreamsOf(extra),
       request.params?.cursor,
@@ -177,7 +168,7 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     );
     return nextCursor === undefined ? { resources: items } : { resources: items, nextCursor };
   });
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) => {
+  server.setRequestHandler('resources/templates/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
       upstreamsOf(extra),
       request.params?.cursor,
@@ -188,13 +179,13 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     );
     return nextCursor === undefined ? { resourceTemplates: items } : { resourceTemplates: items, nextCursor };
   });
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+  server.setRequestHandler('resources/read', async (request, extra) => {
     const { uri } = request.params;
     const upstream = owner(upstreamsOf(extra), uri, 'resource');
     await govern(setup, extra, 'resource_read', uri, upstream);
-    return upstream.readResource(uri, extra.signal);
+    return upstream.readResource(uri, extra.mcpReq.signal);
   });
-  server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) => {
+  server.setRequestHandler('prompts/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
       upstreamsOf(extra),
       request.params?.cursor,
@@ -205,10 +196,10 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     );
     return nextCursor === undefined ? { prompts: items } : { prompts: items, nextCursor };
   });
-  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+  server.setRequestHandler('prompts/get', async (request, extra) => {
     const { name, arguments: args } = request.params;
     const upstream = owner(upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
-    return upstream.getPrompt(name, args, extra.signal);
+    return upstream.getPrompt(name, args, extra.mcpReq.signal);
   });
 }

@@ -2,7 +2,7 @@
 // mcpServe opens one entry per tools/call, keyed by the toolCallId it dispatches with, and an imported
 // tool reads it to relay progress and elicitation, and to hand back an error result's own blocks.
 
-import type { CallToolResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/server';
 
 /** The downstream side of one call in flight. */
 export interface DownstreamCall {

@@ -2,7 +2,7 @@
 // structuredContent), any other result as text (plus structuredContent for an object), and everything
 // the model or a gate caused as an isError result the model reads, never a protocol error.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { contentSize, isContentResult, type DispatchOutcome } from '@toolgate/core';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {

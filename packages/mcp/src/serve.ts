@@ -1,18 +1,14 @@
 // mcpServe: governed tools behind an MCP server. tools/call runs the same dispatcher and chain an
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
+  Server,
+  type AuthInfo,
   type CallToolResult,
   type ElicitRequestFormParams,
-  type ServerNotification,
-  type ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ServerContext,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import {
   createDispatcher,
   formatCount,
@@ -35,8 +31,8 @@ import { assertDistinctPrefixes, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusalResult, upstreamErrorResult } from './results';
 
-/** What the SDK hands a request handler: the request's signal, auth info, session and request ids. */
-export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
+export type McpRequestExtra = ServerContext;
 
 export interface McpServeOptions {
   /** The server's name and version, as the client sees them at initialize. */
@@ -196,7 +192,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   async function listedFor(extra: McpRequestExtra): Promise<ListedTool[]> {
     const { listed, tools: listedTools } = current;
     try {
-      const identity = await identityFrom?.(extra.authInfo, extra);
+      const identity = await identityFrom?.(extra.http?.authInfo, extra);
       const chain = isChain(options.chain) ? options.chain : options.chain(identity);
       const visible = new Set(listableTools(listedTools, chain, identity).map((tool) => tool.schema.name));
       return listed.filter((tool) => visible.has(tool.name));
@@ -280,8 +276,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       let decision;
       try {
         decision = await askPerson(server, outcome.checkIn, identity?.principal ?? 'mcp-client', {
-          relatedRequestId: extra.requestId,
-          signal: extra.signal,
+          relatedRequestId: extra.mcpReq.id,
+          signal: extra.mcpReq.signal,
           timeoutMs: checkInTimeoutMs,
         });
       } catch {
@@ -295,7 +291,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         );
       }
       outcome = await dispatcher.resume(outcome.checkIn, decision, {
-        signal: extra.signal,
+        signal: extra.mcpReq.signal,
         ...(traceContext !== undefined ? { traceContext } : {}),
       });
     }
@@ -335,19 +331,19 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    server.setRequestHandler('tools/list', async (_request, extra) => ({
       tools: await listedFor(extra),
     }));
     if (proxying)
       serveProxied(server, {
         upstreams,
         chain: options.chain,
-        identify: async (extra) => identityFrom?.(extra.authInfo, extra),
+        identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
       });
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    server.setRequestHandler('tools/call', async (request, extra): Promise<CallToolResult> => {
       let identity: Identity | undefined;
       try {
-        identity = await identityFrom?.(extra.authInfo, extra);
+        identity = await identityFrom?.(extra.http?.authInfo, extra);
       } catch {
         return refusalResult(
           'identity',
@@ -369,15 +365,15 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         canElicit: canElicitForm(server),
         elicit: (params, signal) =>
           server.elicitInput(params as ElicitRequestFormParams, {
-            relatedRequestId: extra.requestId,
+            relatedRequestId: extra.mcpReq.id,
             signal,
             timeout: checkInTimeoutMs,
           }),
         ...(progressToken !== undefined
           ? {
               progress: (progress: number, total?: number, message?: string) => {
-                extra
-                  .sendNotification({
+                extra.mcpReq
+                  .notify({
                     method: 'notifications/progress',
                     params: {
                       progressToken,
@@ -398,7 +394,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           { toolName: request.params.name, args: request.params.arguments ?? {}, toolCallId },
           {
             ...(identity !== undefined ? { identity } : {}),
-            signal: extra.signal,
+            signal: extra.mcpReq.signal,
             ...(traceContext !== undefined ? { traceContext } : {}),
           },
         );
