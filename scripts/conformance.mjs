@@ -421,7 +421,8 @@ async function main() {
   }
 
   const rows = [];
-  const failures = [];
+  // One line per scenario and revision: the targets it fails through, and the first one's reason.
+  const failing = new Map();
   let regressions = 0;
   for (const target of options.targets) {
     const cells = {};
@@ -445,12 +446,16 @@ async function main() {
         const baseline = results[baselineTarget][revision].get(name)?.passed === true;
         if (baseline && result?.passed !== true) {
           regressions++;
-          failures.push(`${revision} ${target} \`${name}\`: ${result?.why ?? 'did not run'}`);
+          const key = `${revision} \`${name}\``;
+          const entry = failing.get(key) ?? { targets: [], why: result?.why ?? 'did not run' };
+          entry.targets.push(target);
+          failing.set(key, entry);
         }
       }
     }
     rows.push({ target, cells });
   }
+  const failures = [...failing].map(([key, { targets, why }]) => `${key} (${targets.join(', ')}): ${why}`);
   const table = markdownTable(rows, options.requirements, sets);
   const seconds = Math.round((Date.now() - started) / 1000);
   process.stdout.write(`\n${table}\n\n`);
