@@ -13,9 +13,10 @@
 //
 //   node scripts/conformance.mjs [--report-only] [--write-docs] [--targets a,b] [--requirements r1,r2]
 //
-// Exit status: 1 when a scenario that passes directly fails through toolgate, or the direct run
-// itself fails a required scenario; 0 otherwise, and always 0 with --report-only (which still prints
-// everything). 2 for a usage error or a target that did not start.
+// Exit status: 1 when a scenario that passes directly fails through toolgate (not with
+// --report-only, which prints the same), or when a direct run itself fails a required scenario (the
+// fixture or the driver is broken: with --report-only too); 2 for a usage error or a reference
+// upstream that did not start; 0 otherwise.
 // The suite needs Node 22 or later: on an older node it runs under `npx -y node@24`.
 import { spawn } from 'node:child_process';
 import {
@@ -424,6 +425,7 @@ async function main() {
   // One line per scenario and revision: the targets it fails through, and the first one's reason.
   const failing = new Map();
   let regressions = 0;
+  let directShort = 0;
   for (const target of options.targets) {
     const cells = {};
     for (const revision of options.requirements) {
@@ -437,7 +439,7 @@ async function main() {
       cells[revision] = `${passed}/${total}${wire > 0 ? ` (${wire} with wire-schema violations)` : ''}`;
       // A direct run that fails says the fixture or the driver is wrong; that fails the run too.
       if (target === 'direct' || target === 'client-direct') {
-        regressions += total - passed;
+        directShort += total - passed;
         continue;
       }
       const baselineTarget = target === 'gateway-client' ? 'client-direct' : 'direct';
@@ -466,6 +468,10 @@ async function main() {
   if (options.writeDocs)
     writeDocs(table, failures, `${new Date().toISOString().slice(0, 10)}, ${seconds}s on this machine`);
   rmSync(work, { recursive: true, force: true });
+  if (directShort > 0) {
+    process.stdout.write(`conformance: ${directShort} required scenario(s) fail directly: the fixture or the driver is broken\n`);
+    process.exit(1);
+  }
   if (regressions > 0 && !options.reportOnly) process.exit(1);
 }
 
