@@ -469,7 +469,9 @@ async function main() {
     writeDocs(table, failures, `${new Date().toISOString().slice(0, 10)}, ${seconds}s on this machine`);
   rmSync(work, { recursive: true, force: true });
   if (directShort > 0) {
-    process.stdout.write(`conformance: ${directShort} required scenario(s) fail directly: the fixture or the driver is broken\n`);
+    process.stdout.write(
+      `conformance: ${directShort} required scenario(s) fail directly: the fixture or the driver is broken\n`,
+    );
     process.exit(1);
   }
   if (regressions > 0 && !options.reportOnly) process.exit(1);
