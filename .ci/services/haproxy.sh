@@ -55,6 +55,7 @@ toolgate_haproxy_wait() {
 
 toolgate_haproxy_start() {
   local backends=${TOOLGATE_HAPROXY_BACKENDS:-} dir port attempt backend index=0 servers=''
+  local -a list
   toolgate_haproxy_install || return 1
   IFS=',' read -r -a list <<<"$backends"
   if ((${#list[@]} == 0)); then
