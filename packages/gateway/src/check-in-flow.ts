@@ -6,7 +6,6 @@
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
 // approver's args through the whole chain again, so a person can narrow a call, never widen it.
 
-import type { CallToolResult } from '@modelcontextprotocol/server';
 import {
   carryOutDecision,
   checkInApproved,
@@ -22,24 +21,11 @@ import {
   type PausedOutcome,
   type TraceContext,
 } from '@toolgate/core';
-import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
+import { approvalForm, askPerson, canElicitForm, type McpRequestExtra, type McpSettled } from '@toolgate/mcp';
 import type { Server } from '@modelcontextprotocol/server';
 
 /** How a paused call ended, for the log line and the client. */
-export type Settled =
-  | {
-      readonly kind: 'outcome';
-      readonly outcome: DispatchOutcome;
-      readonly via: 'grant' | 'elicitation' | 'inbox';
-    }
-  | {
-      readonly kind: 'refused';
-      readonly gate: string;
-      readonly code: string;
-      readonly retryable: boolean;
-      readonly text: string;
-      readonly checkInId?: string;
-    };
+export type Settled = McpSettled;
 
 export interface CheckInFlowOptions {
   readonly server: Server;
@@ -230,20 +216,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', finish, { once: true });
   });
-}
-
-/** The MCP result for a refusal the gateway decided outside the chain; the code rides in `_meta`. */
-export function refusedResult(settled: Extract<Settled, { kind: 'refused' }>): CallToolResult {
-  return {
-    content: [{ type: 'text', text: settled.text }],
-    isError: true,
-    _meta: {
-      'io.toolgate/refusal': {
-        gate: settled.gate,
-        code: settled.code,
-        retryable: settled.retryable,
-        ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
-      },
-    },
-  };
 }

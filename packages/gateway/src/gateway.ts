@@ -4,9 +4,7 @@
 
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { Server } from '@modelcontextprotocol/server';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
+import { serveHttp, serveStdio, type HttpServing, type Serving } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
 import { loadConfig, parseConfig, type LoadedConfig } from './config/load';
@@ -17,8 +15,8 @@ import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
 import { gatewayInbox } from './inbox';
-import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
+import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -109,9 +107,7 @@ export async function createGateway(
   const settle = () => {
     if (inFlight === 0 && responding === 0) drained?.();
   };
-  const servers = new Set<Server>();
-
-  const host: ServerHost = {
+  const host: ServingHost = {
     current: () => live,
     begin: () => {
       if (draining) return false;
@@ -123,12 +119,12 @@ export async function createGateway(
       settle();
     },
     log,
-    servers,
     version: GATEWAY_VERSION,
   };
+  const served = gatewayServed(host, stdio ? () => stdioIdentity : identityFromAuthInfo);
 
   let serving: HttpServing | undefined;
-  let stdioServer: Server | undefined;
+  let stdioServing: Serving | undefined;
   const maxBody = () =>
     live.config.listen?.maxBody === undefined
       ? DEFAULT_MAX_BODY
@@ -137,8 +133,7 @@ export async function createGateway(
   inbox?.refresh();
   let url: string;
   if (stdio) {
-    stdioServer = gatewayServer(host, () => stdioIdentity);
-    await stdioServer.connect(new StdioServerTransport());
+    stdioServing = await serveStdio(served);
     url = 'stdio:';
   } else {
     const listen = loaded.config.listen ?? {};
@@ -159,8 +154,6 @@ export async function createGateway(
       readiness: () => readiness(live),
       mounts: () => (inbox === undefined ? [] : [inbox.mount]),
     });
-    // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
-    const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
     try {
       serving = await serveHttp(served, {
         host: bindHost,
@@ -168,6 +161,14 @@ export async function createGateway(
         path: MCP_PATH,
         intercept: routes.intercept,
         authenticate: routes.authenticate,
+        // The issuer follows a reload; the resource is the public URL when one is configured.
+        oauth: () => ({
+          authorizationServers: live.config.auth?.jwt === undefined ? [] : [live.config.auth.jwt.issuer],
+          resourceName: 'toolgate gateway',
+          ...(live.config.listen?.publicUrl !== undefined
+            ? { publicUrl: `${live.config.listen.publicUrl.replace(/\/+$/, '')}${MCP_PATH}` }
+            : {}),
+        }),
         ...(listen.allowedOrigins !== undefined ? { allowedOrigins: [...listen.allowedOrigins] } : {}),
         ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
         maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
@@ -205,12 +206,7 @@ export async function createGateway(
       }, WATCH_DEBOUNCE_MS);
       refreshTimer.unref();
     },
-    list: (list: 'resources' | 'prompts') => {
-      for (const server of servers)
-        void (list === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged()).catch(
-          () => undefined,
-        );
-    },
+    list: (list: 'resources' | 'prompts') => served.listChanged(list),
   };
   let unfollow = followUpstreams(live, following);
 
@@ -221,7 +217,7 @@ export async function createGateway(
     inbox?.refresh();
     unfollow();
     unfollow = followUpstreams(next, following);
-    for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
+    served.listChanged('tools');
     void old.idle().then(() => closeRuntime(old, next));
   }
 
@@ -330,8 +326,8 @@ export async function createGateway(
       }
       await serving?.close();
       inbox?.close();
-      await stdioServer?.close().catch(() => undefined);
-      await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
+      await stdioServing?.close().catch(() => undefined);
+      await served.close();
       await closeRuntime(live);
       log({ msg: 'shutdown.done' });
     },

@@ -1,5 +1,5 @@
-// What the gateway answers over HTTP besides MCP itself: /healthz, /readyz, the protected-resource
-// metadata (RFC 9728), and the guards in front of /mcp (body size, bearer token, tenant). Every
+// What the gateway answers over HTTP besides MCP itself: /healthz, /readyz, the mounted inbox, and
+// the guards in front of /mcp (body size, bearer token, tenant). Every
 // refusal is a short JSON answer that names no token, header value or configuration detail, plus
 // a log line and an event.
 
@@ -90,16 +90,6 @@ export function httpRoutes(host: HttpHost): {
     if (path === '/readyz') {
       const readiness = await host.readiness();
       send(res, readiness.ready ? 200 : 503, readiness);
-      return true;
-    }
-    if (path === RESOURCE_METADATA_PATH || path === `${RESOURCE_METADATA_PATH}${MCP_PATH}`) {
-      const jwt = host.current().config.auth?.jwt;
-      send(res, 200, {
-        resource: `${host.baseUrl()}${MCP_PATH}`,
-        authorization_servers: jwt === undefined ? [] : [jwt.issuer],
-        bearer_methods_supported: ['header'],
-        resource_name: 'toolgate gateway',
-      });
       return true;
     }
     for (const mount of host.mounts()) {

@@ -15,12 +15,22 @@ export type {
 export { acceptPin, mcpClient, McpClientConfigError } from './client';
 
 // Server: toolgate Tools → an MCP server running the chain
-export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';
+export type {
+  McpCallReport,
+  McpListedTool,
+  McpPausedCall,
+  McpRequestExtra,
+  McpServed,
+  McpServeOptions,
+  McpServeRefusal,
+  McpServeScope,
+} from './serve';
 export { mcpServe, McpServeConfigError } from './serve';
 
 // For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
 // check-ins over elicitation
-export { callToolResult, refusalResult } from './results';
+export type { McpSettled } from './results';
+export { callToolResult, refusalResult, refusedResult } from './results';
 export type { ApprovalForm } from './elicit';
 export { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 export type { ProxySetup } from './proxied';

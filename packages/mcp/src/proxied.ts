@@ -21,7 +21,9 @@ const REFUSED = -32003;
 
 export interface ProxySetup {
   /** The upstreams served, or per request (a gateway serves each tenant its own). */
-  readonly upstreams: readonly McpUpstream[] | ((extra: McpRequestExtra) => readonly McpUpstream[]);
+  readonly upstreams:
+    | readonly McpUpstream[]
+    | ((extra: McpRequestExtra) => readonly McpUpstream[] | Promise<readonly McpUpstream[]>);
   readonly chain: ChainSource;
   identify(extra: McpRequestExtra): Promise<Identity | undefined>;
 }
@@ -159,7 +161,7 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     typeof setup.upstreams === 'function' ? setup.upstreams(extra) : setup.upstreams;
   server.setRequestHandler('resources/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
-      upstreamsOf(extra),
+      await upstreamsOf(extra),
       request.params?.cursor,
       async (upstream, cursor) => {
         const result = await upstream.listResources(cursor);
@@ -170,7 +172,7 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
   });
   server.setRequestHandler('resources/templates/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
-      upstreamsOf(extra),
+      await upstreamsOf(extra),
       request.params?.cursor,
       async (upstream, cursor) => {
         const result = await upstream.listResourceTemplates(cursor);
@@ -181,13 +183,13 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
   });
   server.setRequestHandler('resources/read', async (request, extra) => {
     const { uri } = request.params;
-    const upstream = owner(upstreamsOf(extra), uri, 'resource');
+    const upstream = owner(await upstreamsOf(extra), uri, 'resource');
     await govern(setup, extra, 'resource_read', uri, upstream);
     return upstream.readResource(uri, extra.mcpReq.signal);
   });
   server.setRequestHandler('prompts/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
-      upstreamsOf(extra),
+      await upstreamsOf(extra),
       request.params?.cursor,
       async (upstream, cursor) => {
         const result = await upstream.listPrompts(cursor);
@@ -198,7 +200,7 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
   });
   server.setRequestHandler('prompts/get', async (request, extra) => {
     const { name, arguments: args } = request.params;
-    const upstream = owner(upstreamsOf(extra), name, 'prompt');
+    const upstream = owner(await upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
     return upstream.getPrompt(name, args, extra.mcpReq.signal);
   });

@@ -26,6 +26,14 @@ export function callToolResult(outcome: DispatchOutcome): CallToolResult {
     ) as CallToolResult;
   }
   const content = [{ type: 'text' as const, text: outcome.content }];
+  if (outcome.kind === 'refused')
+    return {
+      content,
+      isError: true,
+      _meta: {
+        'io.toolgate/refusal': { gate: outcome.gate, code: outcome.code, retryable: outcome.retryable },
+      },
+    };
   if (outcome.kind !== 'result') return { content, isError: true };
   return isPlainObject(outcome.value) ? { content, structuredContent: outcome.value } : { content };
 }
@@ -43,4 +51,38 @@ export function upstreamErrorResult(result: CallToolResult): CallToolResult | un
 /** An isError result in the refusal form, for what the serving side decides outside the chain. */
 export function refusalResult(gate: string, reason: string): CallToolResult {
   return { content: [{ type: 'text', text: `[${gate} refused: ${reason}]` }], isError: true };
+}
+
+/** How a tools/call ended: an outcome of the chain, or a refusal decided outside it (a pause nobody settled). */
+export type McpSettled =
+  | {
+      readonly kind: 'outcome';
+      readonly outcome: DispatchOutcome;
+      /** How a paused call was decided, when it paused. */
+      readonly via?: 'grant' | 'elicitation' | 'inbox';
+    }
+  | {
+      readonly kind: 'refused';
+      readonly gate: string;
+      readonly code: string;
+      readonly retryable: boolean;
+      /** What the model reads, in the refusal form. */
+      readonly text: string;
+      readonly checkInId?: string;
+    };
+
+/** The MCP result for a refusal decided outside the chain; its code rides in `_meta`. */
+export function refusedResult(settled: Extract<McpSettled, { kind: 'refused' }>): CallToolResult {
+  return {
+    content: [{ type: 'text', text: settled.text }],
+    isError: true,
+    _meta: {
+      'io.toolgate/refusal': {
+        gate: settled.gate,
+        code: settled.code,
+        retryable: settled.retryable,
+        ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
+      },
+    },
+  };
 }

@@ -4,7 +4,9 @@
 import {
   Server,
   type AuthInfo,
+  type CallToolRequest,
   type CallToolResult,
+  type Tool as McpTool,
   type ElicitRequestFormParams,
   type ServerContext,
   type Transport,
@@ -16,6 +18,7 @@ import {
   listableTools,
   newId,
   refusalReason,
+  type Chain,
   type ChainSource,
   type Dispatcher,
   type DispatchOutcome,
@@ -29,7 +32,13 @@ import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { assertDistinctPrefixes, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
-import { callToolResult, refusalResult, upstreamErrorResult } from './results';
+import {
+  callToolResult,
+  refusalResult,
+  refusedResult,
+  upstreamErrorResult,
+  type McpSettled,
+} from './results';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
@@ -39,7 +48,8 @@ export interface McpServeOptions {
   readonly name: string;
   readonly version: string;
   /** The policy: one chain, or `(identity) => Chain` per tenant. Its check-in key signs pauses. */
-  readonly chain: ChainSource;
+  /** Required unless `scope` gives each caller its own. */
+  readonly chain?: ChainSource;
   /** Who is calling, from the transport's auth info (e.g. a verified bearer token). */
   readonly identityFrom?: (
     authInfo: AuthInfo | undefined,
@@ -62,6 +72,83 @@ export interface McpServeOptions {
    * is imported again (through the pins) and the served tools follow it.
    */
   readonly upstreams?: readonly (McpClient | McpUpstream)[];
+  /**
+   * What this caller is served, asked on every request, for a host whose tools depend on the caller
+   * and change while serving (a gateway's tenants, reloaded). With it, `tools` is empty and `chain`
+   * unused: each request uses the scope's dispatcher, chain, listed tools and upstreams; a refusal
+   * answers the call (and lists nothing) without running anything.
+   */
+  readonly scope?: (identity: Identity | undefined) => McpServeScope | McpServeRefusal;
+  /** Admits a tools/call before it runs: the release to call when it ended, or a refusal (shutting down). */
+  readonly admit?: () => (() => void) | McpServeRefusal;
+  /**
+   * Settles a paused call instead of asking only the person at the client (a gateway also holds it
+   * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it.
+   */
+  readonly settlePaused?: (first: PausedOutcome, call: McpPausedCall) => Promise<McpSettled>;
+  /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
+  readonly onCall?: (report: McpCallReport) => void;
+}
+
+/** What one caller is served (see `McpServeOptions.scope`). */
+export interface McpServeScope {
+  readonly dispatcher: Dispatcher;
+  readonly chain: Chain;
+  /** The tools this caller's tools/list shows. */
+  listed(identity: Identity | undefined): readonly McpListedTool[];
+  /** The upstreams whose resources and prompts this caller sees. */
+  readonly upstreams: readonly McpUpstream[];
+  /** The upstream a tool comes from, for the call report. */
+  sourceOf?(toolName: string): string | undefined;
+  /** Keeps what the scope uses open while a call runs; returns the release. */
+  hold?(): () => void;
+}
+
+/** A refusal decided outside the chain, before anything runs. */
+export interface McpServeRefusal {
+  readonly refused: {
+    readonly gate: string;
+    readonly code: string;
+    readonly retryable: boolean;
+    /** Sentence for the model, as `refusalReason` builds it. */
+    readonly reason: string;
+  };
+}
+
+/** A paused call, as `settlePaused` receives it. */
+export interface McpPausedCall {
+  readonly server: Server;
+  readonly dispatcher: Dispatcher;
+  readonly identity: Identity | undefined;
+  readonly extra: McpRequestExtra;
+  readonly traceContext?: TraceContext;
+  /** How long a person at the client may take to answer. */
+  readonly checkInTimeoutMs: number;
+}
+
+/** One tools/call as it ended. Names and codes only: no argument value. */
+export interface McpCallReport {
+  readonly identity: Identity | undefined;
+  readonly toolName: string;
+  /** The upstream the tool comes from, when the scope knows it. */
+  readonly upstream?: string;
+  /** The chain's first outcome; absent when the call was refused before the chain. */
+  readonly first?: DispatchOutcome;
+  readonly settled: McpSettled;
+  readonly durationMs: number;
+}
+
+/** A tool as tools/list shows it. */
+export interface McpListedTool {
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+  readonly execution?: Readonly<Record<string, unknown>>;
+  readonly icons?: readonly unknown[];
+  readonly _meta?: Readonly<Record<string, unknown>>;
 }
 
 export interface McpServed {
@@ -76,6 +163,8 @@ export interface McpServed {
    * else through a new server over the same dispatcher (an SDK server serves one connection at a time).
    */
   connect(transport: Transport): Promise<void>;
+  /** Tells every connected client that a list changed (a host that swaps its tools calls this). */
+  listChanged(list: 'tools' | 'resources' | 'prompts'): void;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -139,6 +228,12 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       );
     }
   }
+  if (options.scope === undefined && options.chain === undefined)
+    throw new McpServeConfigError(
+      `mcpServe '${name}': expected 'chain' (one chain, or (identity) => Chain per tenant), or 'scope'.`,
+    );
+  if (options.scope !== undefined && typeof options.scope !== 'function')
+    throw new McpServeConfigError(`mcpServe '${name}': 'scope' must be a function (identity) => scope.`);
   const upstreams = options.upstreams ?? [];
   try {
     assertDistinctPrefixes(name, upstreams);
@@ -152,7 +247,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   } {
     const created = createDispatcher({
       tools: list,
-      chain: options.chain,
+      chain: options.chain!,
       ...(options.events !== undefined ? { events: options.events } : {}),
     });
     const wrapped = instrument === undefined ? created : instrument(created);
@@ -185,15 +280,20 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       }),
     };
   }
-  let current = build(tools);
+  const { scope } = options;
+  let current = scope === undefined ? build(tools) : undefined;
 
   // A tool some middleware refuses this identity whatever the args (a policy deny rule) is left out;
   // a caller whose identity or chain cannot be worked out sees nothing rather than everything.
-  async function listedFor(extra: McpRequestExtra): Promise<ListedTool[]> {
-    const { listed, tools: listedTools } = current;
+  async function listedFor(extra: McpRequestExtra): Promise<readonly (ListedTool | McpListedTool)[]> {
     try {
       const identity = await identityFrom?.(extra.http?.authInfo, extra);
-      const chain = isChain(options.chain) ? options.chain : options.chain(identity);
+      if (scope !== undefined) {
+        const scoped = scope(identity);
+        return 'refused' in scoped ? [] : scoped.listed(identity);
+      }
+      const { listed, tools: listedTools } = current!;
+      const chain = chainFor(identity);
       const visible = new Set(listableTools(listedTools, chain, identity).map((tool) => tool.schema.name));
       return listed.filter((tool) => visible.has(tool.name));
     } catch {
@@ -202,6 +302,17 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   }
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
+  const announce = (list: 'tools' | 'resources' | 'prompts'): void => {
+    for (const server of servers) {
+      const sent =
+        list === 'tools'
+          ? server.sendToolListChanged()
+          : list === 'resources'
+            ? server.sendResourceListChanged()
+            : server.sendPromptListChanged();
+      sent.catch(() => undefined);
+    }
+  };
 
   // An upstream's tool list changed (or a pin was accepted): import it again and serve what it has now.
   async function refreshTools(upstream: McpClient): Promise<void> {
@@ -222,7 +333,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       // A list that cannot be served (a name now collides) leaves the last good one in place.
       return;
     }
-    await Promise.all([...servers].map((server) => server.sendToolListChanged().catch(() => undefined)));
+    announce('tools');
   }
   const unsubscribers = upstreams.map((upstream) =>
     upstream.subscribe((event) => {
@@ -231,29 +342,20 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         if ('tools' in upstream) void refreshTools(upstream);
         return;
       }
-      for (const server of servers) {
-        const sent =
-          event.list === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged();
-        sent.catch(() => undefined);
-      }
+      announce(event.list);
     }),
   );
 
-  async function settle(
-    server: Server,
-    dispatcher: Dispatcher,
-    first: DispatchOutcome,
-    identity: Identity | undefined,
-    extra: McpRequestExtra,
-    traceContext: TraceContext | undefined,
-    downstream: DownstreamCall,
-  ) {
-    let outcome = first;
+  // Approval over elicitation, the only way a bare MCP server can ask a person mid-call.
+  async function settleByElicitation(first: PausedOutcome, call: McpPausedCall): Promise<McpSettled> {
+    const { server, dispatcher, identity, extra, traceContext } = call;
+    let outcome: DispatchOutcome = first;
     for (let round = 0; outcome.kind === 'paused' && round < MAX_CHECK_IN_ROUNDS; round++) {
       if (!canElicitForm(server)) {
         await revoke(outcome, identity);
-        return refusalResult(
+        return refusedBy(
           outcome.checkIn.asker,
+          'CHECKIN_UNAVAILABLE',
           refusalReason(
             `'${outcome.toolName}' needs a person's approval, and this MCP client cannot ask one (it does not support elicitation)`,
             'Retrying will not help',
@@ -264,8 +366,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       const shown = approvalForm(outcome.checkIn);
       if (shown.form === undefined) {
         await revoke(outcome, identity);
-        return refusalResult(
+        return refusedBy(
           outcome.checkIn.asker,
+          'CHECKIN_FORM_TOO_LONG',
           refusalReason(
             `'${outcome.toolName}' needs a person's approval, but its arguments are too long to show in full in the MCP client's approval form (${formatCount(shown.tooLong)} characters; at most ${formatCount(MAX_FORM_ARGUMENTS_CHARS)})`,
             'Retrying with the same arguments will not help',
@@ -278,16 +381,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         decision = await askPerson(server, outcome.checkIn, identity?.principal ?? 'mcp-client', {
           relatedRequestId: extra.mcpReq.id,
           signal: extra.mcpReq.signal,
-          timeoutMs: checkInTimeoutMs,
+          timeoutMs: call.checkInTimeoutMs,
         });
       } catch {
         await revoke(outcome, identity);
-        return refusalResult(
+        return refusedBy(
           outcome.checkIn.asker,
+          'CHECKIN_NO_DECISION',
           refusalReason(
             `no decision on '${outcome.toolName}' came back from the person at the MCP client`,
             'Retrying may help once they are there',
           ),
+          true,
         );
       }
       outcome = await dispatcher.resume(outcome.checkIn, decision, {
@@ -297,31 +402,160 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     }
     if (outcome.kind === 'paused') {
       await revoke(outcome, identity);
-      return refusalResult(
+      return refusedBy(
         outcome.checkIn.asker,
+        'CHECKIN_LOOP',
         refusalReason(
           `'${outcome.toolName}' asked for approval too many times in one call`,
           'Retrying will not help',
         ),
       );
     }
-    if (outcome.kind === 'failed' && downstream.errorResult !== undefined)
-      return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);
-    return callToolResult(outcome);
+    return { kind: 'outcome', outcome, via: 'elicitation' };
+  }
+
+  function chainFor(identity: Identity | undefined): Chain {
+    const source = options.chain!;
+    return isChain(source) ? source : source(identity);
   }
 
   // A request nobody can answer any more should not wait in an approval queue until it expires.
   async function revoke(outcome: PausedOutcome, identity: Identity | undefined): Promise<void> {
     try {
-      const chain = isChain(options.chain) ? options.chain : options.chain(identity);
-      await chain.checkInStore?.revoke(outcome.checkIn.id);
+      const chain = scope !== undefined ? scopeOf(identity)?.chain : chainFor(identity);
+      await chain?.checkInStore?.revoke(outcome.checkIn.id);
     } catch {
       // The request still expires on its own.
     }
   }
 
+  const scopeOf = (identity: Identity | undefined): McpServeScope | undefined => {
+    const scoped = scope?.(identity);
+    return scoped === undefined || 'refused' in scoped ? undefined : scoped;
+  };
+
+  // One tools/call: identity, admission, the scope's dispatcher, the chain, the pause, the report.
+  async function call(
+    server: Server,
+    request: CallToolRequest,
+    extra: McpRequestExtra,
+  ): Promise<CallToolResult> {
+    const started = performance.now();
+    const toolName = request.params.name;
+    let identity: Identity | undefined;
+    const report = (settled: McpSettled, first?: DispatchOutcome, upstream?: string) => {
+      try {
+        options.onCall?.({
+          identity,
+          toolName,
+          ...(upstream !== undefined ? { upstream } : {}),
+          ...(first !== undefined ? { first } : {}),
+          settled,
+          durationMs: Math.round((performance.now() - started) * 100) / 100,
+        });
+      } catch {
+        // A failing report must not change the answer.
+      }
+    };
+    const refuseBefore = (refusal: McpServeRefusal['refused']): CallToolResult => {
+      const settled = refusedBy(refusal.gate, refusal.code, refusal.reason, refusal.retryable);
+      report(settled);
+      return refusedResult(settled);
+    };
+    try {
+      identity = await identityFrom?.(extra.http?.authInfo, extra);
+    } catch {
+      return refuseBefore({
+        gate: 'identity',
+        code: 'UNIDENTIFIED',
+        retryable: false,
+        reason: refusalReason(
+          `the caller of '${toolName}' could not be identified`,
+          'Retrying will not help',
+          'Reconnect with valid credentials',
+        ),
+      });
+    }
+    let dispatcher: Dispatcher;
+    let scoped: McpServeScope | undefined;
+    if (scope !== undefined) {
+      const answer = scope(identity);
+      if ('refused' in answer) return refuseBefore(answer.refused);
+      scoped = answer;
+      dispatcher = answer.dispatcher;
+    } else dispatcher = current!.dispatcher;
+    const admitted = options.admit?.();
+    if (admitted !== undefined && typeof admitted !== 'function') return refuseBefore(admitted.refused);
+    const release = scoped?.hold?.();
+    // Only the tool name and arguments come from the client; of _meta, only the trace context is read,
+    // and it decides no policy: it parents a tracing wrapper's span.
+    const traceContext = traceContextOf(request.params._meta);
+    // The call's own id ties an imported tool's upstream call to this request: its progress, its
+    // elicitations and its error blocks come back here.
+    const toolCallId = newId('mcp');
+    const progressToken = extra.mcpReq._meta?.progressToken;
+    const downstream: DownstreamCall = {
+      canElicit: canElicitForm(server),
+      elicit: (params, signal) =>
+        server.elicitInput(params as ElicitRequestFormParams, {
+          relatedRequestId: extra.mcpReq.id,
+          signal,
+          timeout: checkInTimeoutMs,
+        }),
+      ...(progressToken !== undefined
+        ? {
+            progress: (progress: number, total?: number, message?: string) => {
+              extra.mcpReq
+                .notify({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken,
+                    progress,
+                    ...(total !== undefined ? { total } : {}),
+                    ...(message !== undefined ? { message } : {}),
+                  },
+                })
+                .catch(() => undefined);
+            },
+          }
+        : {}),
+    };
+    const close = openDownstream(toolCallId, downstream);
+    try {
+      const first = await dispatcher.dispatch(
+        { toolName, args: request.params.arguments ?? {}, toolCallId },
+        {
+          ...(identity !== undefined ? { identity } : {}),
+          signal: extra.mcpReq.signal,
+          ...(traceContext !== undefined ? { traceContext } : {}),
+        },
+      );
+      const settled: McpSettled =
+        first.kind === 'paused'
+          ? await (options.settlePaused ?? settleByElicitation)(first, {
+              server,
+              dispatcher,
+              identity,
+              extra,
+              ...(traceContext !== undefined ? { traceContext } : {}),
+              checkInTimeoutMs,
+            })
+          : { kind: 'outcome', outcome: first };
+      report(settled, first, scoped?.sourceOf?.(toolName));
+      if (settled.kind === 'refused') return refusedResult(settled);
+      const { outcome } = settled;
+      if (outcome.kind === 'failed' && downstream.errorResult !== undefined)
+        return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);
+      return callToolResult(outcome);
+    } finally {
+      close();
+      release?.();
+      if (typeof admitted === 'function') admitted();
+    }
+  }
+
   function createServer(): Server {
-    const proxying = upstreams.length > 0;
+    const proxying = upstreams.length > 0 || scope !== undefined;
     const server = new Server(
       { name, version },
       {
@@ -332,77 +566,32 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       },
     );
     server.setRequestHandler('tools/list', async (_request, extra) => ({
-      tools: await listedFor(extra),
+      tools: (await listedFor(extra)).map((tool) => ({ ...tool }) as McpTool),
     }));
-    if (proxying)
+    if (scope !== undefined)
       serveProxied(server, {
-        upstreams,
-        chain: options.chain,
+        upstreams: async (extra) => {
+          try {
+            return scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+          } catch {
+            return [];
+          }
+        },
+        chain: (identity): Chain => {
+          const scoped = scopeOf(identity);
+          // Thrown, so the read is refused as unidentified rather than served without a chain.
+          if (scoped === undefined) throw new Error('no scope for this caller');
+          return scoped.chain;
+        },
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
       });
-    server.setRequestHandler('tools/call', async (request, extra): Promise<CallToolResult> => {
-      let identity: Identity | undefined;
-      try {
-        identity = await identityFrom?.(extra.http?.authInfo, extra);
-      } catch {
-        return refusalResult(
-          'identity',
-          refusalReason(
-            `the caller of '${request.params.name}' could not be identified`,
-            'Retrying will not help',
-            'Reconnect with valid credentials',
-          ),
-        );
-      }
-      // Only the tool name and arguments come from the client; of _meta, only the trace context is read,
-      // and it decides no policy: it parents a tracing wrapper's span.
-      const traceContext = traceContextOf(request.params._meta);
-      // The call's own id ties an imported tool's upstream call to this request: its progress, its
-      // elicitations and its error blocks come back here.
-      const toolCallId = newId('mcp');
-      const progressToken = request.params._meta?.progressToken;
-      const downstream: DownstreamCall = {
-        canElicit: canElicitForm(server),
-        elicit: (params, signal) =>
-          server.elicitInput(params as ElicitRequestFormParams, {
-            relatedRequestId: extra.mcpReq.id,
-            signal,
-            timeout: checkInTimeoutMs,
-          }),
-        ...(progressToken !== undefined
-          ? {
-              progress: (progress: number, total?: number, message?: string) => {
-                extra.mcpReq
-                  .notify({
-                    method: 'notifications/progress',
-                    params: {
-                      progressToken,
-                      progress,
-                      ...(total !== undefined ? { total } : {}),
-                      ...(message !== undefined ? { message } : {}),
-                    },
-                  })
-                  .catch(() => undefined);
-              },
-            }
-          : {}),
-      };
-      const close = openDownstream(toolCallId, downstream);
-      try {
-        const { dispatcher } = current;
-        const outcome = await dispatcher.dispatch(
-          { toolName: request.params.name, args: request.params.arguments ?? {}, toolCallId },
-          {
-            ...(identity !== undefined ? { identity } : {}),
-            signal: extra.mcpReq.signal,
-            ...(traceContext !== undefined ? { traceContext } : {}),
-          },
-        );
-        return await settle(server, dispatcher, outcome, identity, extra, traceContext, downstream);
-      } finally {
-        close();
-      }
-    });
+    else if (upstreams.length > 0)
+      serveProxied(server, {
+        upstreams,
+        chain: options.chain!,
+        identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+      });
+    server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
     const previous = server.onclose;
     server.onclose = () => {
       servers.delete(server);
@@ -416,6 +605,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   return {
     server,
     get dispatcher() {
+      if (current === undefined)
+        throw new McpServeConfigError(
+          `mcpServe '${name}': served with 'scope', so each caller has its own dispatcher; ask the scope.`,
+        );
       return current.dispatcher;
     },
     createServer,
@@ -424,12 +617,23 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       servers.add(free);
       await free.connect(transport);
     },
+    listChanged: announce,
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
-      await Promise.all([...servers].map((server) => server.close()));
+      await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       servers.clear();
     },
   };
+}
+
+/** A refusal decided outside the chain, as the settled form the report and the result share. */
+function refusedBy(
+  gate: string,
+  code: string,
+  reason: string,
+  retryable = false,
+): Extract<McpSettled, { kind: 'refused' }> {
+  return { kind: 'refused', gate, code, retryable, text: `[${gate} refused: ${reason}]` };
 }
 
 // W3C headers are short; anything longer is not a trace context worth carrying.

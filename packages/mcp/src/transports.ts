@@ -73,7 +73,7 @@ export interface ServeHttpOptions {
    * `/.well-known/oauth-protected-resource` (and that path followed by `path`); a 401 names it in
    * `WWW-Authenticate: Bearer resource_metadata="…"`, so a standard client knows where to sign in.
    */
-  readonly oauth?: ProtectedResourceOptions;
+  readonly oauth?: ProtectedResourceOptions | (() => ProtectedResourceOptions);
 }
 
 /** Something an operator should know about how the server was started. */
@@ -303,6 +303,9 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     }
   }
 
+  const oauthNow = (): ProtectedResourceOptions | undefined =>
+    typeof options.oauth === 'function' ? options.oauth() : options.oauth;
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (guardHost && !loopbackHost(req.headers.host)) return sendJson(res, 403, 'Host not allowed');
     // A browser page on another site must not drive a local server (DNS rebinding, CSRF).
@@ -333,7 +336,8 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     ) {
       if (req.method !== 'GET') return sendJson(res, 405, 'Method not allowed', { allow: 'GET' });
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' });
-      res.end(JSON.stringify(protectedResource(resourceUrl(req, path, options.oauth), options.oauth)));
+      const oauth = oauthNow();
+      res.end(JSON.stringify(protectedResource(resourceUrl(req, path, oauth), oauth)));
       return;
     }
     if (pathname !== path) return sendJson(res, 404, 'Not found');
@@ -346,7 +350,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       }
       if (auth === undefined)
         return sendJson(res, 401, 'Unauthorized', {
-          'www-authenticate': `Bearer resource_metadata="${metadataUrl(resourceUrl(req, path, options.oauth))}"`,
+          'www-authenticate': `Bearer resource_metadata="${metadataUrl(resourceUrl(req, path, oauthNow()))}"`,
         });
     }
     const header = req.headers['mcp-session-id'];

@@ -1,0 +1,172 @@
+// What the gateway adds to @toolgate/mcp's one serving path: who is calling (the identity the HTTP
+// layer verified, or the fixed stdio one), which tenant's tools, chain and upstreams serve them (read
+// from the live configuration on each request, so a reload reaches open sessions), admission while
+// shutting down, the check-in flow for a pause, and one log line per call.
+
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import { refusalReason, type DispatchOutcome, type Identity } from '@toolgate/core';
+import {
+  mcpServe,
+  type McpCallReport,
+  type McpServed,
+  type McpServeOptions,
+  type McpServeRefusal,
+  type McpServeScope,
+  type McpUpstream,
+} from '@toolgate/mcp';
+import { settlePaused } from './check-in-flow';
+import type { GatewayLog } from './log';
+import type { Runtime } from './runtime';
+
+export interface ServingHost {
+  /** The configuration serving now. */
+  current(): Runtime;
+  /** Counts a call in flight, so shutdown can wait for it; false when shutting down. */
+  begin(): boolean;
+  end(): void;
+  readonly log: GatewayLog;
+  readonly version: string;
+}
+
+const ELICIT_TIMEOUT_MS = 10 * 60_000;
+
+/** The identity the HTTP layer verified and put in the auth info. */
+export const identityFromAuthInfo = (authInfo: AuthInfo | undefined): Identity | undefined =>
+  (authInfo?.extra as { identity?: Identity } | undefined)?.identity;
+
+/** The upstreams a caller's tenant sees, in the order its configuration lists them. */
+export function tenantUpstreams(runtime: Runtime, identity: Identity | undefined): McpUpstream[] {
+  const tenant = identity?.tenant === undefined ? undefined : runtime.config.tenants[identity.tenant];
+  if (tenant === undefined) return [];
+  return tenant.upstreams.flatMap((name) => {
+    const upstream = runtime.upstreams.get(name);
+    return upstream === undefined ? [] : [upstream.client];
+  });
+}
+
+/** The gateway's MCP serving: `mcpServe` with each request scoped to the caller's tenant. */
+export function gatewayServed(
+  host: ServingHost,
+  identityFrom: (authInfo: AuthInfo | undefined) => Identity | undefined,
+): McpServed {
+  const options: McpServeOptions = {
+    name: 'toolgate-gateway',
+    version: host.version,
+    identityFrom,
+    checkInTimeoutMs: ELICIT_TIMEOUT_MS,
+    scope: (identity): McpServeScope | McpServeRefusal => {
+      const runtime = host.current();
+      const tenant = identity?.tenant === undefined ? undefined : runtime.tenants.get(identity.tenant);
+      if (tenant === undefined)
+        return {
+          refused: {
+            gate: 'gateway',
+            code: 'UNKNOWN_TENANT',
+            retryable: false,
+            reason: refusalReason(
+              'this caller belongs to no configured tenant',
+              'Retrying will not help',
+              'Reconnect with credentials for a configured tenant',
+            ),
+          },
+        };
+      return {
+        dispatcher: tenant.dispatcher,
+        chain: tenant.chain,
+        listed: (who) => tenant.listed(who),
+        upstreams: tenantUpstreams(runtime, identity),
+        sourceOf: (toolName) => tenant.sourceOf.get(toolName),
+        hold: () => {
+          runtime.hold();
+          return () => runtime.release();
+        },
+      };
+    },
+    admit: () => {
+      if (!host.begin())
+        return {
+          refused: {
+            gate: 'gateway',
+            code: 'SHUTTING_DOWN',
+            retryable: true,
+            reason: refusalReason(
+              'the gateway is shutting down',
+              'Retrying shortly can help: another instance or the restarted gateway will answer',
+            ),
+          },
+        };
+      return () => host.end();
+    },
+    settlePaused: (first, call) => {
+      const runtime = host.current();
+      return settlePaused(first, {
+        server: call.server,
+        dispatcher: call.dispatcher,
+        store: runtime.state.checkIns,
+        identity: call.identity,
+        extra: call.extra,
+        ...(call.traceContext !== undefined ? { traceContext: call.traceContext } : {}),
+        holdMs: runtime.holdMs,
+        pollMs: runtime.pollMs,
+        elicitTimeoutMs: call.checkInTimeoutMs,
+      });
+    },
+    onCall: (report) => host.log(callLine(report)),
+  };
+  return mcpServe([], options);
+}
+
+/** The `call` log line: names, codes and timings, never an argument value. */
+function callLine(report: McpCallReport): Record<string, unknown> & { msg: string } {
+  const { identity, settled, first } = report;
+  const line = {
+    msg: 'call',
+    tenant: identity?.tenant,
+    principal: identity?.principal,
+    tool: report.toolName.slice(0, 64),
+    ...(report.upstream !== undefined ? { upstream: report.upstream } : {}),
+  };
+  if (settled.kind === 'refused')
+    return {
+      ...line,
+      ...(first === undefined ? { level: 'warn' } : {}),
+      kind: 'refused',
+      gate: settled.gate,
+      code: settled.code,
+      ...(first !== undefined ? { ran: false, chainId: first.chainId } : {}),
+      durationMs: report.durationMs,
+      ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
+    };
+  return {
+    ...line,
+    ...outcomeFields(settled.outcome),
+    ...(first?.kind === 'paused' ? { checkIn: settled.via ?? 'inbox', checkInId: first.checkIn.id } : {}),
+    durationMs: report.durationMs,
+  };
+}
+
+function outcomeFields(outcome: DispatchOutcome): Record<string, unknown> {
+  const rule = ruleOf(outcome);
+  return {
+    kind: outcome.kind,
+    ...(outcome.kind === 'refused' ? { gate: outcome.gate, code: outcome.code } : {}),
+    ...(outcome.kind === 'failed' ? { error: outcome.error.name } : {}),
+    ...(rule !== undefined ? { rule } : {}),
+    ran: outcome.ran,
+    chainId: outcome.chainId,
+    ...(outcome.kind === 'result' && outcome.receipts !== undefined
+      ? { approvedBy: outcome.receipts.map((receipt) => receipt.by) }
+      : {}),
+  };
+}
+
+/** The policy rule that decided, as the policy gate names it on its ledger row. */
+function ruleOf(outcome: DispatchOutcome): string | undefined {
+  const row =
+    outcome.ledger.find((entry) => entry.gate === 'policy' && entry.outcome !== 'allow') ??
+    outcome.ledger.find((entry) => entry.gate === 'policy');
+  const rule = (row as { rule?: unknown } | undefined)?.rule;
+  if (typeof rule === 'string') return rule;
+  const named = row?.why === undefined ? null : /rule '([^']+)'/.exec(row.why);
+  return named?.[1];
+}
