@@ -4,9 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuthInfo } from '@modelcontextprotocol/server';
+import {
+  NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+  type NodeIncomingMessageLike,
+} from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { clientKeyOf, readJsonBody } from './http-limits';
 import type { McpServed } from './serve';
 
@@ -303,6 +308,11 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     }
   }
 
+  // 2026-07-28 requests carry their revision and capabilities in each request's _meta and need no
+  // session: each gets a fresh server over the same dispatcher. Older clients keep their sessions below.
+  const modern = createMcpHandler(() => served.createServer(), { legacy: 'reject' });
+  const serveModern = toNodeHandler(modern);
+
   const oauthNow = (): ProtectedResourceOptions | undefined =>
     typeof options.oauth === 'function' ? options.oauth() : options.oauth;
 
@@ -367,7 +377,14 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       }
       body = read.body;
     }
-    if (sessionId === undefined) return open(req, res, auth, body);
+    if (sessionId === undefined) {
+      const like = Object.assign(
+        req,
+        auth === undefined ? {} : { auth },
+      ) as unknown as NodeIncomingMessageLike;
+      if (!(await isLegacyRequest(await toWebRequest(like, body), body))) return serveModern(like, res, body);
+      return open(req, res, auth, body);
+    }
     const session = sessions.get(sessionId);
     if (session === undefined || session.clientId !== auth?.clientId)
       return sendJson(res, 404, 'Session not found');
@@ -429,6 +446,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     },
     async close() {
       clearInterval(sweeper);
+      await modern.close();
       await Promise.all([...sessions.values()].map((session) => session.transport.close()));
       sessions.clear();
       http.closeAllConnections();

@@ -1,0 +1,165 @@
+// Both protocol revisions on one endpoint: a 2026-07-28 client is served statelessly (no session, its
+// revision and capabilities in each request's _meta), a 2025-11-25 client keeps its session; a request
+// whose headers disagree with its body, or that names a revision nobody offers, runs nothing.
+
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Type } from 'typebox';
+import { defineTool } from '@toolgate/core';
+import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
+import { governedServe, governedTools } from './fixtures/governed';
+
+let served: McpServed;
+let http: HttpServing;
+let recorded: string[] = [];
+
+beforeAll(async () => {
+  const record = defineTool({
+    name: 'record',
+    description: 'Records the text.',
+    inputSchema: Type.Object({ text: Type.String() }),
+    execute: ({ text }) => {
+      recorded.push(text);
+      return { recorded: text };
+    },
+  });
+  served = governedServe({}, [...governedTools(), record]);
+  http = await serveHttp(served, { port: 0 });
+});
+
+afterAll(async () => {
+  await http.close();
+  await served.close();
+});
+
+const MODERN = '2026-07-28';
+
+function modernEnvelope() {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+}
+
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(http.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
+  return { status: response.status, session: response.headers.get('mcp-session-id'), json: JSON.parse(data) };
+}
+
+describe('one endpoint, both revisions', () => {
+  it('serves a 2026-07-28 client without a session: discover, list, call through the chain', async () => {
+    const client = new V2Client(
+      { name: 'modern', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
+    await client.connect(new V2Transport(http.url));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'delete_account']));
+      const echoed = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+      expect(echoed.isError).not.toBe(true);
+      expect(echoed.structuredContent).toEqual({ echoed: 'hi' });
+      // The chain still decides: the permission checker refuses, with the code in _meta.
+      const refused = await client.callTool({ name: 'delete_account', arguments: { accountId: 'a1' } });
+      expect(refused.isError).toBe(true);
+      expect(refused._meta?.['io.toolgate/refusal']).toMatchObject({ gate: 'permission' });
+    } finally {
+      await client.close();
+    }
+    expect(http.sessionCount).toBe(0);
+  });
+
+  it('answers server/discover with the revisions it serves, and opens no session', async () => {
+    const { status, session, json } = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'server/discover',
+        params: { _meta: modernEnvelope() },
+      },
+      { 'mcp-method': 'server/discover' },
+    );
+    expect(status).toBe(200);
+    expect(session).toBeNull();
+    expect(JSON.stringify(json.result)).toContain(MODERN);
+    expect(json.result.resultType).toBeDefined();
+  });
+
+  it('keeps serving a 2025-11-25 client on the same endpoint, in a session', async () => {
+    const client = new V1Client({ name: 'legacy', version: '1.0.0' });
+    const transport = new V1Transport(http.url);
+    await client.connect(transport);
+    try {
+      expect(transport.sessionId).toEqual(expect.any(String));
+      const echoed = await client.callTool({ name: 'echo', arguments: { text: 'old' } });
+      expect(echoed.structuredContent).toEqual({ echoed: 'old' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a request whose Mcp-Method header disagrees with its body, and runs nothing', async () => {
+    recorded = [];
+    const call = (headers: Record<string, string>) =>
+      post(
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'record', arguments: { text: 'smuggled' }, _meta: modernEnvelope() },
+        },
+        headers,
+      );
+    const { status, json } = await call({ 'mcp-method': 'tools/list', 'mcp-name': 'record' });
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(json.error).toBeDefined();
+    expect(JSON.stringify(json)).not.toContain('smuggled');
+    expect(recorded).toEqual([]);
+    // The same request with agreeing headers runs: the refusal above was the headers, not the tool.
+    const agreeing = await call({ 'mcp-method': 'tools/call', 'mcp-name': 'record' });
+    expect(agreeing.json.result.structuredContent).toEqual({ recorded: 'smuggled' });
+    expect(recorded).toEqual(['smuggled']);
+  });
+
+  it('refuses a request whose Mcp-Name header names another tool than its body', async () => {
+    const { status, json } = await post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'record', arguments: { text: 'renamed' }, _meta: modernEnvelope() },
+      },
+      { 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+    );
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(json.error).toBeDefined();
+    expect(recorded).not.toContain('renamed');
+  });
+
+  it('answers a revision nobody offers with a protocol error naming the ones it serves', async () => {
+    const envelope = { ...modernEnvelope(), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' };
+    const { status, json } = await post(
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+    );
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(json.error).toBeDefined();
+    expect(JSON.stringify(json.error)).toContain(MODERN);
+  });
+});
