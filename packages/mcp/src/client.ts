@@ -60,6 +60,9 @@ import { downstreamOf } from './relay';
 export type { McpClientStatus, BackoffOptions } from './connection';
 export type { AnnotationHint, ImportDeclaration } from './imported';
 
+// Long enough for a loaded machine to answer server/discover; a legacy server usually says "method not found" at once.
+const UPSTREAM_PROBE_TIMEOUT_MS = 5_000;
+
 export interface McpClientOptions {
   /** Who the server is; every imported tool carries it as `source`, and its pins are kept under it. */
   readonly name: string;
@@ -343,7 +346,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
       },
     },
     options.backoff ?? {},
-    { capabilities: { elicitation: { form: {} } } },
+    {
+      capabilities: { elicitation: { form: {} } },
+      // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
+      // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
+    },
   );
   const inFlight = new Set<string>();
 
@@ -583,7 +591,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     }
     const downstream = downstreamOf(ctx.toolCallId);
     const secrets = ctx.credential?.secrets() ?? [];
-    const meta = metaFor(ctx.identity, options.traceContext);
+    const meta = metaFor(ctx.identity, options.traceContext, downstream?.traceContext);
     let nonce: string | undefined;
     if (options.credentialHeaders !== undefined && ctx.credential !== undefined) {
       nonce = crypto.randomUUID();
@@ -937,7 +945,13 @@ function withoutHeaderMeta(
   return { body: JSON.stringify(parsed), extra };
 }
 
-function metaFor(identity: Identity | undefined, traceContext: (() => TraceContext | undefined) | undefined) {
+function metaFor(
+  identity: Identity | undefined,
+  traceContext: (() => TraceContext | undefined) | undefined,
+  // The trace context the downstream request arrived with: the upstream call joins the caller's trace
+  // even without a tracer configured here.
+  arrived: TraceContext | undefined,
+) {
   const meta: Record<string, unknown> = {};
   if (identity !== undefined && (identity.tenant !== undefined || identity.principal !== undefined))
     meta[IDENTITY_META] = {
@@ -946,9 +960,9 @@ function metaFor(identity: Identity | undefined, traceContext: (() => TraceConte
     };
   let trace: TraceContext | undefined;
   try {
-    trace = traceContext?.();
+    trace = traceContext?.() ?? arrived;
   } catch {
-    trace = undefined;
+    trace = arrived;
   }
   if (typeof trace?.traceparent === 'string') {
     meta['traceparent'] = trace.traceparent;

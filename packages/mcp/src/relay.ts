@@ -3,6 +3,7 @@
 // tool reads it to relay progress and elicitation, and to hand back an error result's own blocks.
 
 import type { CallToolResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/server';
+import type { TraceContext } from '@toolgate/core';
 
 /** The downstream side of one call in flight. */
 export interface DownstreamCall {
@@ -12,6 +13,8 @@ export interface DownstreamCall {
   elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult>;
   /** Present when the downstream client asked for progress (sent a progress token). */
   readonly progress?: (progress: number, total?: number, message?: string) => void;
+  /** The W3C trace context the downstream request carried in `_meta`, passed on upstream. */
+  readonly traceContext?: TraceContext;
   /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */
   errorResult?: CallToolResult;
 }

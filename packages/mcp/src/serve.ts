@@ -496,6 +496,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
       canElicit: canElicitForm(server),
+      ...(traceContext !== undefined ? { traceContext } : {}),
       elicit: (params, signal) =>
         server.elicitInput(params as ElicitRequestFormParams, {
           relatedRequestId: extra.mcpReq.id,

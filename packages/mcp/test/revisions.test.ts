@@ -10,7 +10,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Type } from 'typebox';
 import { defineTool } from '@toolgate/core';
-import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
+import { mcpClient, serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
 import { governedServe, governedTools } from './fixtures/governed';
 
 let served: McpServed;
@@ -161,5 +161,62 @@ describe('one endpoint, both revisions', () => {
     expect(status).toBeGreaterThanOrEqual(400);
     expect(json.error).toBeDefined();
     expect(JSON.stringify(json.error)).toContain(MODERN);
+  });
+});
+
+describe('an upstream in the newest revision it offers', () => {
+  it('imports from a 2026-07-28 server in 2026-07-28, and carries the caller and trace context in _meta', async () => {
+    const seen: { version: unknown; traceparent: unknown; identity: unknown }[] = [];
+    const upstream = governedServe({
+      identityFrom: (_auth, extra) => {
+        const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
+        if (extra.mcpReq.method === 'tools/call')
+          seen.push({
+            version: envelope?.['io.modelcontextprotocol/protocolVersion'],
+            traceparent: extra.mcpReq._meta?.['traceparent'],
+            identity: extra.mcpReq._meta?.['io.toolgate/identity'],
+          });
+        return { principal: 'gateway' };
+      },
+    });
+    const upstreamHttp = await serveHttp(upstream, { port: 0 });
+    const client = mcpClient({ name: 'modern', url: upstreamHttp.url, prefix: 'modern_' });
+    try {
+      const tools = await client.tools();
+      const echo = tools.find((tool) => tool.schema.name === 'modern_echo');
+      expect(echo).toBeDefined();
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      // Served on, to a 2026-07-28 client that sends its own trace context in _meta.
+      const downstream = governedServe({ identityFrom: () => ({ tenant: 'acme', principal: 'ana' }) }, [
+        ...tools,
+      ]);
+      const downstreamHttp = await serveHttp(downstream, { port: 0 });
+      const caller = new V2Client(
+        { name: 'caller', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: MODERN } } },
+      );
+      await caller.connect(new V2Transport(downstreamHttp.url));
+      const result = await caller.callTool({
+        name: 'modern_echo',
+        arguments: { text: 'up' },
+        _meta: { traceparent },
+      });
+      expect(result.structuredContent).toEqual({ echoed: 'up' });
+      await caller.close();
+      await downstreamHttp.close();
+      expect(seen).toEqual([
+        {
+          version: MODERN,
+          traceparent,
+          identity: expect.objectContaining({ tenant: 'acme', principal: 'ana' }),
+        },
+      ]);
+      expect(upstreamHttp.sessionCount).toBe(0);
+      await downstream.close();
+    } finally {
+      await client.close();
+      await upstreamHttp.close();
+      await upstream.close();
+    }
   });
 });
