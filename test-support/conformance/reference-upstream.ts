@@ -173,7 +173,9 @@ function defineTools(server: McpServer, changes: ChangeHooks): void {
             params: { progressToken, progress, total: 100 },
           });
         }
-        if (progress < 100) await sleep(50);
+        // Also after the last one: without it an SDK v2 client on 2025-11-25 over stdio received
+        // only the first two notifications.
+        await sleep(50);
       }
       return text('Tool with progress executed successfully');
     },
