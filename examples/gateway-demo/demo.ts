@@ -35,7 +35,7 @@ listen: { host: 127.0.0.1, port: 0 }
 auth:
   tokens:
     - { token: "\${env:ACME_BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
-    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver] } }
+    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver, operator] } }
     - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: intern } }
 checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 1s }
 upstreams:
@@ -190,7 +190,11 @@ export async function runDemo(print: Print = console.log): Promise<void> {
     print(`  HTTP ${wrong.status}, WWW-Authenticate: ${wrong.headers.get('www-authenticate')}`);
     flush();
 
-    const ready = (await (await fetch(new URL('/readyz', gateway.url))).json()) as {
+    // /readyz names the upstreams only to an operator (ana); anyone else reads counts.
+    const readyz = await fetch(new URL('/readyz', gateway.url), {
+      headers: { authorization: `Bearer ${TOKENS.ACME_ANA_TOKEN}` },
+    });
+    const ready = (await readyz.json()) as {
       ready: boolean;
       upstreams: Record<string, { state: string }>;
     };

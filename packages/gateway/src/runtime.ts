@@ -15,6 +15,7 @@ import { inboxIssues } from './inbox';
 import { resolvePolicies } from './policy';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
 import { openTelemetry, type Telemetry } from './telemetry';
+import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
 import { connectUpstream, UpstreamError, type Upstream } from './upstream';
 
@@ -44,6 +45,8 @@ export interface BuildOptions {
   readonly log?: GatewayLog;
   readonly events?: ToolgateEmitter;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The gateway's own secrets, kept across reloads; a new set when not given. */
+  readonly ownSecrets?: OwnSecrets;
 }
 
 const DEFAULT_HOLD_MS = 30_000;
@@ -55,6 +58,9 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
   const previous = options.previous;
   const opened: { close(): Promise<void> }[] = [];
   const issues: ConfigIssue[] = [];
+  const ownSecrets = options.ownSecrets ?? new OwnSecrets();
+  for (const value of [...loaded.secrets, ...resolvedCredentials(config, baseDir, options.env)])
+    ownSecrets.add(value);
   try {
     issues.push(...inboxIssues(loaded));
     if (issues.length > 0) throw new ConfigError(issues);
@@ -102,6 +108,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           ...(options.env !== undefined ? { env: options.env } : {}),
           pins: state.pins,
           checkIns: state.checkIns,
+          onCredential: (value: string) => ownSecrets.add(value),
         };
         const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
         const reused = previous?.upstreams.get(name);
@@ -158,6 +165,8 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
                 ? telemetry.instrument
                 : (dispatcher) => telemetry.instrument(audit.attach(dispatcher)),
             issue: loaded.issue,
+            baseDir,
+            ownSecrets,
             ...(policy !== undefined ? { policy } : {}),
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),

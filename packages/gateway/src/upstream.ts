@@ -73,6 +73,8 @@ export interface UpstreamContext {
   readonly pins?: PinStore;
   /** Pending check-ins of a tool whose definition changed are revoked here. */
   readonly checkIns?: CheckInStore;
+  /** Hears each credential value a connection resolved, so the gateway treats it as its own secret. */
+  readonly onCredential?: (value: string) => void;
   /** Reconnection timing (tests shorten it). */
   readonly backoff?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
 }
@@ -324,8 +326,11 @@ export async function connectUpstream(
 
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
 function transport(name: string, config: UpstreamConfig, context: UpstreamContext): Transport {
-  const lookup = (credential: string) =>
-    resolveCredential(credential, context.credentials, context.baseDir, context.env);
+  const lookup = (credential: string) => {
+    const value = resolveCredential(credential, context.credentials, context.baseDir, context.env);
+    context.onCredential?.(value);
+    return value;
+  };
   try {
     if (config.command !== undefined) {
       const [command, ...args] = config.command;

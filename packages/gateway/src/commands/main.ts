@@ -34,8 +34,7 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
     }
     const configFile = () => {
       const given = args.flags.get('config');
-      if (given === true) throw new UsageError('--config needs a file');
-      if (given !== undefined) return resolve(io.cwd, given);
+      if (typeof given === 'string') return resolve(io.cwd, given);
       for (const candidate of ['toolgate.yaml', 'toolgate.yml', 'toolgate.json']) {
         if (existsSync(resolve(io.cwd, candidate))) return resolve(io.cwd, candidate);
       }
@@ -63,6 +62,7 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
           throw new UsageError('usage: toolgate audit verify | export --config F');
         return await auditCommand(loadConfig(configFile(), { env: io.env }), rest[0], args, io);
       default:
+        // parseArgs refused every other word already.
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (error) {

@@ -31,6 +31,8 @@ export interface JwtConfig {
   readonly jwks: string;
   readonly algorithms?: readonly string[];
   readonly clockTolerance?: string;
+  /** The longest a token may live (exp − iat, or exp − now without iat); default 24h. */
+  readonly maxLifetime?: string;
   readonly claims?: { readonly tenant?: string; readonly principal?: string; readonly roles?: string };
 }
 
@@ -94,6 +96,8 @@ export interface UpstreamConfig {
   readonly exclude?: readonly string[];
   readonly tools?: Readonly<Record<string, ToolDeclaration>>;
   readonly timeout?: string;
+  /** How the server reads path arguments: `base` is the absolute directory it resolves relative paths from. */
+  readonly paths?: { readonly base?: string };
 }
 
 export interface CredentialConfig {
