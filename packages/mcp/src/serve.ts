@@ -2,7 +2,9 @@
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
 import {
+  InMemoryServerEventBus,
   Server,
+  type ServerEventBus,
   type AuthInfo,
   type CallToolRequest,
   type CallToolResult,
@@ -165,6 +167,11 @@ export interface McpServed {
   connect(transport: Transport): Promise<void>;
   /** Tells every connected client that a list changed (a host that swaps its tools calls this). */
   listChanged(list: 'tools' | 'resources' | 'prompts'): void;
+  /**
+   * Where list changes are published for 2026-07-28 clients, which hold no session to notify but a
+   * `subscriptions/listen` stream; `serveHttp` serves its streams from this bus.
+   */
+  readonly bus: ServerEventBus;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -302,7 +309,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   }
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
+  const bus = new InMemoryServerEventBus();
   const announce = (list: 'tools' | 'resources' | 'prompts'): void => {
+    bus.publish({ kind: `${list}_list_changed` });
     for (const server of servers) {
       const sent =
         list === 'tools'
@@ -562,7 +571,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       {
         capabilities: proxying
           ? { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } }
-          : { tools: {} },
+          : { tools: { listChanged: true } },
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
     );
@@ -619,6 +628,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       await free.connect(transport);
     },
     listChanged: announce,
+    bus,
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));

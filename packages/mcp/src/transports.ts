@@ -310,7 +310,10 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
 
   // 2026-07-28 requests carry their revision and capabilities in each request's _meta and need no
   // session: each gets a fresh server over the same dispatcher. Older clients keep their sessions below.
-  const modern = createMcpHandler(() => served.createServer(), { legacy: 'reject' });
+  const modern = createMcpHandler(() => served.createServer(), {
+    legacy: 'reject',
+    ...(served.bus !== undefined ? { bus: served.bus } : {}),
+  });
   const serveModern = toNodeHandler(modern);
 
   const oauthNow = (): ProtectedResourceOptions | undefined =>

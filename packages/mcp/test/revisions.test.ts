@@ -85,6 +85,28 @@ describe('one endpoint, both revisions', () => {
     expect(http.sessionCount).toBe(0);
   });
 
+  it('tells a 2026-07-28 client listening on subscriptions/listen that the tool list changed', async () => {
+    const client = new V2Client(
+      { name: 'listener', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
+    await client.connect(new V2Transport(http.url));
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    const subscription = await client.listen({ toolsListChanged: true });
+    try {
+      served.listChanged('tools');
+      const deadline = Date.now() + 5_000;
+      while (changed === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(changed).toBe(1);
+    } finally {
+      await subscription.close();
+      await client.close();
+    }
+  });
+
   it('answers server/discover with the revisions it serves, and opens no session', async () => {
     const { status, session, json } = await post(
       {
