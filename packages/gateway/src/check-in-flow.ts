@@ -21,7 +21,14 @@ import {
   type PausedOutcome,
   type TraceContext,
 } from '@toolgate/core';
-import { approvalForm, askPerson, canElicitForm, type McpRequestExtra, type McpSettled } from '@toolgate/mcp';
+import {
+  approvalForm,
+  askPerson,
+  canElicitForm,
+  isModernRequest,
+  type McpRequestExtra,
+  type McpSettled,
+} from '@toolgate/mcp';
 import type { Server } from '@modelcontextprotocol/server';
 
 /** How a paused call ended, for the log line and the client. */
@@ -62,7 +69,12 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       continue;
     }
     // A form too long to show every argument in full is not shown: the inbox shows them all.
-    if (canElicitForm(options.server) && approvalForm(request).form !== undefined) {
+    // A 2026-07-28 request cannot carry a question to the person at the client: the inbox decides.
+    if (
+      !isModernRequest(extra) &&
+      canElicitForm(options.server) &&
+      approvalForm(request).form !== undefined
+    ) {
       let decision: CheckInDecision;
       try {
         decision = await askPerson(options.server, request, options.identity?.principal ?? 'mcp-client', {

@@ -30,6 +30,8 @@ export interface ListedTool {
   readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
   readonly annotations?: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly execution?: unknown;
+  readonly icons?: readonly unknown[];
   readonly _meta?: Readonly<Record<string, unknown>>;
 }
 
@@ -180,7 +182,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
   }
 
   const listed: ListedTool[] = tools.map((tool) => {
-    // What the upstream listed beyond the schema (title, output schema, non-secret _meta) is kept.
+    // What the upstream listed beyond the schema (title, output schema, execution, icons, non-secret _meta) is kept.
     const extras = listedExtrasFor(tool);
     return {
       name: tool.schema.name,
@@ -189,6 +191,8 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
       inputSchema: tool.schema.inputSchema as ListedTool['inputSchema'],
       ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
       ...(extras?.outputSchema !== undefined ? { outputSchema: extras.outputSchema } : {}),
+      ...(extras?.execution !== undefined ? { execution: extras.execution } : {}),
+      ...(extras?.icons !== undefined ? { icons: extras.icons } : {}),
       ...(extras?._meta !== undefined ? { _meta: extras._meta } : {}),
     };
   });

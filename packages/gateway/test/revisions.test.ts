@@ -3,6 +3,8 @@
 // tools through the tenant's chain, and every call is logged once with who called.
 
 import { readFileSync } from 'node:fs';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
@@ -11,6 +13,7 @@ import {
   CHECKIN_KEY,
   connectClient,
   fixtureServer,
+  referenceServer,
   startGateway,
   tempDir,
   textOf,
@@ -33,12 +36,15 @@ upstreams:
     env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
     prefix: shop_
     tools: { refund: { checkIn: always } }
+  everything:
+    command: [node, ${JSON.stringify(referenceServer('everything'))}]
+    prefix: ev_
   other:
     command: [node, ${JSON.stringify(fixtureServer)}]
     prefix: other_
     include: [echo]
 tenants:
-  acme: { upstreams: [shop] }
+  acme: { upstreams: [shop, everything] }
   globex: { upstreams: [other] }
 `;
 }
@@ -117,6 +123,36 @@ describe('toolgate gateway serves 2026-07-28 and 2025-11-25 on one endpoint', ()
       expect(runs()).toHaveLength(before);
     } finally {
       await acme.close();
+    }
+  });
+
+  it("lists an upstream's tools with their execution (2025-11-25) and icons (both revisions) as the upstream lists them", async () => {
+    const direct = new V1Client({ name: 'direct', version: '1.0.0' });
+    await direct.connect(
+      new StdioClientTransport({ command: 'node', args: [referenceServer('everything')] }),
+    );
+    const modern = await modernClient(gateway.url, TOKENS.ACME_TOKEN);
+    const legacy = await connectClient(gateway.url, TOKENS.ACME_TOKEN);
+    try {
+      const upstream = (await direct.listTools()).tools;
+      const carried = upstream.filter((tool) => tool.execution !== undefined || tool.icons !== undefined);
+      expect(carried.length).toBeGreaterThan(0);
+      for (const client of [modern, legacy]) {
+        const listed = new Map(
+          ((await client.listTools()).tools as Record<string, unknown>[]).map((tool) => [tool['name'], tool]),
+        );
+        for (const tool of carried) {
+          const through = listed.get(`ev_${tool.name}`);
+          expect(through).toBeDefined();
+          // 2026-07-28 moved tasks to an extension: its Tool has no `execution`, the SDK drops it there.
+          if (client === legacy) expect(through!['execution']).toEqual(tool.execution);
+          expect(through!['icons']).toEqual(tool.icons);
+        }
+      }
+    } finally {
+      await direct.close();
+      await modern.close();
+      await legacy.close();
     }
   });
 

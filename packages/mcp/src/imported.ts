@@ -137,6 +137,7 @@ export interface ListedExtras {
   readonly outputSchema?: McpTool['outputSchema'];
   readonly annotations?: McpTool['annotations'];
   readonly execution?: unknown;
+  readonly icons?: readonly unknown[];
   readonly _meta?: Record<string, unknown>;
 }
 
@@ -152,6 +153,8 @@ export function listedExtras(remote: McpTool, shown: (text: string) => string): 
   }
   const execution = (remote as Record<string, unknown>)['execution'];
   if (isRecord(execution)) extras.execution = execution;
+  const icons = (remote as Record<string, unknown>)['icons'];
+  if (Array.isArray(icons)) extras.icons = icons.filter(isRecord);
   if (isRecord(remote._meta)) {
     const kept = Object.entries(remote._meta).filter(([key]) => !SECRET_KEY.test(key));
     if (kept.length > 0) extras._meta = Object.fromEntries(kept);

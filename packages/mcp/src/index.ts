@@ -25,7 +25,7 @@ export type {
   McpServeRefusal,
   McpServeScope,
 } from './serve';
-export { mcpServe, McpServeConfigError } from './serve';
+export { isModernRequest, mcpServe, McpServeConfigError } from './serve';
 
 // For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
 // check-ins over elicitation

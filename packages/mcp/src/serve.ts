@@ -3,6 +3,7 @@
 
 import {
   InMemoryServerEventBus,
+  PROTOCOL_VERSION_META_KEY,
   Server,
   type ServerEventBus,
   type AuthInfo,
@@ -148,7 +149,7 @@ export interface McpListedTool {
   readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   readonly annotations?: Readonly<Record<string, unknown>>;
-  readonly execution?: Readonly<Record<string, unknown>>;
+  readonly execution?: unknown;
   readonly icons?: readonly unknown[];
   readonly _meta?: Readonly<Record<string, unknown>>;
 }
@@ -282,6 +283,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           ...(extras?.outputSchema !== undefined ? { outputSchema: extras.outputSchema } : {}),
           ...(extras?.annotations !== undefined ? { annotations: extras.annotations } : {}),
           ...(extras?.execution !== undefined ? { execution: extras.execution } : {}),
+          ...(extras?.icons !== undefined ? { icons: extras.icons } : {}),
           ...(extras?._meta !== undefined ? { _meta: extras._meta } : {}),
         };
       }),
@@ -360,6 +362,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const { server, dispatcher, identity, extra, traceContext } = call;
     let outcome: DispatchOutcome = first;
     for (let round = 0; outcome.kind === 'paused' && round < MAX_CHECK_IN_ROUNDS; round++) {
+      if (isModernRequest(extra)) {
+        await revoke(outcome, identity);
+        return refusedBy(
+          outcome.checkIn.asker,
+          'CHECKIN_UNAVAILABLE',
+          refusalReason(
+            `'${outcome.toolName}' needs a person's approval, and this server cannot ask one over MCP revision 2026-07-28 yet`,
+            'Retrying will not help',
+            'Tell the user the action needs approval, or connect with MCP revision 2025-11-25',
+          ),
+        );
+      }
       if (!canElicitForm(server)) {
         await revoke(outcome, identity);
         return refusedBy(
@@ -504,7 +518,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
-      canElicit: canElicitForm(server),
+      // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
+      canElicit: !isModernRequest(extra) && canElicitForm(server),
       ...(traceContext !== undefined ? { traceContext } : {}),
       elicit: (params, signal) =>
         server.elicitInput(params as ElicitRequestFormParams, {
@@ -635,6 +650,13 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       servers.clear();
     },
   };
+}
+
+/** Whether the request came in revision 2026-07-28 (it carries the per-request `_meta` envelope). */
+export function isModernRequest(extra: McpRequestExtra): boolean {
+  return (
+    extra.mcpReq.envelope?.[PROTOCOL_VERSION_META_KEY as keyof typeof extra.mcpReq.envelope] !== undefined
+  );
 }
 
 /** A refusal decided outside the chain, as the settled form the report and the result share. */
