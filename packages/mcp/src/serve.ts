@@ -35,13 +35,7 @@ import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { assertDistinctPrefixes, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
-import {
-  callToolResult,
-  refusalResult,
-  refusedResult,
-  upstreamErrorResult,
-  type McpSettled,
-} from './results';
+import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
