@@ -58,7 +58,7 @@ async function main(argv: readonly string[]): Promise<void> {
           upstreams: { scenario: { url: upstreamUrl } },
           tenants: { conformance: { upstreams: ['scenario'] } },
         },
-        { port: 0, host: '127.0.0.1', log: () => undefined },
+        { port: 0, host: '127.0.0.1' },
       );
   const modern = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28';
   const client = new Client(
