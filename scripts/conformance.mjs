@@ -11,7 +11,10 @@
 // through toolgate with its first failing check. The suite validates every message on the wire
 // against the spec's JSON schema (its `wire-schema-valid` check), so that check is counted too.
 //
-//   node scripts/conformance.mjs [--report-only] [--write-docs] [--targets a,b] [--requirements r1,r2]
+//   node scripts/conformance.mjs [--report-only] [--write-docs] [--keep] [--targets a,b] [--requirements r1,r2]
+//
+// --keep leaves the suite's output (checks.json per scenario; for client scenarios also the
+// gateway's log lines in stderr.txt) in the temp folder it prints.
 //
 // Exit status: 1 when a scenario that passes directly fails through toolgate (not with
 // --report-only, which prints the same), or when a direct run itself fails a required scenario (the
@@ -62,7 +65,7 @@ const RUN_TIMEOUT_MS = 10 * 60_000;
 
 function usage(message) {
   process.stderr.write(
-    `conformance: ${message}\nusage: node scripts/conformance.mjs [--report-only] [--write-docs] [--targets ${ALL_TARGETS.join(',')}] [--requirements ${ALL_REQUIREMENTS.join(',')}]\n`,
+    `conformance: ${message}\nusage: node scripts/conformance.mjs [--report-only] [--write-docs] [--keep] [--targets ${ALL_TARGETS.join(',')}] [--requirements ${ALL_REQUIREMENTS.join(',')}]\n`,
   );
   process.exit(2);
 }
@@ -78,6 +81,7 @@ function parseArgs(argv) {
     const arg = argv[i];
     if (arg === '--report-only') options.reportOnly = true;
     else if (arg === '--write-docs') options.writeDocs = true;
+    else if (arg === '--keep') options.keep = true;
     else if (arg === '--targets' || arg === '--requirements') {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
       const known = arg === '--targets' ? ALL_TARGETS : ALL_REQUIREMENTS;
@@ -467,7 +471,8 @@ async function main() {
   );
   if (options.writeDocs)
     writeDocs(table, failures, `${new Date().toISOString().slice(0, 10)}, ${seconds}s on this machine`);
-  rmSync(work, { recursive: true, force: true });
+  if (options.keep) process.stdout.write(`conformance: the suite's checks and logs are in ${work}\n`);
+  else rmSync(work, { recursive: true, force: true });
   if (directShort > 0) {
     process.stdout.write(
       `conformance: ${directShort} required scenario(s) fail directly: the fixture or the driver is broken\n`,
