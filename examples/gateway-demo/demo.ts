@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGateway } from '@toolgate/gateway';
+import { approvalScenes } from './approvals';
 
 const require = createRequire(import.meta.url ?? __filename);
 
@@ -173,6 +174,13 @@ export async function runDemo(print: Print = console.log): Promise<void> {
         arguments: { path: join(dir, 'data', 'reply.txt'), content: 'Refund approved.' },
       }),
     );
+    await approvalScenes({
+      inboxUrl: new URL('/inbox', gateway.url).href,
+      approverToken: TOKENS.ACME_ANA_TOKEN,
+      bot,
+      dataDir: join(dir, 'data'),
+      step,
+    });
     await step('globex/intern tries acme’s memory tool by name', () =>
       intern.callTool({ name: 'mem_read_graph', arguments: {} }),
     );

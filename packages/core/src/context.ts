@@ -117,6 +117,8 @@ export class CallContext implements ToolMiddlewareContext {
   readonly #chain: Chain;
   readonly #plan: Plan;
   #required: CheckInRequirement[] | undefined;
+  /** The rule each middleware named with decidedBy, by middleware name: filed on its rows. */
+  #rules: Map<string, string> | undefined;
   /** The first requirement no approval has answered since it was made. */
   #unanswered: CheckInRequirement | undefined;
   #usedReceipts: Set<CheckInReceipt> | undefined;
@@ -305,6 +307,13 @@ export class CallContext implements ToolMiddlewareContext {
     this.#pendingWhy = why;
   }
 
+  decidedBy(rule: string): void {
+    if (typeof rule !== 'string' || rule.trim() === '') {
+      throw new TypeError(`ctx.decidedBy(rule): name the rule that decided, as its rule set names it.`);
+    }
+    (this.#rules ??= new Map()).set(this.#speaker, rule);
+  }
+
   provideCredential(credential: Credential): void {
     if (this.#ran) throw new Error(`ctx.provideCredential: the tool has already run.`);
     this.#credential = credential;
@@ -400,6 +409,11 @@ export class CallContext implements ToolMiddlewareContext {
         ),
       );
     });
+  }
+
+  /** Whether an approval was answered in this run, so the args must be checked against it before execution. */
+  hasApproval(): boolean {
+    return this.#approved !== undefined;
   }
 
   /** Receipts of approvals answered in this run. */
@@ -548,7 +562,9 @@ export class CallContext implements ToolMiddlewareContext {
     }
   }
 
-  #file(row: LedgerRow, code?: string, detail?: string): void {
+  #file(filed: LedgerRow, code?: string, detail?: string): void {
+    const rule = this.#rules?.get(filed.gate);
+    const row = rule === undefined || filed.rule !== undefined ? filed : { ...filed, rule };
     this.ledger.push(row);
     if (this.#env.wants('gate.decision')) {
       // publish copies the facts, so a row without code or detail is handed over as it is.

@@ -3,7 +3,7 @@
 // one, reusing the upstreams and stores whose configuration did not change, and swaps only when
 // every part built; the old generation is closed once its last call has finished.
 
-import type { ToolgateEmitter } from '@toolgate/core';
+import { DEFAULT_MAX_PENDING, type ToolgateEmitter } from '@toolgate/core';
 import { auditKeyOf, openAudit, type GatewayAudit } from './audit';
 import { createAuthenticator, type Authenticator } from './auth';
 import { ConfigError, type ConfigIssue } from './config/errors';
@@ -32,6 +32,8 @@ export interface Runtime {
   readonly audit?: GatewayAudit;
   /** How long a paused call waits for an approver, and how often it looks. */
   readonly holdMs: number;
+  /** `checkIns.maxPending`. */
+  readonly maxPending: number;
   readonly pollMs: number;
   /** Calls in flight under this generation. */
   hold(): void;
@@ -94,7 +96,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         ? previous.telemetry
         : track(opened, openTelemetry(config.telemetry));
 
-    const audit = await openedAudit(loaded, previous, opened, issues);
+    const audit = await openedAudit(loaded, previous, opened, issues, options.log);
 
     const upstreams = new Map<string, Upstream>();
     await Promise.all(
@@ -194,6 +196,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         config.checkIns?.hold === undefined
           ? DEFAULT_HOLD_MS
           : durationMs(config.checkIns.hold, 'checkIns.hold'),
+      maxPending: config.checkIns?.maxPending ?? DEFAULT_MAX_PENDING,
       pollMs: POLL_MS,
       hold: () => {
         inFlight += 1;
@@ -232,13 +235,21 @@ async function openedAudit(
   previous: Runtime | undefined,
   opened: { close(): Promise<void> }[],
   issues: ConfigIssue[],
+  log: GatewayLog | undefined,
 ): Promise<GatewayAudit | undefined> {
   const { config, baseDir } = loaded;
   if (config.audit === undefined) return undefined;
   if (previous?.audit !== undefined && previous.audit.key === auditKeyOf(config)) return previous.audit;
   let audit: GatewayAudit;
   try {
-    audit = openAudit(config, baseDir);
+    audit = openAudit(config, baseDir, (error) =>
+      log?.({
+        msg: 'audit.checkpoint.failed',
+        level: 'warn',
+        // The class only: a webhook's error text could carry its URL's credentials.
+        error: (error as Error | undefined)?.name ?? 'Error',
+      }),
+    );
   } catch (error) {
     // The library names the key that is wrong, never its value.
     const message = (error as Error).message.replace(/^auditLog: /, '').replace(/\.$/, '');

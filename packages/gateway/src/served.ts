@@ -17,6 +17,7 @@ import {
 import { settlePaused } from './check-in-flow';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
+import { definitionOf, grantUseRecorder } from './standing-grants';
 
 export interface ServingHost {
   /** The configuration serving now. */
@@ -107,6 +108,11 @@ export function gatewayServed(
         extra: call.extra,
         ...(call.traceContext !== undefined ? { traceContext: call.traceContext } : {}),
         holdMs: runtime.holdMs,
+        maxPending: runtime.maxPending,
+        ...(runtime.state.grants !== undefined
+          ? { grants: runtime.state.grants, definitionOf: (asked) => definitionOf(runtime, asked) }
+          : {}),
+        ...(runtime.audit !== undefined ? { recordGrantUse: grantUseRecorder(runtime.audit) } : {}),
         pollMs: runtime.pollMs,
         elicitTimeoutMs: call.checkInTimeoutMs,
       });
@@ -141,6 +147,7 @@ function callLine(report: McpCallReport): Record<string, unknown> & { msg: strin
     ...line,
     ...outcomeFields(settled.outcome),
     ...(first?.kind === 'paused' ? { checkIn: settled.via ?? 'inbox', checkInId: first.checkIn.id } : {}),
+    ...(settled.grantId !== undefined ? { grantId: settled.grantId } : {}),
     durationMs: report.durationMs,
   };
 }
@@ -165,8 +172,5 @@ function ruleOf(outcome: DispatchOutcome): string | undefined {
   const row =
     outcome.ledger.find((entry) => entry.gate === 'policy' && entry.outcome !== 'allow') ??
     outcome.ledger.find((entry) => entry.gate === 'policy');
-  const rule = (row as { rule?: unknown } | undefined)?.rule;
-  if (typeof rule === 'string') return rule;
-  const named = row?.why === undefined ? null : /rule '([^']+)'/.exec(row.why);
-  return named?.[1];
+  return row?.rule;
 }

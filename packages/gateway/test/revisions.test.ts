@@ -21,7 +21,10 @@ import {
   type TempDir,
 } from './helpers';
 
-const TOKENS = { ACME_TOKEN: 'acme-token-0123456789abcdef', GLOBEX_TOKEN: 'globex-token-0123456789abcdef' };
+const TOKENS = {
+  ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-01234567',
+};
 const MODERN = '2026-07-28';
 
 function config(dir: TempDir): string {

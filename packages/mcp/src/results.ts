@@ -59,7 +59,9 @@ export type McpSettled =
       readonly kind: 'outcome';
       readonly outcome: DispatchOutcome;
       /** How a paused call was decided, when it paused. */
-      readonly via?: 'grant' | 'elicitation' | 'inbox';
+      readonly via?: 'grant' | 'standing-grant' | 'elicitation' | 'inbox';
+      /** The standing grant that answered, when one did. */
+      readonly grantId?: string;
     }
   | {
       readonly kind: 'refused';

@@ -32,7 +32,7 @@ export const COMMAND_FLAGS: Readonly<Record<string, Readonly<Record<string, Flag
   check: {},
   policy: {},
   pins: { changed: 'boolean', upstream: 'string', by: 'string' },
-  audit: { 'public-key': 'string', out: 'string' },
+  audit: { 'public-key': 'string', out: 'string', checkpoint: 'string', head: 'string' },
   help: {},
 };
 

@@ -20,6 +20,7 @@ export const USAGE = `usage: toolgate <command> [--config toolgate.yaml]
   pins list [--changed] [--upstream U]      show pinned tool definitions and which changed
   pins accept TOOL [--by NAME]              show a changed definition's diff and accept it
   audit verify [--public-key PEM]           check the audit log's hash chain and signatures
+    [--checkpoint FILE|URL] [--head SEQ:HASH]  and that it reaches and agrees with a head kept apart
   audit export [--out FILE]                 print the audit log as JSON lines
 
 --config defaults to ./toolgate.yaml (or ./toolgate.json).`;

@@ -429,6 +429,18 @@ function oneOfProblem(definition: string | undefined, path: ConfigPath): { messa
   return { message: 'does not match any allowed form', fix: 'see schema/toolgate.schema.json' };
 }
 
+/** An https URL, or http to a loopback host: a checkpoint must not cross a network in the clear. */
+function isLoopbackOrHttps(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
 /** Checks the schema cannot express: units, names that must exist, exclusive keys, key strength. */
 function checkConfig(config: GatewayConfig): Problem[] {
   const problems: Problem[] = [];
@@ -458,6 +470,14 @@ function checkConfig(config: GatewayConfig): Problem[] {
     add(['auth', 'jwt', 'jwks'], jwksProblem(jwks)!, 'serve the key set over https://, or give a JWKS file');
   duration(['checkIns', 'ttl'], config.checkIns?.ttl);
   duration(['checkIns', 'hold'], config.checkIns?.hold);
+  duration(['audit', 'checkpoints', 'interval'], config.audit?.checkpoints?.interval);
+  const webhook = config.audit?.checkpoints?.webhook;
+  if (webhook !== undefined && !isLoopbackOrHttps(webhook))
+    add(
+      ['audit', 'checkpoints', 'webhook'],
+      'is not an https URL (plain http is allowed only on loopback)',
+      'write an https:// URL',
+    );
   size(['defaults', 'resultCeiling', 'maxBytes'], config.defaults?.resultCeiling?.maxBytes);
 
   if (config.checkIns !== undefined && new TextEncoder().encode(config.checkIns.key).length < 32)

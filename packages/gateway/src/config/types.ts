@@ -50,6 +50,8 @@ export interface CheckInsConfig {
   readonly key: string;
   readonly ttl?: string;
   readonly hold?: string;
+  /** Pending check-ins one principal may keep waiting; over it, CHECKIN_LIMIT. */
+  readonly maxPending?: number;
 }
 
 export interface AuditConfig {
@@ -60,6 +62,19 @@ export interface AuditConfig {
   readonly onAuditFailure?: 'refuse' | 'allow';
   /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
   readonly store?: string;
+  /** Signed checkpoints published outside the store. */
+  readonly checkpoints?: AuditCheckpointsConfig;
+}
+
+export interface AuditCheckpointsConfig {
+  /** A file outside the store, rewritten with the newest checkpoint. */
+  readonly file?: string;
+  /** A URL each checkpoint is POSTed to (https, or http on loopback). */
+  readonly webhook?: string;
+  /** Records between checkpoints; default 100. */
+  readonly every?: number;
+  /** How long a stored record may wait for a checkpoint, a duration; default `10s`. */
+  readonly interval?: string;
 }
 
 export interface ResultCeilingConfig {
