@@ -358,13 +358,17 @@ function stdioIdentityOf(loaded: LoadedConfig) {
 }
 
 async function readiness(runtime: Runtime): Promise<Readiness> {
-  const upstreams: Record<string, { state: string; tools: number; error?: string }> = {};
+  const upstreams: Record<
+    string,
+    { state: string; tools: number; error?: string; stderr?: readonly string[] }
+  > = {};
   for (const [name, upstream] of runtime.upstreams) {
     const status = upstream.status();
     upstreams[name] = {
       state: status.state,
       tools: status.tools,
       ...(status.error !== undefined ? { error: status.error } : {}),
+      ...(status.stderr !== undefined ? { stderr: status.stderr } : {}),
     };
   }
   const probe = async (store: { kind: string; ping(): Promise<void> }) => {

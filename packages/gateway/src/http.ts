@@ -35,7 +35,15 @@ export interface Mount {
 export interface Readiness {
   readonly ready: boolean;
   readonly upstreams: Readonly<
-    Record<string, { readonly state: string; readonly tools: number; readonly error?: string }>
+    Record<
+      string,
+      {
+        readonly state: string;
+        readonly tools: number;
+        readonly error?: string;
+        readonly stderr?: readonly string[];
+      }
+    >
   >;
   readonly stores: Readonly<
     Record<string, { readonly kind: string; readonly ok: boolean; readonly error?: string }>

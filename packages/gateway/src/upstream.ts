@@ -4,7 +4,9 @@
 // configuration's declarations per tool (`declare`) and by annotation (`fromAnnotations`). Its tools
 // follow the server: a list change, a reconnect or an accepted pin imports them again.
 
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -30,6 +32,7 @@ import type {
 import { durationMs, sizeBytes } from './config/units';
 import { fillCredentials, resolveCredential } from './credentials';
 import { globMatcher, matchesAny } from './glob';
+import { stderrTail, type StderrTail } from './stderr-tail';
 
 export type UpstreamState = McpClientStatus['state'];
 
@@ -39,6 +42,8 @@ export interface UpstreamStatus {
   readonly tools: number;
   /** Why it is not connected, in words that name no secret. */
   readonly error?: string;
+  /** The last lines a stdio server that did not complete its handshake wrote to stderr, redacted. */
+  readonly stderr?: readonly string[];
   /** Times the connection came back after it was lost. */
   readonly restarts: number;
 }
@@ -123,9 +128,15 @@ export async function connectUpstream(
   const changed = new Set<string>();
   const listeners = new Set<() => void>();
 
+  // The stderr of the newest stdio connection, kept until its handshake completes.
+  let tail: StderrTail | undefined;
   const client = mcpClient({
     name,
-    transport: () => transport(name, config, context),
+    transport: () => {
+      const made = transport(name, config, context);
+      tail = made.tail;
+      return made.transport;
+    },
     prefix,
     timeoutMs,
     backoff,
@@ -143,6 +154,7 @@ export async function connectUpstream(
       case 'mcp.status': {
         const { state, reason } = event.status;
         if (state === 'connected') {
+          tail?.stop();
           if (wasConnected) {
             restarts += 1;
             context.log?.({ level: 'info', msg: 'upstream.restarted', upstream: name, restarts });
@@ -212,7 +224,7 @@ export async function connectUpstream(
     closed = true;
     await client.close().catch(() => undefined);
     if (cause instanceof UpstreamError) throw cause;
-    throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}`);
+    throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}${stderrNote(tail)}`);
   }
 
   let refreshing: Promise<void> | undefined;
@@ -306,6 +318,9 @@ export async function connectUpstream(
         state: status.state,
         tools: current.tools.length,
         ...(status.reason !== undefined && status.state !== 'connected' ? { error: status.reason } : {}),
+        ...(status.state !== 'connected' && tail !== undefined && tail.lines().length > 0
+          ? { stderr: tail.lines() }
+          : {}),
         restarts,
       };
     },
@@ -323,28 +338,43 @@ export async function connectUpstream(
 }
 
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
-function transport(name: string, config: UpstreamConfig, context: UpstreamContext): Transport {
-  const lookup = (credential: string) =>
-    resolveCredential(credential, context.credentials, context.baseDir, context.env);
+function transport(
+  name: string,
+  config: UpstreamConfig,
+  context: UpstreamContext,
+): { transport: Transport; tail?: StderrTail } {
+  const secrets: string[] = [];
+  const lookup = (credential: string) => {
+    const value = resolveCredential(credential, context.credentials, context.baseDir, context.env);
+    secrets.push(value);
+    return value;
+  };
   try {
     if (config.command !== undefined) {
       const [command, ...args] = config.command;
+      const cwd = resolve(context.baseDir, config.cwd ?? '.');
+      // spawn reports a missing working folder as the command missing (ENOENT); name it as what it is.
+      if (!isDirectory(cwd)) throw new UpstreamError(`upstream '${name}': ${MISSING_CWD}'${cwd}'`);
       const env: Record<string, string> = { ...getDefaultEnvironment() };
       for (const [key, value] of Object.entries(config.env ?? {})) env[key] = fillCredentials(value, lookup);
-      return new StdioClientTransport({
+      const stdio = new StdioClientTransport({
         command: command!,
         args,
         env,
-        cwd: resolve(context.baseDir, config.cwd ?? '.'),
-        // The server's stderr is its own business, and may echo what it was sent.
-        stderr: 'ignore',
+        cwd,
+        // Kept only until the handshake (stderr-tail.ts): later it may echo what the server was sent.
+        stderr: 'pipe',
       });
+      return { transport: stdio, tail: stderrTail(stdio.stderr as Readable | null, secrets) };
     }
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.headers ?? {}))
       headers[key] = fillCredentials(value, lookup);
-    return new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } });
+    return {
+      transport: new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } }),
+    };
   } catch (cause) {
+    if (cause instanceof UpstreamError) throw cause;
     throw new UpstreamError(`upstream '${name}': ${(cause as Error).message}`);
   }
 }
@@ -455,6 +485,9 @@ function connectProblem(config: UpstreamConfig, cause: unknown): string {
   const deepest = (inner as { cause?: unknown } | undefined)?.cause ?? inner;
   const text = [cause, inner, deepest].map((e) => (e instanceof Error ? e.message : String(e))).join(' ');
   const code = (deepest as { code?: unknown } | undefined)?.code ?? (inner as { code?: unknown })?.code;
+  // Our own finding (a missing working folder) already says what is wrong.
+  const ours = [cause, inner, deepest].find((e) => e instanceof UpstreamError);
+  if (ours !== undefined) return ours.message.replace(/^upstream '[^']*': /, '');
   if (config.command !== undefined) {
     if (code === 'ENOENT' || /ENOENT/.test(text))
       return `the command '${config.command[0]}' was not found; check 'command' (relative paths resolve against the configuration file)`;
@@ -462,6 +495,22 @@ function connectProblem(config: UpstreamConfig, cause: unknown): string {
   }
   // An HTTP error may carry the response body or URL; only its kind is passed on.
   return `the server at its 'url' could not be reached or did not speak MCP (${inner instanceof Error ? inner.name : 'error'})`;
+}
+
+/** What a server that failed to start printed last, to end a start error with. */
+function stderrNote(tail: StderrTail | undefined): string {
+  const lines = tail?.lines() ?? [];
+  return lines.length === 0 ? '' : `; its stderr ended with: ${lines.join(' | ')}`;
+}
+
+const MISSING_CWD = 'its working folder (cwd) does not exist: ';
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function firstLine(text: string): string {
