@@ -5,6 +5,7 @@
 // it directly is not watched, so a gateway run under nohup, systemd or a container's init keeps serving.
 
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 
 export interface ParentWatch {
   stop(): void;
@@ -25,7 +26,7 @@ interface Ancestor {
 }
 
 /** Programs that only start another program and wait for it. */
-const WRAPPERS = /^(node|nodejs|npm|npx|pnpm|pnpx|yarn|tsx|bun|bunx|corepack|npm exec.*|npm-cli.*)$/;
+const WRAPPERS = /^(node|nodejs|npm|npx|pnpm|pnpx|yarn|tsx|bun|bunx|corepack|npm exec .*|npm-cli.*)$/;
 const SHELLS = /^(sh|dash|bash|zsh|ash|busybox)$/;
 /** How far up the chain is looked at. */
 const MAX_DEPTH = 8;
@@ -79,10 +80,15 @@ function wrappersAbove(pid: number, proc: string): Ancestor[] | undefined {
   return found;
 }
 
-function isWrapper(name: string, pid: number, proc: string): boolean {
-  if (WRAPPERS.test(name)) return true;
+function isWrapper(comm: string, pid: number, proc: string): boolean {
+  const argv = commandLine(pid, proc);
+  // Node names its main thread (`comm`) "MainThread", and npm retitles itself ("npm exec …"): the
+  // program is known by its command line as much as by `comm`.
+  const program = basename(argv[0]?.split(' ')[0] ?? '');
+  const title = argv[0] ?? '';
+  if ([comm, program, title].some((name) => WRAPPERS.test(name))) return true;
   // `sh -c "toolgate gateway"` as a package manager runs a script; an interactive shell is not one.
-  if (SHELLS.test(name)) return commandLine(pid, proc)[1] === '-c';
+  if ([comm, program].some((name) => SHELLS.test(name))) return argv[1] === '-c';
   return false;
 }
 
