@@ -34,4 +34,7 @@ if [[ -n ${TOOLGATE_POSTGRES_URL:-} ]]; then
   ' "$TOOLGATE_POSTGRES_URL" "toolgate_node$major")
   export TOOLGATE_POSTGRES_URL
 fi
+# Node 22 flags node:sqlite experimental, once per process: in every test process that opens a store
+# that is noise in a passing run's output. Other warnings still print.
+export NODE_OPTIONS="${NODE_OPTIONS:-} --disable-warning=ExperimentalWarning"
 node node_modules/jest/bin/jest.js --ci --forceExit --json --outputFile="$report" "$@"
