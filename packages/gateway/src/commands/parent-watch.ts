@@ -73,23 +73,26 @@ function wrappersAbove(pid: number, proc: string): Ancestor[] | undefined {
   let parent = self.ppid;
   while (parent > 1 && found.length < MAX_DEPTH) {
     const stat = statOf(parent, proc);
-    if (stat === undefined || !isWrapper(stat.name, parent, proc)) break;
-    found.push({ pid: parent, started: stat.started, name: stat.name });
+    const name = stat === undefined ? undefined : wrapperName(stat.name, parent, proc);
+    if (stat === undefined || name === undefined) break;
+    found.push({ pid: parent, started: stat.started, name });
     parent = stat.ppid;
   }
   return found;
 }
 
-function isWrapper(comm: string, pid: number, proc: string): boolean {
+/** The wrapper's name for a log line (`pnpm`, `node`, `sh -c`), or undefined when it is no wrapper. */
+function wrapperName(comm: string, pid: number, proc: string): string | undefined {
   const argv = commandLine(pid, proc);
   // Node names its main thread (`comm`) "MainThread", and npm retitles itself ("npm exec …"): the
   // program is known by its command line as much as by `comm`.
   const program = basename(argv[0]?.split(' ')[0] ?? '');
   const title = argv[0] ?? '';
-  if ([comm, program, title].some((name) => WRAPPERS.test(name))) return true;
+  if (WRAPPERS.test(program)) return program;
+  if ([comm, title].some((name) => WRAPPERS.test(name))) return comm;
   // `sh -c "toolgate gateway"` as a package manager runs a script; an interactive shell is not one.
-  if ([comm, program].some((name) => SHELLS.test(name))) return argv[1] === '-c';
-  return false;
+  if ([comm, program].some((name) => SHELLS.test(name)) && argv[1] === '-c') return `${comm} -c`;
+  return undefined;
 }
 
 /** `comm`, parent pid and start time of `pid` from /proc/<pid>/stat; undefined when it is gone. */
