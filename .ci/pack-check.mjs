@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
 
@@ -285,10 +286,7 @@ await client.close();
     );
   } finally {
     gateway.kill('SIGTERM');
-    const stopped = await Promise.race([
-      exited,
-      new Promise((done) => setTimeout(() => done(undefined), 15_000)),
-    ]);
+    const stopped = await Promise.race([exited, sleep(15_000, undefined, { ref: false })]);
     check(stopped?.code === 0, `SIGTERM stops the installed gateway, exit 0 (${JSON.stringify(stopped)})`);
     if (stopped === undefined) gateway.kill('SIGKILL');
   }
@@ -300,6 +298,6 @@ async function within(ms, probe) {
   for (;;) {
     const value = await probe();
     if (value !== undefined || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
