@@ -1,13 +1,13 @@
 // A LangChain createAgent whose tool calls run through a toolgate chain, with LangChain's own fake
 // chat model, so it runs without an API key: the refund stops on a LangGraph interrupt, a person
-// approves it with a Command, and the refund runs once. Run it: pnpm --filter @toolgate/example-langchain start
+// approves it with LangChain's `{ decisions }`, and the refund runs once. Run it: pnpm --filter @toolgate/example-langchain start
 import { Type } from 'typebox';
 import { AIMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
-import { checkInApproved, createDispatcher, defineTool } from '@toolgate/core';
-import { toolgateMiddleware, type CheckInInterrupt } from '@toolgate/langchain';
+import { createDispatcher, defineTool } from '@toolgate/core';
+import { toolgateMiddleware, type TurnInterrupt } from '@toolgate/langchain';
 import { canonicalChain } from '@toolgate/middleware';
 
 const refund = defineTool({
@@ -41,12 +41,12 @@ const config = {
 };
 
 const first = await agent.invoke({ messages: 'Refund 20 on A-17' }, config);
-// An answer names each request it decides: one un-named "approve" would reach every waiting question.
-const answer: Record<string, ReturnType<typeof checkInApproved>> = {};
+// One interrupt per model turn, shaped like humanInTheLoopMiddleware's: every call that needs a person.
 for (const { value } of first.__interrupt__ ?? []) {
-  const { checkIn } = value as CheckInInterrupt;
-  console.log(`approval needed: ${checkIn.toolName} ${JSON.stringify(checkIn.review)}`);
-  answer[checkIn.id] = checkInApproved({ by: 'ada' });
+  for (const action of (value as TurnInterrupt).actionRequests)
+    console.log(`approval needed: ${action.name} ${JSON.stringify(action.args)}`);
 }
-const second = await agent.invoke(new Command({ resume: answer }), config);
+// Resumed the way LangChain documents: one decision per action, in order. Each answers the request
+// raised for exactly that call, once.
+const second = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config);
 console.log(second.messages.at(-1)?.content);

@@ -12,8 +12,22 @@ export interface SdkApproval {
   readonly ordinal: number;
 }
 
+// The SDK hands every call of one step the same messages array: read it once per step, not per call.
+const read = new WeakMap<
+  readonly ModelMessage[],
+  { readonly length: number; readonly targets: Map<string, string> }
+>();
+
 /** Each approval id's tool call id, as the SDK maps them (a later part with the same id wins). */
 function approvalTargets(messages: readonly ModelMessage[]): Map<string, string> {
+  const known = read.get(messages);
+  if (known !== undefined && known.length === messages.length) return known.targets;
+  const targets = mapTargets(messages);
+  read.set(messages, { length: messages.length, targets });
+  return targets;
+}
+
+function mapTargets(messages: readonly ModelMessage[]): Map<string, string> {
   const targets = new Map<string, string>();
   for (const message of messages) {
     if (message.role !== 'assistant' || typeof message.content === 'string') continue;

@@ -81,17 +81,26 @@ export function aiSdkTools<C extends ToolContext = ToolgateToolContext>(
     throw new TypeError(
       'aiSdkTools: checkIns must be a CheckInStore (the one the chain keeps check-ins in).',
     );
-  const governed = governor(dispatcher, options, identityReader(options.identity));
+  const identityOf = identityReader(options.identity);
+  const governed = governor(dispatcher, options, identityOf);
   const tools: Record<string, AiSdkTool<C>> = {};
   for (const declared of dispatcher.tools.values()) {
     const name = declared.schema.name;
-    const viaSdk = approvals === 'ai-sdk' && declared.checkIn === 'always';
+    const viaSdk = approvals === 'ai-sdk';
     tools[name] = tool<Record<string, unknown>, string, C>({
       description: declared.schema.description,
       // No validate function: the chain's validate-args gate judges the input and the model reads its refusal.
       inputSchema: jsonSchema<Record<string, unknown>>(declared.schema.inputSchema as JSONSchema7),
       ...(declared.source !== undefined ? { metadata: { toolgateSource: declared.source } } : {}),
-      ...(viaSdk ? { needsApproval: (input, asked) => governed.needsApproval(declared, input, asked) } : {}),
+      // Every call the SDK is handed, so an approval of it (whoever asked) can answer it once.
+      ...(viaSdk
+        ? {
+            onInputAvailable: ({ input, ...handed }) => governed.inputAvailable(declared, input, handed),
+          }
+        : {}),
+      ...(viaSdk && declared.checkIn === 'always'
+        ? { needsApproval: (input, asked) => governed.needsApproval(declared, input, asked) }
+        : {}),
       execute: (input, execution) => governed.execute(declared, input, execution, viaSdk),
     }) as AiSdkTool<C>;
   }
@@ -113,7 +122,7 @@ export function toolgateContext(
   return context;
 }
 
-function identityReader<C>(
+export function identityReader<C>(
   source: IdentitySource<C> | undefined,
 ): (context: C | undefined) => Identity | undefined {
   if (typeof source === 'function') return source;

@@ -1,7 +1,11 @@
 // A scripted AI SDK mock model (from 'ai/test') that decides its next move from the prompt it is sent.
 
-import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from '@ai-sdk/provider';
-import { MockLanguageModelV4 } from 'ai/test';
+import type {
+  LanguageModelV4CallOptions,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+} from '@ai-sdk/provider';
+import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 
 export { KEY, SECRET, world } from '../../../test-support/adapter-world';
 
@@ -25,29 +29,43 @@ export function scriptedAiModel(script: readonly ((read: readonly string[]) => M
   const prompts: LanguageModelV4CallOptions['prompt'][] = [];
   let step = 0;
   let ids = 0;
-  const model = new MockLanguageModelV4({
-    doGenerate: async (options): Promise<LanguageModelV4GenerateResult> => {
-      prompts.push(options.prompt);
-      const next = script[step++];
-      const move = next === undefined ? { say: 'done' } : next(toolTexts(options.prompt));
-      if ('say' in move)
-        return {
-          content: [{ type: 'text', text: move.say }],
-          finishReason: { unified: 'stop', raw: undefined },
-          usage,
-          warnings: [],
-        };
+  const generate = async (options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
+    prompts.push(options.prompt);
+    const next = script[step++];
+    const move = next === undefined ? { say: 'done' } : next(toolTexts(options.prompt));
+    if ('say' in move)
       return {
-        content: move.calls.map((call) => ({
-          type: 'tool-call' as const,
-          toolCallId: call.id ?? `tc_${++ids}`,
-          toolName: call.toolName,
-          input: JSON.stringify(call.input),
-        })),
-        finishReason: { unified: 'tool-calls', raw: undefined },
+        content: [{ type: 'text', text: move.say }],
+        finishReason: { unified: 'stop', raw: undefined },
         usage,
         warnings: [],
       };
+    return {
+      content: move.calls.map((call) => ({
+        type: 'tool-call' as const,
+        toolCallId: call.id ?? `tc_${++ids}`,
+        toolName: call.toolName,
+        input: JSON.stringify(call.input),
+      })),
+      finishReason: { unified: 'tool-calls', raw: undefined },
+      usage,
+      warnings: [],
+    };
+  };
+  const model = new MockLanguageModelV4({
+    doGenerate: generate,
+    // The same script, streamed: each step's content as stream parts.
+    doStream: async (options) => {
+      const { content, finishReason } = await generate(options);
+      const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+      for (const part of content) {
+        if (part.type === 'text') {
+          parts.push({ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: part.text });
+          parts.push({ type: 'text-end', id: 't' });
+        } else if (part.type === 'tool-call') parts.push(part);
+      }
+      parts.push({ type: 'finish', finishReason, usage });
+      return { stream: convertArrayToReadableStream(parts) };
     },
   });
   return { model, prompts, everything: () => JSON.stringify(prompts) };

@@ -61,6 +61,8 @@ export interface CheckInInterrupt {
     allowedDecisions: readonly ('approve' | 'reject')[];
   }[];
   readonly checkIn: CheckInRequest;
+  /** `[checkIn]`: the same field a turn's review carries, so a client reads both alike. */
+  readonly checkIns: readonly CheckInRequest[];
 }
 
 export interface GovernedCall<TContext> {
@@ -73,7 +75,7 @@ export interface GovernedCall<TContext> {
 
 const DEFAULT_APPROVER = 'langchain-approval';
 
-function contextIdentity(context: unknown): Identity | undefined {
+export function contextIdentity(context: unknown): Identity | undefined {
   if (typeof context !== 'object' || context === null) return undefined;
   const identity = (context as { identity?: unknown }).identity;
   return typeof identity === 'object' && identity !== null ? (identity as Identity) : undefined;
@@ -84,6 +86,7 @@ export function checkInInterrupt(request: CheckInRequest): CheckInInterrupt {
     actionRequests: [{ name: request.toolName, args: request.review, description: request.question }],
     reviewConfigs: [{ actionName: request.toolName, allowedDecisions: ['approve', 'reject'] }],
     checkIn: request,
+    checkIns: [request],
   };
 }
 
@@ -119,19 +122,23 @@ async function withdrawOthers(lookup: CheckInLookup, call: ApprovedCall, decided
   for (const other of others) if (other.id !== decided) await lookup.revoke(other.id);
 }
 
-/** Runs governed calls for one dispatcher; its index of raised requests lives as long as the adapter. */
-export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOptions<TContext>) {
-  const identityOf = options.identity ?? contextIdentity;
-  const lookup = checkInLookup(options.checkIns !== undefined ? { store: options.checkIns } : {});
-
-  function approver(context: TContext): string {
+/** Who answered a LangChain-style decision, as the options say; never throws. */
+export function approverOf<TContext>(options: GovernedOptions<TContext>): (context: TContext) => string {
+  return (context) => {
     try {
       const by = options.approvedBy?.(context);
       return typeof by === 'string' && by.trim() !== '' ? by : DEFAULT_APPROVER;
     } catch {
       return DEFAULT_APPROVER;
     }
-  }
+  };
+}
+
+/** Runs governed calls for one dispatcher; its index of raised requests lives as long as the adapter. */
+export function governor<TContext>(dispatcher: Dispatcher, options: GovernedOptions<TContext>) {
+  const identityOf = options.identity ?? contextIdentity;
+  const lookup = checkInLookup(options.checkIns !== undefined ? { store: options.checkIns } : {});
+  const approver = approverOf(options);
 
   return async function governedCall(call: GovernedCall<TContext>): Promise<DispatchOutcome | string> {
     let identity: Identity | undefined;

@@ -5,3 +5,5 @@ export { checkInInterrupt } from './governed-call';
 export { governedTools } from './governed-tools';
 export type { NamedDecision } from './resume-answer';
 export { toolgateMiddleware } from './middleware';
+export type { TurnInterrupt } from './turn-review';
+export { turnInterrupt } from './turn-review';

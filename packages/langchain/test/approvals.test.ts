@@ -1,14 +1,17 @@
-// A LangGraph resume answer decides exactly the check-in it names, once: two refunds asked at once,
-// an answer naming one or none, thread state edited before the resume, a checkpoint replayed, and two
-// processes sharing one SQLite check-in store. Through createAgent with LangChain's fake chat model.
+// One review per model turn, in humanInTheLoopMiddleware's shape: every call of the turn that needs a
+// person in one interrupt, resumed by `{ decisions }` in order (or named, or a bare decision when the
+// turn asks one question). Each decision answers the request raised for exactly its call, once: thread
+// state edited before the resume, a checkpoint replayed, a call id reused by a later turn, and two
+// processes sharing one SQLite check-in store run nothing twice. Through createAgent with LangChain's
+// fake chat model.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
-import { checkInApproved, checkInDeclined, createDispatcher, type CheckInRequest } from '@toolgate/core';
-import { toolgateMiddleware, type CheckInInterrupt } from '@toolgate/langchain';
+import { checkInApproved, createDispatcher, type CheckInRequest } from '@toolgate/core';
+import { toolgateMiddleware, type TurnInterrupt } from '@toolgate/langchain';
 import { canonicalChain } from '@toolgate/middleware';
 import { sqliteCheckIns } from '@toolgate/store-sqlite';
 import { fixedClock } from '@toolgate/testing';
@@ -21,9 +24,9 @@ const KEY = 'langchain-approvals-check-in-key-0123456789';
 
 type Invoked = { messages: BaseMessage[]; __interrupt__?: { id?: string; value: unknown }[] };
 
-/** The check-in requests an interrupted run is waiting on, in interrupt order. */
+/** The check-in requests an interrupted run is waiting on, in interrupt and action order. */
 const waitingOn = (result: Invoked): CheckInRequest[] =>
-  (result.__interrupt__ ?? []).map((each) => (each.value as CheckInInterrupt).checkIn);
+  (result.__interrupt__ ?? []).flatMap((each) => (each.value as TurnInterrupt).checkIns);
 
 /** Every tool result the model was sent, by tool call id. */
 function toolResults(result: Invoked): Record<string, string> {
@@ -71,119 +74,204 @@ function deskAgent(turns: ChatTurn[], desk = adapterDesk(), checkpointer = new M
   return { agent, desk, checkpointer };
 }
 
-describe('LangGraph resume answers', () => {
-  it('two refunds asked at once: an answer naming neither decides nothing, one naming one decides only that one', async () => {
+describe('one review per model turn', () => {
+  it("two refunds in one turn are one interrupt in humanInTheLoopMiddleware's shape; { decisions } in order approve one and reject the other", async () => {
     const { agent, desk } = deskAgent(twoRefunds);
     const config = { context: ada, configurable: { thread_id: 'two' } };
     const first = (await agent.invoke({ messages: 'refund both' }, config)) as Invoked;
-    const [r1, r2] = waitingOn(first);
-    expect([r1?.args, r2?.args]).toEqual([
+    expect(first.__interrupt__).toHaveLength(1);
+    const value = first.__interrupt__![0]!.value as TurnInterrupt;
+    expect(value.actionRequests.map((a) => a.args)).toEqual([
       { orderId: 'A-1', amount: 20 },
       { orderId: 'A-2', amount: 30 },
     ]);
-
-    // LangChain's human-in-the-loop answer without names reaches both interrupts and decides neither.
-    const unnamed = (await agent.invoke(
-      new Command({ resume: { decisions: [{ type: 'approve' }, { type: 'reject', message: 'no' }] } }),
-      config,
-    )) as Invoked;
-    expect(
-      waitingOn(unnamed)
-        .map((r) => r.id)
-        .sort(),
-    ).toEqual([r1!.id, r2!.id].sort());
+    expect(value.reviewConfigs.map((c) => c.allowedDecisions)).toEqual([
+      ['approve', 'edit', 'reject'],
+      ['approve', 'edit', 'reject'],
+    ]);
     expect(desk.ran).toEqual([]);
 
-    // A decision list naming only A-1's request approves A-1; A-2 is asked again.
-    const one = (await agent.invoke(
-      new Command({ resume: { decisions: [{ type: 'approve', checkInId: r1!.id }] } }),
-      config,
-    )) as Invoked;
+    const answer = {
+      decisions: [{ type: 'approve' }, { type: 'reject', message: 'A-2 was already refunded' }],
+    };
+    const done = (await agent.invoke(new Command({ resume: answer }), config)) as Invoked;
     expect(desk.ran).toEqual([{ tool: 'refund_order', args: { orderId: 'A-1', amount: 20 } }]);
-    expect(waitingOn(one).map((r) => r.id)).toEqual([r2!.id]);
-
-    const other = (await agent.invoke(
-      new Command({
-        resume: { [r2!.id]: checkInDeclined({ by: 'ada', reason: 'A-2 was already refunded' }) },
-      }),
-      config,
-    )) as Invoked;
-    expect(desk.ran).toHaveLength(1);
-    const read = toolResults(other);
+    const read = toolResults(done);
     expect(read['call_1']).toBe('{"orderId":"A-1","refunded":20}');
     expect(read['call_2']).toMatch(/^\[check-in refused: .*A-2 was already refunded/);
+    expect(done.__interrupt__ ?? []).toEqual([]);
   });
 
-  it('a decision list naming both decides each as named: approve one, reject the other', async () => {
+  it('an answer that does not decide every request decides none, and the same requests are asked again', async () => {
     const { agent, desk } = deskAgent(twoRefunds);
-    const config = { context: ada, configurable: { thread_id: 'both' } };
+    const config = { context: ada, configurable: { thread_id: 'partial' } };
     const [r1, r2] = waitingOn((await agent.invoke({ messages: 'refund both' }, config)) as Invoked);
-    const answer = {
+    for (const resume of [
+      { decisions: [{ type: 'approve' }] },
+      { decisions: [{ type: 'approve', checkInId: r1!.id }] },
+      { decisions: [{ type: 'approve' }, { type: 'maybe' }] },
+      checkInApproved({ by: 'ada' }),
+      { [r1!.id]: checkInApproved({ by: 'ada' }) },
+    ]) {
+      const again = (await agent.invoke(new Command({ resume }), config)) as Invoked;
+      expect(waitingOn(again).map((r) => r.id)).toEqual([r1!.id, r2!.id]);
+    }
+    expect(desk.ran).toEqual([]);
+    // Named decisions may come in any order.
+    const named = {
       decisions: [
         { type: 'reject', checkInId: r2!.id, message: 'not A-2' },
         { type: 'approve', checkInId: r1!.id },
       ],
     };
-    const result = (await agent.invoke(new Command({ resume: answer }), config)) as Invoked;
+    const result = (await agent.invoke(new Command({ resume: named }), config)) as Invoked;
     expect(desk.ran).toEqual([{ tool: 'refund_order', args: { orderId: 'A-1', amount: 20 } }]);
     expect(toolResults(result)['call_2']).toMatch(/^\[check-in refused: .*not A-2/);
-    expect(result.__interrupt__ ?? []).toEqual([]);
   });
 
-  it('a bare decision names no interrupt: it decides nothing and the same request is asked again', async () => {
+  it('a bare resume value answers a turn that asks one question, as LangGraph documents for a single interrupt', async () => {
+    for (const bare of [checkInApproved({ by: 'ada' }), { type: 'approve' }]) {
+      const { agent, desk } = deskAgent(oneRefund);
+      const config = { context: ada, configurable: { thread_id: 'bare' } };
+      expect(waitingOn((await agent.invoke({ messages: 'refund' }, config)) as Invoked)).toHaveLength(1);
+      const done = (await agent.invoke(new Command({ resume: bare }), config)) as Invoked;
+      expect(String(done.messages.at(-1)?.content)).toBe('tool said: {"orderId":"A-17","refunded":20}');
+      expect(desk.ran).toHaveLength(1);
+    }
+  });
+
+  it("an edit runs the person's args through the whole chain once; an edit that names another tool decides nothing", async () => {
     const { agent, desk } = deskAgent(oneRefund);
-    const config = { context: ada, configurable: { thread_id: 'bare' } };
+    const config = { context: ada, configurable: { thread_id: 'edit' } };
     const [request] = waitingOn((await agent.invoke({ messages: 'refund' }, config)) as Invoked);
-    const again = (await agent.invoke(
-      new Command({ resume: checkInApproved({ by: 'ada' }) }),
-      config,
-    )) as Invoked;
-    expect(waitingOn(again).map((r) => r.id)).toEqual([request!.id]);
-    expect(desk.ran).toEqual([]);
-    const named = (await agent.invoke(
-      new Command({ resume: { [request!.id]: checkInApproved({ by: 'ada' }) } }),
-      config,
-    )) as Invoked;
-    expect(desk.ran).toHaveLength(1);
-    expect(String(named.messages.at(-1)?.content)).toBe('tool said: {"orderId":"A-17","refunded":20}');
+    const renamed = {
+      decisions: [{ type: 'edit', editedAction: { name: 'lookup_order', args: { orderId: 'A-17' } } }],
+    };
+    expect(waitingOn((await agent.invoke(new Command({ resume: renamed }), config)) as Invoked)[0]?.id).toBe(
+      request!.id,
+    );
+    const edit = {
+      decisions: [
+        { type: 'edit', editedAction: { name: 'refund_order', args: { orderId: 'A-17', amount: 5 } } },
+      ],
+    };
+    const done = (await agent.invoke(new Command({ resume: edit }), config)) as Invoked;
+    expect(String(done.messages.at(-1)?.content)).toBe('tool said: {"orderId":"A-17","refunded":5}');
+    expect(desk.ran).toEqual([{ tool: 'refund_order', args: { orderId: 'A-17', amount: 5 } }]);
   });
 
-  it('thread state edited before the resume: the approval does not run the edited args, which are asked about anew', async () => {
+  it('a turn mixing a governed refund and a plain lookup asks once, then runs both', async () => {
+    const turns: ChatTurn[] = [
+      () =>
+        new AIMessage({
+          content: '',
+          tool_calls: [
+            { name: 'lookup_order', args: { orderId: 'A-1' }, id: 'call_1', type: 'tool_call' },
+            { name: 'refund_order', args: { orderId: 'A-1', amount: 20 }, id: 'call_2', type: 'tool_call' },
+          ],
+        }),
+      (messages) => say(`tool said: ${lastToolResult(messages)}`),
+    ];
+    const { agent, desk } = deskAgent(turns);
+    const config = { context: ada, configurable: { thread_id: 'mixed' } };
+    const first = (await agent.invoke({ messages: 'look and refund' }, config)) as Invoked;
+    expect(waitingOn(first).map((r) => r.toolName)).toEqual(['refund_order']);
+    expect(desk.ran).toEqual([]);
+    const done = (await agent.invoke(
+      new Command({ resume: { decisions: [{ type: 'approve' }] } }),
+      config,
+    )) as Invoked;
+    const read = toolResults(done);
+    expect(read['call_1']).toBe('{"orderId":"A-1","total":120}');
+    expect(read['call_2']).toBe('{"orderId":"A-1","refunded":20}');
+    expect(desk.ran.map((r) => r.tool).sort()).toEqual(['lookup_order', 'refund_order']);
+  });
+
+  it('thread state edited before the resume: the approval runs nothing, and the model reads that the request no longer waits', async () => {
     const { agent, desk } = deskAgent(oneRefund);
     const config = { context: ada, configurable: { thread_id: 'edited' } };
-    const [request] = waitingOn((await agent.invoke({ messages: 'refund' }, config)) as Invoked);
+    await agent.invoke({ messages: 'refund' }, config);
     const state = await agent.graph.getState(config);
     const ai = (state.values as { messages: AIMessage[] }).messages.at(-1)!;
     const edited = new AIMessage({
       id: ai.id!,
       content: '',
       tool_calls: ai.tool_calls!.map((call) => ({ ...call, args: { ...call.args, amount: 3000 } })),
+      response_metadata: ai.response_metadata,
     });
     await agent.graph.updateState(config, { messages: [edited] });
 
     const result = (await agent.invoke(
-      new Command({ resume: { [request!.id]: checkInApproved({ by: 'ada' }) } }),
+      new Command({ resume: checkInApproved({ by: 'ada' }) }),
       config,
     )) as Invoked;
     expect(desk.ran).toEqual([]);
-    const [asked] = waitingOn(result);
-    expect(asked?.id).not.toBe(request!.id);
-    expect(asked?.args).toEqual({ orderId: 'A-17', amount: 3000 });
+    expect(toolResults(result)['call_1']).toMatch(
+      /^\[check-in refused: the request for 'refund_order' is no longer waiting/,
+    );
+    expect(JSON.stringify(result.messages)).not.toContain('"refunded":3000');
   });
 
   it('the interrupted checkpoint replayed with the same answer runs the refund once', async () => {
     const { agent, desk } = deskAgent([...oneRefund, ...oneRefund.slice(1)]);
     const config = { context: ada, configurable: { thread_id: 'replay' } };
-    const [request] = waitingOn((await agent.invoke({ messages: 'refund' }, config)) as Invoked);
+    await agent.invoke({ messages: 'refund' }, config);
     const interrupted = (await agent.graph.getState(config)).config;
-    const answer = new Command({ resume: { [request!.id]: checkInApproved({ by: 'ada' }) } });
+    const answer = new Command({ resume: { decisions: [{ type: 'approve' }] } });
     const done = (await agent.invoke(answer, config)) as Invoked;
     expect(String(done.messages.at(-1)?.content)).toBe('tool said: {"orderId":"A-17","refunded":20}');
 
-    // Time travel: the same answer to the same interrupted checkpoint.
-    const replayed = (await agent.invoke(answer, { context: ada, ...interrupted })) as Invoked;
+    // Time travel: the same answer to the same interrupted checkpoint, twice, and at once.
+    const replays = (await Promise.all([
+      agent.invoke(answer, { context: ada, ...interrupted }),
+      agent.invoke(answer, { context: ada, ...interrupted }),
+    ])) as Invoked[];
     expect(desk.ran).toEqual([{ tool: 'refund_order', args: { orderId: 'A-17', amount: 20 } }]);
-    expect(waitingOn(replayed).map((r) => r.id)).not.toContain(request!.id);
+    for (const replay of replays) {
+      expect(waitingOn(replay)).toEqual([]);
+      expect(toolResults(replay)['call_1']).toMatch(/no longer waiting/);
+    }
+  });
+
+  it('a later turn that reuses a call id and args is not approved by a replay of the earlier answer', async () => {
+    const call = (): AIMessage =>
+      new AIMessage({
+        content: '',
+        tool_calls: [
+          { name: 'refund_order', args: { orderId: 'A-17', amount: 20 }, id: 'call_1', type: 'tool_call' },
+        ],
+      });
+    const report: ChatTurn = (messages) => say(`tool said: ${lastToolResult(messages)}`);
+    const { agent, desk } = deskAgent([call, report, call, report, report, report]);
+    const config = { context: ada, configurable: { thread_id: 'reuse' } };
+    await agent.invoke({ messages: 'refund' }, config);
+    const firstAsk = (await agent.graph.getState(config)).config;
+    const approve = new Command({ resume: { decisions: [{ type: 'approve' }] } });
+    await agent.invoke(approve, config);
+    const second = (await agent.invoke({ messages: 'again' }, config)) as Invoked;
+    const [r2] = waitingOn(second);
+    expect(r2).toBeDefined();
+    const secondAsk = (await agent.graph.getState(config)).config;
+
+    await agent.invoke(approve, { context: ada, ...firstAsk });
+    expect(desk.ran).toHaveLength(1);
+    // The replay forked the thread; the second question is still answered at its own checkpoint.
+    const done = (await agent.invoke(approve, { context: ada, ...secondAsk })) as Invoked;
+    expect(String(done.messages.at(-1)?.content)).toBe('tool said: {"orderId":"A-17","refunded":20}');
+    expect(desk.ran).toHaveLength(2);
+  });
+
+  it('the answer is bound to the caller: resumed for another principal, nothing runs', async () => {
+    const { agent, desk } = deskAgent(oneRefund);
+    const config = { configurable: { thread_id: 'caller' } };
+    await agent.invoke({ messages: 'refund' }, { context: ada, ...config });
+    const mallory = { identity: { tenant: 'acme', principal: 'mallory' } };
+    const result = (await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), {
+      context: mallory,
+      ...config,
+    })) as Invoked;
+    expect(desk.ran).toEqual([]);
+    expect(toolResults(result)['call_1']).toMatch(/no longer waiting/);
   });
 
   it('across two processes sharing one SQLite check-in store: interrupted in one, resumed in the other, replayed in the first, it runs once', async () => {
@@ -215,15 +303,16 @@ describe('LangGraph resume answers', () => {
       const b = process(storeB, oneRefund.slice(1));
       const config = { context: ada, configurable: { thread_id: 'shared' } };
       const [request] = waitingOn((await a.agent.invoke({ messages: 'refund' }, config)) as Invoked);
+      expect(request).toBeDefined();
       const interrupted = (await a.agent.graph.getState(config)).config;
-      const answer = new Command({ resume: { [request!.id]: checkInApproved({ by: 'ada' }) } });
+      const answer = new Command({ resume: checkInApproved({ by: 'ada' }) });
 
       const inB = (await b.agent.invoke(answer, config)) as Invoked;
       expect(String(inB.messages.at(-1)?.content)).toBe('tool said: {"orderId":"A-17","refunded":20}');
       expect(await storeA.list({ state: 'pending' })).toEqual([]);
 
       const inA = (await a.agent.invoke(answer, { context: ada, ...interrupted })) as Invoked;
-      expect(waitingOn(inA).map((r) => r.id)).not.toContain(request!.id);
+      expect(waitingOn(inA)).toEqual([]);
       expect([...a.desk.ran, ...b.desk.ran]).toEqual([
         { tool: 'refund_order', args: { orderId: 'A-17', amount: 20 } },
       ]);

@@ -4,7 +4,7 @@
 // answers exactly that request through `dispatcher.resume`, once. A RunState is plain JSON a host
 // keeps: replayed or edited, it finds no request still waiting for its call, and is refused.
 
-import type { RunContext } from '@openai/agents';
+import type { RunContext, ToolInputGuardrailDefinition, ToolOutputGuardrailDefinition } from '@openai/agents';
 import {
   canonicalJson,
   checkInApproved,
@@ -46,6 +46,14 @@ export interface GovernedToolsOptions<TContext> {
    * only requests this process raised are found, and any other approval is refused.
    */
   readonly checkIns?: CheckInStore;
+  /**
+   * The SDK's tool input guardrails (`defineToolInputGuardrail`), given to every governed tool. The SDK
+   * runs them after any approval and before `execute`: one that rejects keeps the call from reaching
+   * the chain, and the model reads its message.
+   */
+  readonly inputGuardrails?: readonly ToolInputGuardrailDefinition<TContext>[];
+  /** The SDK's tool output guardrails, given to every governed tool; they see the text the model would read. */
+  readonly outputGuardrails?: readonly ToolOutputGuardrailDefinition<TContext>[];
 }
 
 const DEFAULT_APPROVER = 'openai-agents-approval';

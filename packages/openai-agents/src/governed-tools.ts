@@ -32,6 +32,19 @@ export function governedTools<TContext = unknown>(
     throw new TypeError(
       'governedTools: checkIns must be a CheckInStore (the one the chain keeps check-ins in).',
     );
+  for (const [field, list] of [
+    ['inputGuardrails', options.inputGuardrails],
+    ['outputGuardrails', options.outputGuardrails],
+  ] as const) {
+    if (list !== undefined && (!Array.isArray(list) || list.some((g) => typeof g?.run !== 'function')))
+      throw new TypeError(
+        `governedTools: ${field} must be a list of the SDK's tool guardrails (defineTool${field === 'inputGuardrails' ? 'Input' : 'Output'}Guardrail).`,
+      );
+  }
+  const guardrails = {
+    ...(options.inputGuardrails !== undefined ? { inputGuardrails: [...options.inputGuardrails] } : {}),
+    ...(options.outputGuardrails !== undefined ? { outputGuardrails: [...options.outputGuardrails] } : {}),
+  };
   const governed = governor(dispatcher, options);
   const tools = dispatcher.schemas().map((schema) => {
     // Only a static check-in is known before the chain runs; a predicate's pause goes to onPause.
@@ -41,6 +54,7 @@ export function governedTools<TContext = unknown>(
       description: schema.description,
       parameters: parametersOf(schema) as never,
       strict: false,
+      ...guardrails,
       needsApproval: viaSdk
         ? (runContext: RunContext, input: unknown, callId?: string) =>
             governed.needsApproval(schema.name, made.name, runContext as RunContext<TContext>, input, callId)

@@ -1,4 +1,14 @@
-import { Agent, run, RunContext, RunState, setTracingDisabled, type FunctionTool } from '@openai/agents';
+import {
+  Agent,
+  defineToolInputGuardrail,
+  defineToolOutputGuardrail,
+  run,
+  RunContext,
+  RunState,
+  setTracingDisabled,
+  ToolGuardrailFunctionOutputFactory,
+  type FunctionTool,
+} from '@openai/agents';
 import { checkInApproved, createDispatcher, type CheckInRequest, type Middleware } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { governedTools, type PausedCall } from '@toolgate/openai-agents';
@@ -282,5 +292,60 @@ describe('governedTools with the OpenAI Agents SDK', () => {
     );
     expect(c.finalOutput).not.toContain('session store down');
     expect(desk.ran).toEqual([]);
+  });
+  it("runs the SDK's tool guardrails around every governed call: an input guardrail's rejection never reaches the chain, an output guardrail sees what the model reads, and an approved check-in still runs once", async () => {
+    const desk = adapterDesk();
+    const seenOutputs: unknown[] = [];
+    const noFrozenOrders = defineToolInputGuardrail({
+      name: 'no-frozen-orders',
+      run: async ({ toolCall }) =>
+        toolCall.arguments.includes('A-666')
+          ? ToolGuardrailFunctionOutputFactory.rejectContent('order A-666 is frozen')
+          : ToolGuardrailFunctionOutputFactory.allow(),
+    });
+    const watch = defineToolOutputGuardrail({
+      name: 'watch',
+      run: async ({ output }) => {
+        seenOutputs.push(output);
+        return ToolGuardrailFunctionOutputFactory.allow();
+      },
+    });
+    const tools = governedTools(desk.dispatcher, {
+      inputGuardrails: [noFrozenOrders],
+      outputGuardrails: [watch],
+    });
+
+    const frozen = await run(
+      agentWith(callThenReport('lookup_order', { orderId: 'A-666' }), tools).agent,
+      'look',
+      {
+        context: ada,
+      },
+    );
+    expect(frozen.finalOutput).toBe('tool said: order A-666 is frozen');
+    expect(desk.ends).toEqual([]);
+
+    const fine = await run(
+      agentWith(callThenReport('lookup_order', { orderId: 'A-17' }), tools).agent,
+      'look',
+      {
+        context: ada,
+      },
+    );
+    expect(fine.finalOutput).toBe('tool said: {"orderId":"A-17","total":120}');
+    expect(seenOutputs).toEqual(['{"orderId":"A-17","total":120}']);
+
+    const { agent } = agentWith(callThenReport('refund_order', { orderId: 'A-17', amount: 20 }), tools);
+    const asked = await run(agent, 'refund', { context: ada });
+    asked.state.approve(asked.interruptions[0]!);
+    const approved = await run(agent, asked.state);
+    expect(approved.finalOutput).toBe('tool said: {"orderId":"A-17","refunded":20}');
+    expect(desk.ran).toEqual([
+      { tool: 'lookup_order', args: { orderId: 'A-17' } },
+      { tool: 'refund_order', args: { orderId: 'A-17', amount: 20 } },
+    ]);
+    expect(() => governedTools(desk.dispatcher, { inputGuardrails: [{} as never] })).toThrow(
+      /inputGuardrails/,
+    );
   });
 });

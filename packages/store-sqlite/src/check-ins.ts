@@ -112,7 +112,7 @@ interface ListParams {
   readonly toolName?: string;
   readonly state?: string;
   readonly argsDigest?: string;
-  /** better-sqlite3 binds no booleans. */
+  /** SQLite binds no booleans. */
   readonly decided?: 0 | 1;
   readonly newest: boolean;
   readonly limit: number;
@@ -133,7 +133,7 @@ function filterParams(raw: CheckInFilter): ListParams {
 }
 
 /**
- * Check-ins in SQLite (better-sqlite3), in WAL mode with `user_version` migrations.
+ * Check-ins in SQLite (Node's built-in node:sqlite), in WAL mode with `user_version` migrations.
  *
  * ```ts
  * const checkIns = sqliteCheckIns({ path: './toolgate.db' });
