@@ -79,7 +79,7 @@ process.exit(3);
     });
 
     it('shows the stderr of an upstream that stopped and cannot start again', async () => {
-      // Serves once; every later start fails, saying why on stderr.
+      // Serves until the test says stop (once the gateway is up); every later start fails, saying why.
       const script = dir.write(
         'once.mjs',
         `import { existsSync, writeFileSync } from 'node:fs';
@@ -90,12 +90,14 @@ if (existsSync(marker)) {
   process.exit(2);
 }
 writeFileSync(marker, '');
-setTimeout(() => process.exit(0), 300);
+const stop = new URL('./stop', import.meta.url);
+setInterval(() => existsSync(stop) && process.exit(0), 50);
 await import(${JSON.stringify(pathToFileURL(fixtureServer).href)});
 `,
       );
       const file = dir.write('toolgate.yaml', config(script));
       gateway = await createGateway(file, { port: 0, env: { SHOP_TOKEN: SECRET }, log: () => undefined });
+      dir.write('stop', '');
       const deadline = Date.now() + 15_000;
       let body: { upstreams: Record<string, { state: string; stderr?: string[]; error?: string }> };
       for (;;) {
