@@ -2,7 +2,9 @@
 // and first-match walk) beside the same condition as a hand-written JS predicate; and whole dispatches
 // through the passive canonical chain, bare and with a policy: one rule, 50 rules scoped by tool (the
 // goal: adds at most 1× the passive chain's cost per call), and 50 unscoped rules that all apply, the
-// worst case. Process CPU time; tasks interleaved and rotated each round; ratios per round.
+// worst case; and the realistic mix (50 unscoped rules of ==, in, startsWith, size() and six
+// matches(), all evaluated) beside the same checks in JS. Process CPU time; tasks interleaved and
+// rotated each round; ratios per round.
 
 import { Bench } from 'tinybench';
 import { createDispatcher, defineTool, type Dispatcher, type Middleware } from '@toolgate/core';
@@ -28,14 +30,21 @@ const toolNamed = (name: string) =>
     description: 'a passive tool: no declarations',
     inputSchema: {
       type: 'object',
-      properties: { order: { type: 'string' }, amount: { type: 'number' } },
+      properties: {
+        order: { type: 'string' },
+        amount: { type: 'number' },
+        region: { type: 'string' },
+        email: { type: 'string' },
+        items: { type: 'array', items: { type: 'string' } },
+      },
       required: ['order', 'amount'],
     },
     execute: async (args: { order: string }) => ({ order: args.order, status: 'refunded' }),
   });
 const tools = Array.from({ length: TOOLS }, (_, i) => toolNamed(`refund_${i}`));
 const target = tools[TOOLS - 1]!;
-const call = { toolName: target.schema.name, args: { order: 'A-1', amount: 250 } };
+const callArgs = { order: 'A-1', amount: 250, region: 'eu', email: 'ana@example.com', items: ['a', 'b'] };
+const call = { toolName: target.schema.name, args: callArgs };
 const identity = { tenant: 'acme', principal: 'ana', roles: ['agent'] };
 
 // The condition every variant decides: a big refund by someone who is not a supervisor.
@@ -53,6 +62,63 @@ const UNSCOPED: PolicyRule[] = Array.from({ length: TOOLS }, (_, i) => ({
   when: `args.amount > ${1000 + i}.0 && !('supervisor' in identity.roles)`,
   effect: 'deny' as const,
 }));
+
+// The realistic mix: 50 unscoped rules that all apply to the tool and none matches, so each call
+// evaluates all 50: 14 ==, 10 in, 10 startsWith, 10 size(), six matches(); each paired with a JS check.
+type Check = (args: typeof callArgs) => boolean;
+const MIX: [PolicyRule, Check][] = [];
+for (let i = 0; i < 14; i++)
+  MIX.push([
+    { name: `eq-${i}`, when: `args.region == 'blocked-${i}'`, effect: 'deny' },
+    (a) => a.region === `blocked-${i}`,
+  ]);
+for (let i = 0; i < 10; i++) {
+  const list = [`x${i}`, `y${i}`, `z${i}`];
+  MIX.push([
+    { name: `in-${i}`, when: `args.region in ['x${i}', 'y${i}', 'z${i}']`, effect: 'deny' },
+    (a) => list.includes(a.region),
+  ]);
+}
+for (let i = 0; i < 10; i++)
+  MIX.push([
+    { name: `prefix-${i}`, when: `args.order.startsWith('BLOCK-${i}')`, effect: 'deny' },
+    (a) => a.order.startsWith(`BLOCK-${i}`),
+  ]);
+for (let i = 0; i < 10; i++)
+  MIX.push([
+    { name: `size-${i}`, when: `size(args.items) > ${20 + i}`, effect: 'deny' },
+    (a) => a.items.length > 20 + i,
+  ]);
+const PATTERNS: [string, 'email' | 'order' | 'region', RegExp][] = [
+  ['^[a-z0-9._%+-]+@blocked\\.example$', 'email', /^[a-z0-9._%+-]+@blocked\.example$/],
+  ['^BILL-[0-9]{4,8}$', 'order', /^BILL-[0-9]{4,8}$/],
+  ['^(cn|ru)-', 'region', /^(cn|ru)-/],
+  ['@competitor\\.', 'email', /@competitor\./],
+  ['^[A-Z]{3}-\\d+$', 'order', /^[A-Z]{3}-\d+$/],
+  ['test|staging', 'region', /test|staging/],
+];
+PATTERNS.forEach(([pattern, field, regex], i) =>
+  MIX.push([
+    {
+      name: `matches-${i}`,
+      when: `args.${field}.matches('${pattern.replace(/\\/g, '\\\\')}')`,
+      effect: 'deny',
+    },
+    (a) => regex.test(a[field]),
+  ]),
+);
+const MIX_RULES = MIX.map(([rule]) => rule);
+const MIX_CHECKS = MIX.map(([, check]) => check);
+
+const mixPredicate: Middleware = {
+  name: 'mix-checks',
+  run(ctx, next) {
+    const args = ctx.args as typeof callArgs;
+    for (const check of MIX_CHECKS) if (check(args)) return ctx.deny('a check refused the call');
+    ctx.note('no check refused');
+    return next();
+  },
+};
 
 const predicate: Middleware = {
   name: 'refund-cap',
@@ -77,6 +143,8 @@ const JS_MW = 'passive + JS predicate middleware';
 const POLICY_1 = 'passive + policy, 1 rule';
 const POLICY_50 = 'passive + policy, 50 rules scoped by tool';
 const POLICY_50U = 'passive + policy, 50 unscoped rules (all evaluated)';
+const JS_MIX = 'passive + JS middleware, the realistic mix of 50 checks';
+const POLICY_MIX = 'passive + policy, the realistic mix: 50 unscoped rules (all evaluated)';
 const dispatchTasks: [string, Dispatcher][] = [
   [PASSIVE, dispatcherWith({})],
   [NOISE, dispatcherWith({})],
@@ -84,6 +152,8 @@ const dispatchTasks: [string, Dispatcher][] = [
   [POLICY_1, dispatcherWith({ policy: policyGate(ONE) })],
   [POLICY_50, dispatcherWith({ policy: policyGate(SCOPED) })],
   [POLICY_50U, dispatcherWith({ policy: policyGate(UNSCOPED) })],
+  [JS_MIX, dispatcherWith({ use: mixPredicate })],
+  [POLICY_MIX, dispatcherWith({ policy: policyGate(MIX_RULES) })],
 ];
 
 // One decision, as the gate makes it: variables built for the call, the compiled rule evaluated.
@@ -94,11 +164,19 @@ const jsDecision = () => {
   const amount = call.args.amount;
   return amount > 1000 && !identity.roles.includes('supervisor') ? 'deny' : 'allow';
 };
+const compiledMix = compileFor(compileRules(MIX_RULES), target, 'allow');
+const celMixDecision = () =>
+  decide(compiledMix, variablesFor(compiledMix, { args: callArgs, identity, now: 0 })).effect;
+const jsMixDecision = () => (MIX_CHECKS.some((check) => check(callArgs)) ? 'deny' : 'allow');
 const CEL_ONE = 'one CEL rule decision';
 const JS_ONE = 'one hand-written JS predicate';
+const CEL_MIX = 'the realistic mix, 50 CEL rules';
+const JS_MIX_ONE = 'the realistic mix, 50 JS checks';
 const microTasks: [string, () => string][] = [
   [JS_ONE, jsDecision],
   [CEL_ONE, celDecision],
+  [JS_MIX_ONE, jsMixDecision],
+  [CEL_MIX, celMixDecision],
 ];
 
 async function dispatchBatch(dispatcher: Dispatcher): Promise<void> {
@@ -191,6 +269,11 @@ async function main(): Promise<void> {
   const goal = added(dispatch, PASSIVE, POLICY_50);
   log(
     `goal (50 rules scoped by tool add ≤ 1× the passive chain): added × ${goal.ratio.toFixed(3)} ± ${goal.spread.toFixed(3)}: ${goal.ratio <= 1 ? 'met' : 'NOT met'}`,
+  );
+  const mix = added(dispatch, PASSIVE, POLICY_MIX);
+  const jsMix = added(dispatch, PASSIVE, JS_MIX);
+  log(
+    `goal (the realistic mix, 50 unscoped rules, adds ≤ 1× the passive chain): added × ${mix.ratio.toFixed(3)} ± ${mix.spread.toFixed(3)} (the same checks in JS: × ${jsMix.ratio.toFixed(3)}): ${mix.ratio <= 1 ? 'met' : 'NOT met'}`,
   );
 }
 

@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGateway, runCli } from '@toolgate/gateway';
+import { approvalScenes } from './approvals';
 
 const require = createRequire(import.meta.url ?? __filename);
 
@@ -48,11 +49,10 @@ export function demoConfig(dir: string, shown = false): string {
 auth:
   tokens:
     - { token: "\${env:ACME_BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
-    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver] } }
+    - { token: "\${env:ACME_ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver, operator] } }
     - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: intern } }
 checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 1s }
-stores: { state: "sqlite:./toolgate.db" }
-audit: { signingKey: "\${file:./audit-key.pem}" }
+audit: { signingKey: "\${file:./audit-key.pem}", store: "sqlite:./audit.db" }
 upstreams:
   everything:
     command: [node, ${script('everything')}, stdio]
@@ -219,28 +219,19 @@ export async function runDemo(printLine: Print = console.log): Promise<void> {
       'acme/support-bot writes a file (its client cannot ask a person; nobody decides within the 1s hold)',
       () => bot.callTool({ name: 'fs_write_file', arguments: reply }),
     );
-    const inbox = new URL('/inbox/api/check-ins', gateway.url).href;
-    const asAna = { authorization: `Bearer ${TOKENS.ACME_ANA_TOKEN}` };
-    const listed = (await (await fetch(inbox, { headers: asAna })).json()) as {
-      checkIns: { id: string; toolName: string; state: string }[];
-    };
-    const waiting = listed.checkIns.find((c) => c.toolName === 'fs_write_file' && c.state === 'pending');
-    print(`\nacme/ana opens the inbox: ${listed.checkIns.length} check-in(s), approves ${waiting?.id}`);
-    const approved = await fetch(`${inbox}/${waiting?.id}/approve`, {
-      method: 'POST',
-      headers: { ...asAna, 'content-type': 'application/json' },
-      body: JSON.stringify({ note: 'checked the file name' }),
-    });
-    print(`  inbox answers: HTTP ${approved.status}`);
-    await step('acme/support-bot calls again with the same arguments (the approval is a grant)', () =>
-      bot.callTool({ name: 'fs_write_file', arguments: reply }),
-    );
     await step('acme/ana (an approver, her client supports elicitation) writes the same file', () =>
       ana.callTool({
         name: 'fs_write_file',
         arguments: { path: join(dir, 'data', 'reply.txt'), content: 'Refund approved.' },
       }),
     );
+    await approvalScenes({
+      inboxUrl: new URL('/inbox', gateway.url).href,
+      approverToken: TOKENS.ACME_ANA_TOKEN,
+      bot,
+      dataDir: join(dir, 'data'),
+      step,
+    });
     await step('globex/intern tries acme’s memory tool by name', () =>
       intern.callTool({ name: 'mem_read_graph', arguments: {} }),
     );
@@ -272,7 +263,11 @@ export async function runDemo(printLine: Print = console.log): Promise<void> {
     print(`  HTTP ${wrong.status}, WWW-Authenticate: ${wrong.headers.get('www-authenticate')}`);
     flush();
 
-    const ready = (await (await fetch(new URL('/readyz', gateway.url))).json()) as {
+    // /readyz names the upstreams only to an operator (ana); anyone else reads counts.
+    const readyz = await fetch(new URL('/readyz', gateway.url), {
+      headers: { authorization: `Bearer ${TOKENS.ACME_ANA_TOKEN}` },
+    });
+    const ready = (await readyz.json()) as {
       ready: boolean;
       upstreams: Record<string, { state: string }>;
     };

@@ -312,6 +312,23 @@ describe('toolgateApproval: the chain answers the SDK', () => {
     expect(ran['echo']).toEqual([{ text: 'hello' }]);
   });
 
+  test("the app's user-approval for a predicate tool dispatches nothing before the person decides; the approval then answers the chain's own check-in for that call, once", async () => {
+    const { dispatcher, ran } = world();
+    const outcomes: DispatchOutcome[] = [];
+    const tools = aiSdkTools(dispatcher, { onOutcome: (o) => outcomes.push(o) });
+    let dispatched = 0;
+    dispatcher.on('dispatch.start', () => dispatched++);
+    const approval = toolgateApproval(dispatcher, { rules: { transfer: 'user-approval' } });
+    const model = oneCall('transfer', { amount: 500 });
+    const { approved } = await askAndApprove(tools, model.model, approval);
+    expect(dispatched).toBe(0);
+    expect(read(await run(tools, model.model, approval, { messages: approved }))).toBe('transferred 500');
+    expect(read(await run(tools, model.model, approval, { messages: approved }))).toMatch(REFUSED);
+    expect(ran['transfer']).toEqual([{ amount: 500 }]);
+    const result = outcomes.find((o) => o.kind === 'result');
+    expect(result?.kind === 'result' && result.receipts?.map((r) => r.asker)).toEqual(['check-in']);
+  });
+
   test('an earlier approval does not answer a later call that reuses its toolCallId', async () => {
     const { dispatcher, ran } = world();
     const tools = aiSdkTools(dispatcher);

@@ -10,6 +10,12 @@ import {
   type LedgerRow,
 } from '@toolgate/core';
 import { attachedDispatcher, type AuditCore } from './attached';
+import {
+  checkedCheckpointOptions,
+  CheckpointPublisher,
+  signCheckpoint,
+  type AuditCheckpointOptions,
+} from './checkpoint';
 import { AuditConfigError, AuditUnavailableError } from './errors';
 import {
   auditPublicKey,
@@ -23,7 +29,7 @@ import {
   type AuditDigestKey,
   type AuditSigningKey,
 } from './keys';
-import { keyedDigest, sealRecords, type AuditFields } from './record';
+import { keyedDigest, sealRecords, syncDigester, type AuditFields } from './record';
 import { policyRuleOf } from './rule';
 import { verifyAuditLog, type AuditVerification } from './verify';
 import { AuditWriter } from './writer';
@@ -52,6 +58,11 @@ export interface AuditLogOptions {
   readonly clock?: () => number;
   /** The deciding policy rule of a call, from its ledger. Default: the `policy` gate's row (see `policyRuleOf`). */
   readonly ruleOf?: (ledger: readonly LedgerRow[]) => string | undefined;
+  /**
+   * Signed checkpoints (seq, hash, time) published outside the store, so a log cut short or wiped
+   * together with its head is caught by `verifyAuditLog(…, { checkpoint })`. Absent: none.
+   */
+  readonly checkpoints?: AuditCheckpointOptions;
 }
 
 /** What `record` appends: an action that is not a call's outcome. Values go in as `args`/`result` and only their keyed digests are kept. */
@@ -94,7 +105,9 @@ export interface AuditLog {
   publicKey(): Promise<string>;
   /** `verifyAuditLog(store, publicKey)` for this log's store and key. */
   verify(): Promise<AuditVerification>;
-  /** Writes what waits, then takes no more records (calls through an attached dispatcher are refused). */
+  /** Publishes a checkpoint of the newest stored record now, when `checkpoints` is set and one is due. */
+  checkpoint(): Promise<void>;
+  /** Writes what waits, publishes the last checkpoint, then takes no more records (calls through an attached dispatcher are refused). */
   close(): Promise<void>;
 }
 
@@ -160,6 +173,7 @@ function checkedOptions(options: AuditLogOptions) {
     digesting: digestKeySource("auditLog: 'digestKey'", options.digestKey),
     clock: options.clock ?? Date.now,
     ruleOf: options.ruleOf ?? policyRuleOf,
+    checkpoints: checkedCheckpointOptions(options.checkpoints),
   };
 }
 
@@ -210,10 +224,19 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   // Reported by the first use (ready, a call, a record) rather than as an unhandled rejection.
   signingKey.catch(() => undefined);
   digestKey.catch(() => undefined);
+  const publisher =
+    config.checkpoints === undefined
+      ? undefined
+      : new CheckpointPublisher(
+          config.checkpoints,
+          async (head, at) => signCheckpoint(head, at, await signingKey),
+          clock,
+        );
   const writer = new AuditWriter(
     store,
     async (head, batch) => sealRecords(head, batch, await signingKey),
     deadlineMs,
+    publisher === undefined ? undefined : (head) => publisher.stored(head),
   );
   let closed = false;
 
@@ -225,8 +248,9 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       cause === undefined ? undefined : { cause },
     );
 
+  const digestNow = syncDigester(config.digesting);
   async function digest(value: unknown): Promise<string> {
-    return keyedDigest(await digestKey, value);
+    return digestNow !== undefined ? digestNow(value) : keyedDigest(await digestKey, value);
   }
 
   /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */
@@ -308,10 +332,18 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       const where = 'auditLog.verify';
       return verifyAuditLog(store, await importPublicKey(where, publicKeySource(where, options.signingKey)));
     },
+    async checkpoint() {
+      await publisher?.publishNow();
+    },
     async close() {
       closed = true;
-      if (!(await writer.flush()))
-        throw unavailable('closed with records the store did not take', writer.lastError);
+      try {
+        if (!(await writer.flush()))
+          throw unavailable('closed with records the store did not take', writer.lastError);
+      } finally {
+        await publisher?.publishNow();
+        publisher?.stop();
+      }
     },
   };
 }

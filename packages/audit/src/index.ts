@@ -12,8 +12,10 @@ export type { InMemoryAuditStore } from './memory-store';
 export { inMemoryAuditStore } from './memory-store';
 
 // Reading a log back
-export type { AuditSource, AuditVerification, VerifyAuditLogOptions } from './verify';
-export { verifyAuditLog } from './verify';
+export type { AuditHeadVerification, AuditSource, AuditVerification, VerifyAuditLogOptions } from './verify';
+export { verifyAuditLog, verifyAuditLogHead } from './verify';
+export type { AuditCheckpoint, AuditCheckpointOptions } from './checkpoint';
+export { parseAuditHead, parseCheckpoint } from './checkpoint';
 export type { AuditExport, ExportAuditLogOptions } from './export';
 export { AuditLogFormatError, exportAuditLog, parseAuditLog } from './export';
 

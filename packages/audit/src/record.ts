@@ -1,7 +1,9 @@
 // How a record is made: its fields in one documented order, the hash that chains it to the record
-// before (SHA-256 of its canonical JSON, `prevHash` included), and the Ed25519 signature over that hash.
+// before (SHA-256 of its canonical JSON, `prevHash` included), and the Ed25519 signature over the hash
+// of the last record of each batch, which covers every record before it through the chain.
 
 import { AUDIT_GENESIS, canonicalJson, type AuditHead, type AuditRecord } from '@toolgate/core';
+import { nativeCrypto } from './native-crypto';
 import { sha256Hex } from './sha256';
 
 /** A record before it joins the chain: everything but `seq`, `prevHash`, `hash` and `signature`. */
@@ -73,6 +75,15 @@ export async function recordHash(record: Readonly<Record<string, unknown>>): Pro
   return hexOf(await subtle().digest('SHA-256', hashedBytes(record)));
 }
 
+/** SHA-256 (hex) in this thread: the runtime's own where it has node:crypto, else the portable one. */
+function chainHash(bytes: Uint8Array): string {
+  const native = nativeCrypto();
+  return native === undefined ? sha256Hex(bytes) : native.createHash('sha256').update(bytes).digest('hex');
+}
+
+/** A record not signed itself: the signature of a later record of its batch covers it through the chain. */
+export const UNSIGNED = '';
+
 /** The record's fields in `RECORD_FIELDS` order; absent fields stay absent. */
 function ordered(fields: AuditFields, seq: number, prevHash: string): Record<string, unknown> {
   const source = fields as unknown as Readonly<Record<string, unknown>>;
@@ -86,8 +97,9 @@ function ordered(fields: AuditFields, seq: number, prevHash: string): Record<str
 }
 
 /**
- * The records that continue the log at `head`: each hashed over the one before (so this part is
- * sequential, and synchronous), then all signed at once.
+ * The records that continue the log at `head`: each hashed over the one before (sequential, and
+ * synchronous), and the last one signed. Its hash covers every record of the batch, so one signature
+ * proves them all; the others carry `signature: ''`.
  */
 export async function sealRecords(
   head: AuditHead | undefined,
@@ -101,17 +113,15 @@ export async function sealRecords(
     seq += 1;
     const body = ordered(fields, seq, prevHash);
     // In this thread: the chain is sequential, and a Web Crypto digest per record is a thread hop each.
-    prevHash = sha256Hex(hashedBytes(body));
+    prevHash = chainHash(hashedBytes(body));
     body['hash'] = prevHash;
+    body['signature'] = UNSIGNED;
     hashed.push(body);
   }
-  const signatures = await Promise.all(
-    hashed.map((body) => subtle().sign('Ed25519', signingKey, bytesOfHex(body['hash'] as string))),
-  );
-  return hashed.map((body, i) => {
-    body['signature'] = hexOf(signatures[i]!);
-    return body as unknown as AuditRecord;
-  });
+  const last = hashed[hashed.length - 1];
+  if (last !== undefined)
+    last['signature'] = hexOf(await subtle().sign('Ed25519', signingKey, bytesOfHex(prevHash)));
+  return hashed as unknown as AuditRecord[];
 }
 
 /** Whether `record`'s signature is `publicKey`'s Ed25519 signature over its hash. */
@@ -126,4 +136,19 @@ export async function signatureHolds(record: AuditRecord, publicKey: CryptoKey):
 /** HMAC-SHA-256 (hex) of the canonical JSON of `value`, keyed so a value cannot be found by hashing guesses. */
 export async function keyedDigest(key: CryptoKey, value: unknown): Promise<string> {
   return hexOf(await subtle().sign('HMAC', key, encoder.encode(canonicalJson(value))));
+}
+
+/**
+ * The same digest computed in this thread, when the key's bytes are at hand and the runtime has
+ * node:crypto; undefined otherwise (then `keyedDigest` with the imported key).
+ */
+export function syncDigester(key: Uint8Array | CryptoKey): ((value: unknown) => string) | undefined {
+  const native = nativeCrypto();
+  if (native === undefined || !(key instanceof Uint8Array)) return undefined;
+  const bytes = new Uint8Array(key);
+  return (value) =>
+    native
+      .createHmac('sha256', bytes)
+      .update(encoder.encode(canonicalJson(value)))
+      .digest('hex');
 }

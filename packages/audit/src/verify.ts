@@ -3,12 +3,29 @@
 // apart, also catches records cut from the end.
 
 import { AUDIT_GENESIS, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import { checkpointHolds, parseCheckpoint, type AuditCheckpoint } from './checkpoint';
 import { AuditConfigError } from './errors';
 import { importPublicKey, publicKeySource, type AuditPublicKey } from './keys';
-import { recordHash, RECORD_FIELDS, signatureHolds } from './record';
+import { recordHash, RECORD_FIELDS, signatureHolds, UNSIGNED } from './record';
 
 export type AuditVerification =
   | { readonly ok: true; readonly count: number }
+  | { readonly ok: false; readonly seq: number; readonly why: string };
+
+/** What a verification checked: the head it reached, and what outside the store vouched for the tail. */
+export type AuditHeadVerification =
+  | {
+      readonly ok: true;
+      readonly count: number;
+      /** The last record checked (undefined: the log is empty), to keep and give back as `head` next time. */
+      readonly head: AuditHead | undefined;
+      /**
+       * What kept outside the store showed the log not cut short: a signed checkpoint, a head given, or
+       * nothing (`undefined`: the tail is unanchored; cutting records off the end together with the
+       * store's head would not show).
+       */
+      readonly anchoredBy: 'checkpoint' | 'head' | undefined;
+    }
   | { readonly ok: false; readonly seq: number; readonly why: string };
 
 /** A log: a store, or its records in order (an array, any iterable), or for verifying, an export's text (JSON lines). */
@@ -21,6 +38,11 @@ export interface VerifyAuditLogOptions {
    * records were cut from the end.
    */
   readonly head?: AuditHead;
+  /**
+   * The newest signed checkpoint, as published (`auditLog`'s `checkpoints`): its signature must hold
+   * for the public key, and the log must reach it and agree with it.
+   */
+  readonly checkpoint?: AuditCheckpoint | string;
 }
 
 const PAGE = 500;
@@ -68,8 +90,8 @@ function malformed(record: unknown): string | undefined {
     if (typeof r[field] !== 'string' || !HEX64.test(r[field] as string))
       return `'${field}' is not a SHA-256 hex digest`;
   }
-  if (typeof r['signature'] !== 'string' || !HEX128.test(r['signature']))
-    return "'signature' is not an Ed25519 hex signature";
+  if (typeof r['signature'] !== 'string' || !(r['signature'] === UNSIGNED || HEX128.test(r['signature'])))
+    return "'signature' is not an Ed25519 hex signature (or '' for a record a later signature covers)";
   for (const field of OPTIONAL_TEXT) {
     if (r[field] !== undefined && typeof r[field] !== 'string') return `'${field}' is not a string`;
   }
@@ -128,11 +150,37 @@ export async function verifyAuditLog(
   publicKey: AuditPublicKey,
   options: VerifyAuditLogOptions = {},
 ): Promise<AuditVerification> {
-  const where = 'verifyAuditLog';
+  const verdict = await verifyAuditLogHead(source, publicKey, options, 'verifyAuditLog');
+  return verdict.ok ? { ok: true, count: verdict.count } : verdict;
+}
+
+/**
+ * `verifyAuditLog`, answering also the head it checked (print it, keep it, give it back as `head`)
+ * and whether a checkpoint or a given head anchored the tail.
+ */
+export async function verifyAuditLogHead(
+  source: AuditSource | string,
+  publicKey: AuditPublicKey,
+  options: VerifyAuditLogOptions = {},
+  where = 'verifyAuditLogHead',
+): Promise<AuditHeadVerification> {
   const key = await importPublicKey(where, publicKeySource(`${where}: publicKey`, publicKey));
   const anchors: { readonly head: AuditHead; readonly what: string }[] = [];
   const given = checkedHead(options?.head);
   if (given !== undefined) anchors.push({ head: given, what: 'the head you gave' });
+  if (options?.checkpoint !== undefined) {
+    const checkpoint = parseCheckpoint(options.checkpoint);
+    if (!(await checkpointHolds(checkpoint, key))) {
+      return {
+        ok: false,
+        seq: checkpoint.seq,
+        why: `the checkpoint at record ${checkpoint.seq} is not signed by this key (forged, edited, or another log's)`,
+      };
+    }
+    anchors.push({ head: checkpoint, what: `the checkpoint of ${checkpoint.at}` });
+  }
+  const anchoredBy: 'checkpoint' | 'head' | undefined =
+    options?.checkpoint !== undefined ? 'checkpoint' : given !== undefined ? 'head' : undefined;
   let records: Iterable<unknown> | AsyncIterable<unknown>;
   if (typeof source === 'string') {
     // An export's text: a line that is not JSON stays in its place, where it reads as malformed.
@@ -166,26 +214,49 @@ export async function verifyAuditLog(
   let seq = 1;
   let prevHash = AUDIT_GENESIS;
   const hashes = new Map<number, string>();
-  let page: AuditRecord[] = [];
+  // Signed records waiting for their signatures to be checked, each with the first record it covers.
+  let page: { readonly record: AuditRecord; readonly from: number }[] = [];
+  /** The first record of the run no signature has covered yet. */
+  let unsignedFrom: number | undefined;
+  type Failure = Extract<AuditVerification, { ok: false }>;
 
   // Signatures of a page are checked together; the first failure in log order wins.
-  const signaturesOf = async (checked: AuditRecord[]): Promise<AuditVerification | undefined> => {
-    const holds = await Promise.all(checked.map((record) => signatureHolds(record, key)));
+  const signaturesOf = async (checked: typeof page): Promise<Failure | undefined> => {
+    const holds = await Promise.all(checked.map(({ record }) => signatureHolds(record, key)));
     const bad = holds.indexOf(false);
     if (bad === -1) return undefined;
-    const record = checked[bad]!;
-    return {
-      ok: false,
-      seq: record.seq,
-      why: `record ${record.seq} is not signed by this key: its signature does not verify`,
-    };
+    const { record, from } = checked[bad]!;
+    return from === record.seq
+      ? {
+          ok: false,
+          seq: record.seq,
+          why: `record ${record.seq} is not signed by this key: its signature does not verify`,
+        }
+      : {
+          ok: false,
+          seq: from,
+          why: `record ${from} is not proven: the signature of record ${record.seq}, which covers records ${from}–${record.seq} through the chain, does not verify (one of them was changed, or they were not written with this key)`,
+        };
   };
 
   for await (const record of records) {
     const problem = await chainProblem(record, seq, prevHash);
-    if (problem !== undefined) return (await signaturesOf(page)) ?? { ok: false, seq, why: problem };
+    if (problem !== undefined) {
+      const earlier = await signaturesOf(page);
+      if (earlier !== undefined) return earlier;
+      if (unsignedFrom === undefined) return { ok: false, seq, why: problem };
+      return {
+        ok: false,
+        seq: unsignedFrom,
+        why: `record ${unsignedFrom} is not proven: the chain breaks at record ${seq} before a signature covers ${seq - 1 === unsignedFrom ? `record ${unsignedFrom}` : `records ${unsignedFrom}–${seq - 1}`} (${problem})`,
+      };
+    }
     const r = record as AuditRecord;
-    page.push(r);
+    if (r.signature === UNSIGNED) unsignedFrom ??= seq;
+    else {
+      page.push({ record: r, from: unsignedFrom ?? seq });
+      unsignedFrom = undefined;
+    }
     if (anchors.some((anchor) => anchor.head.seq === seq)) hashes.set(seq, r.hash);
     prevHash = r.hash;
     seq += 1;
@@ -197,6 +268,13 @@ export async function verifyAuditLog(
   }
   const failed = await signaturesOf(page);
   if (failed !== undefined) return failed;
+  if (unsignedFrom !== undefined) {
+    return {
+      ok: false,
+      seq: unsignedFrom,
+      why: `record ${unsignedFrom} is not proven: records ${unsignedFrom}–${seq - 1} end the log with no signature after them (cut inside a batch, or added without the key)`,
+    };
+  }
 
   const count = seq - 1;
   for (const { head, what } of anchors) {
@@ -215,5 +293,10 @@ export async function verifyAuditLog(
       };
     }
   }
-  return { ok: true, count };
+  return {
+    ok: true,
+    count,
+    head: count === 0 ? undefined : { seq: count, hash: prevHash },
+    anchoredBy,
+  };
 }

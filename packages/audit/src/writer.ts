@@ -73,6 +73,7 @@ export class AuditWriter {
   readonly #store: AuditStore;
   readonly #seal: Seal;
   readonly #deadlineMs: number;
+  readonly #onStored: ((head: AuditHead) => void) | undefined;
   #queue: Item[] = [];
   #draining: Promise<void> | undefined;
   /** Queued records held back by a failed append. */
@@ -82,10 +83,11 @@ export class AuditWriter {
   /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
   #unsureFrom: number | undefined;
 
-  constructor(store: AuditStore, seal: Seal, deadlineMs: number) {
+  constructor(store: AuditStore, seal: Seal, deadlineMs: number, onStored?: (head: AuditHead) => void) {
     this.#store = store;
     this.#seal = seal;
     this.#deadlineMs = deadlineMs;
+    this.#onStored = onStored;
   }
 
   /** Records a failed append held back still wait for the store. */
@@ -183,6 +185,8 @@ export class AuditWriter {
       if (item.kept === true) this.#kept -= 1;
       item.waiter?.resolve(records[i]!);
     });
+    const last = records[records.length - 1];
+    if (last !== undefined) this.#onStored?.({ seq: last.seq, hash: last.hash });
     return true;
   }
 

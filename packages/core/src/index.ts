@@ -93,6 +93,17 @@ export {
 } from './check-in';
 export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
+export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore } from './standing-grants';
+export {
+  grantActive,
+  grantBounds,
+  grantCovers,
+  inMemoryStandingGrants,
+  standingGrantFor,
+  withinBounds,
+} from './standing-grants';
+export type { SharedCheckIn, ShareCheckInOptions } from './check-in-sharing';
+export { DEFAULT_MAX_PENDING, sameCall, shareCheckIn } from './check-in-sharing';
 export type { ApprovedCall, CheckInLookup, CheckInLookupOptions } from './check-in-lookup';
 export { checkInLookup, checkInRaisedFor } from './check-in-lookup';
 export { comparePins, inMemoryPins, pinMatches } from './pins';

@@ -4,13 +4,22 @@
 // `${env:…}`; with no `digestKey`, one is derived from the signing key, never equal to it.
 
 import { createHmac } from 'node:crypto';
+import { rename, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { auditLog, inMemoryAuditStore, type AuditEntry, type AuditLog } from '@toolgate/audit';
+import {
+  auditLog,
+  inMemoryAuditStore,
+  type AuditCheckpoint,
+  type AuditCheckpointOptions,
+  type AuditEntry,
+  type AuditLog,
+} from '@toolgate/audit';
 import type { AuditStore, Dispatcher } from '@toolgate/core';
 import { postgresAuditStore } from '@toolgate/store-postgres';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import { ConfigError } from './config/errors';
-import type { AuditConfig, GatewayConfig } from './config/types';
+import type { AuditCheckpointsConfig, AuditConfig, GatewayConfig } from './config/types';
+import { durationMs } from './config/units';
 import type { Runtime } from './runtime';
 
 export interface OpenedAuditStore {
@@ -67,8 +76,58 @@ export function auditKeyOf(config: GatewayConfig): string {
   return JSON.stringify([config.audit, auditStoreUrl(config)]);
 }
 
+const WEBHOOK_DEADLINE_MS = 5000;
+
+/** Writes the newest checkpoint whole (a temporary file renamed over it), so a reader never sees half of one. */
+async function writeCheckpointFile(path: string, checkpoint: AuditCheckpoint): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(checkpoint)}\n`, { mode: 0o644 });
+  await rename(temporary, path);
+}
+
+async function postCheckpoint(url: string, checkpoint: AuditCheckpoint): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(checkpoint),
+    redirect: 'error',
+    signal: AbortSignal.timeout(WEBHOOK_DEADLINE_MS),
+  });
+  await response.body?.cancel();
+  if (!response.ok) throw new Error(`the checkpoint webhook answered HTTP ${response.status}`);
+}
+
+/** `audit.checkpoints` as the log takes it: publish to the file and the webhook, both or either. */
+export function checkpointOptions(
+  config: AuditCheckpointsConfig,
+  baseDir: string,
+  onError?: (error: unknown) => void,
+): AuditCheckpointOptions {
+  const file = config.file === undefined ? undefined : resolve(baseDir, config.file);
+  const webhook = config.webhook;
+  return {
+    every: config.every ?? 100,
+    intervalMs:
+      config.interval === undefined ? 10_000 : durationMs(config.interval, 'audit.checkpoints.interval'),
+    publish: async (checkpoint) => {
+      // Both are tried; one failing does not keep the checkpoint from the other.
+      const results = await Promise.allSettled([
+        file === undefined ? undefined : writeCheckpointFile(file, checkpoint),
+        webhook === undefined ? undefined : postCheckpoint(webhook, checkpoint),
+      ]);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    },
+    ...(onError !== undefined ? { onError } : {}),
+  };
+}
+
 /** Opens the log the configuration describes; `ready()` is the caller's to await. */
-export function openAudit(config: GatewayConfig, baseDir: string): GatewayAudit {
+export function openAudit(
+  config: GatewayConfig,
+  baseDir: string,
+  onCheckpointError?: (error: unknown) => void,
+): GatewayAudit {
   const audit = config.audit as AuditConfig;
   const url = auditStoreUrl(config);
   const opened = openAuditStore(url, baseDir);
@@ -77,6 +136,9 @@ export function openAudit(config: GatewayConfig, baseDir: string): GatewayAudit 
     signingKey: audit.signingKey,
     digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
+    ...(audit.checkpoints !== undefined
+      ? { checkpoints: checkpointOptions(audit.checkpoints, baseDir, onCheckpointError) }
+      : {}),
   });
   return {
     key: auditKeyOf(config),

@@ -1,5 +1,7 @@
 // Who is calling: a bearer token compared in constant time against the configured static tokens,
 // or a JWT verified against a JWKS (jose) with its claims mapped to tenant, principal and roles.
+// A JWT must carry `exp` and live no longer than `maxLifetime`; once verified it is remembered (by
+// digest) until it expires, at most a few minutes, so a busy client is not verified on every call.
 // The answer names no token and no claim value; the HTTP layer turns it into 401 or 403.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -13,8 +15,10 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { jwksProblem } from './config/load';
 import type { AuthConfig, IdentityConfig } from './config/types';
 import { durationMs } from './config/units';
+import { VerifiedTokens } from './verified-tokens';
 
 export type AuthAnswer =
   | { readonly ok: true; readonly identity: Identity; readonly clientId: string }
@@ -44,13 +48,19 @@ export function identityOf(config: IdentityConfig): Identity {
 /** Builds the authenticator of one configuration. `tenants` are the configured tenant names. */
 export function createAuthenticator(
   config: AuthConfig | undefined,
-  options: { readonly tenants: readonly string[]; readonly baseDir: string },
+  options: {
+    readonly tenants: readonly string[];
+    readonly baseDir: string;
+    /** The clock, in ms since the epoch (tests move it). */
+    readonly now?: () => number;
+  },
 ): Authenticator {
   const tokens = (config?.tokens ?? []).map((entry) => ({
     digest: digest(entry.token),
     identity: identityOf(entry.identity),
   }));
-  const jwt = config?.jwt === undefined ? undefined : jwtVerifier(config.jwt, options.baseDir);
+  const jwt =
+    config?.jwt === undefined ? undefined : jwtVerifier(config.jwt, options.baseDir, options.now ?? Date.now);
   const tenants = new Set(options.tenants);
 
   return {
@@ -77,12 +87,18 @@ export function createAuthenticator(
   };
 }
 
+/** A token may live a day unless `auth.jwt.maxLifetime` says otherwise. */
+const DEFAULT_MAX_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
 function jwtVerifier(
   config: NonNullable<AuthConfig['jwt']>,
   baseDir: string,
+  now: () => number,
 ): (token: string) => Promise<Identity | undefined> {
   let keys: JWTVerifyGetKey;
-  if (/^https?:\/\//.test(config.jwks)) {
+  const problem = jwksProblem(config.jwks);
+  if (problem !== undefined) throw new TypeError(`auth.jwt.jwks: ${problem}.`);
+  if (/^https?:\/\//i.test(config.jwks)) {
     keys = createRemoteJWKSet(new URL(config.jwks));
   } else {
     const path = resolve(baseDir, config.jwks);
@@ -90,30 +106,46 @@ function jwtVerifier(
     try {
       set = JSON.parse(readFileSync(path, 'utf8'));
     } catch {
-      throw new TypeError(`auth.jwt.jwks: '${config.jwks}' is not a readable JSON Web Key Set file.`);
+      throw new TypeError('auth.jwt.jwks: the file is not a readable JSON Web Key Set.');
     }
-    keys = createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]);
+    try {
+      keys = createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]);
+    } catch {
+      throw new TypeError('auth.jwt.jwks: the file is not a JSON Web Key Set.');
+    }
   }
   const claims = {
     tenant: config.claims?.tenant ?? 'tenant',
     principal: config.claims?.principal ?? 'sub',
     roles: config.claims?.roles ?? 'roles',
   };
+  const maxLifetimeMs =
+    config.maxLifetime === undefined
+      ? DEFAULT_MAX_LIFETIME_MS
+      : durationMs(config.maxLifetime, 'auth.jwt.maxLifetime');
   const verifyOptions = {
     issuer: config.issuer,
     audience: typeof config.audience === 'string' ? config.audience : [...config.audience],
+    requiredClaims: ['exp'],
+    currentDate: undefined as Date | undefined,
     ...(config.algorithms !== undefined ? { algorithms: [...config.algorithms] } : {}),
     ...(config.clockTolerance !== undefined
       ? { clockTolerance: Math.round(durationMs(config.clockTolerance, 'auth.jwt.clockTolerance') / 1000) }
       : {}),
   };
-  return async (token) => {
+  const verify = async (token: string): Promise<{ identity: Identity; expiresMs: number } | undefined> => {
     let payload: JWTPayload;
+    const at = now();
     try {
-      ({ payload } = await jwtVerify(token, keys, verifyOptions));
+      ({ payload } = await jwtVerify(token, keys, { ...verifyOptions, currentDate: new Date(at) }));
     } catch {
       return undefined;
     }
+    // jose checked exp is present and not past; what it does not check is how long the token lives.
+    if (typeof payload.exp !== 'number') return undefined;
+    const expiresMs = payload.exp * 1000;
+    const issuedMs = typeof payload.iat === 'number' ? Math.min(payload.iat * 1000, at) : at;
+    if (expiresMs - issuedMs > maxLifetimeMs) return undefined;
     const tenant = claim(payload, claims.tenant);
     const principal = claim(payload, claims.principal);
     if (typeof tenant !== 'string' || tenant === '' || typeof principal !== 'string' || principal === '')
@@ -124,11 +156,21 @@ function jwtVerifier(
       : typeof rolesClaim === 'string'
         ? rolesClaim.split(/\s+/).filter(Boolean)
         : undefined;
-    return Object.freeze({
+    const identity = Object.freeze({
       tenant,
       principal,
       ...(roles !== undefined ? { roles: Object.freeze(roles) } : {}),
     });
+    return { identity, expiresMs };
+  };
+  const cache = new VerifiedTokens({ now });
+  return async (token) => {
+    const known = cache.get(token);
+    if (known !== undefined) return known;
+    const verified = await verify(token);
+    if (verified === undefined) return undefined;
+    cache.set(token, verified.identity, verified.expiresMs);
+    return verified.identity;
   };
 }
 

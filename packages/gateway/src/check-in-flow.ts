@@ -1,7 +1,9 @@
 // A paused call, answered through the gateway (GATEWAY.md §6), first that applies:
 //   1. an earlier approval given after its hold ran out: a grant, used once, for the identical call;
+//      or a standing grant whose bounds cover the call (it still runs the whole chain);
 //   2. the client supports elicitation and the form can show every argument: the person approves there;
 //   3. otherwise the request is held up to `checkIns.hold` while an approver decides in the inbox;
+//      an identical call already waiting is waited on instead (one check-in per pending call);
 //   4. nobody decided: CHECKIN_PENDING, retryable. A later decision becomes the grant of step 1.
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
 // approver's args through the whole chain again, so a person can narrow a call, never widen it.
@@ -12,6 +14,7 @@ import {
   checkInApproved,
   decisionOf,
   refusalReason,
+  shareCheckIn,
   type CheckInDecision,
   type CheckInRecord,
   type CheckInRequest,
@@ -20,17 +23,26 @@ import {
   type DispatchOutcome,
   type Identity,
   type PausedOutcome,
+  type SharedCheckIn,
+  type StandingGrant,
+  type StandingGrantStore,
   type TraceContext,
 } from '@toolgate/core';
 import { approvalForm, askPerson, canElicitForm, type McpRequestExtra } from '@toolgate/mcp';
+import { useStandingGrant } from './standing-grants';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 
 /** How a paused call ended, for the log line and the client. */
+/** How a person's answer reached the call: a single-use grant, a standing grant, the client, the inbox. */
+export type Via = 'grant' | 'standing-grant' | 'elicitation' | 'inbox';
+
 export type Settled =
   | {
       readonly kind: 'outcome';
       readonly outcome: DispatchOutcome;
-      readonly via: 'grant' | 'elicitation' | 'inbox';
+      readonly via: Via;
+      /** The standing grant that answered, when one did. */
+      readonly grantId?: string;
     }
   | {
       readonly kind: 'refused';
@@ -54,6 +66,13 @@ export interface CheckInFlowOptions {
   readonly pollMs: number;
   /** How long a person at the client may take. */
   readonly elicitTimeoutMs: number;
+  /** Standing grants, and the definition digest of the asked tool as served now (a changed one voids them). */
+  readonly grants?: StandingGrantStore;
+  readonly definitionOf?: (request: CheckInRequest) => string | undefined;
+  /** Appends the audit record of a standing grant's use (`grant.used`); a rejection means the grant is not used. */
+  readonly recordGrantUse?: (grant: StandingGrant, request: CheckInRequest) => Promise<void>;
+  /** Pending check-ins one principal may keep waiting (`checkIns.maxPending`); default core's. */
+  readonly maxPending?: number;
 }
 
 // Each round answers a different middleware's ask in the same call; more than this is a loop.
@@ -66,7 +85,8 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
     ...(options.traceContext !== undefined ? { traceContext: options.traceContext } : {}),
   };
   let outcome: DispatchOutcome = first;
-  let via: 'grant' | 'elicitation' | 'inbox' = 'inbox';
+  let via: Via = 'inbox';
+  let grantId: string | undefined;
   for (let round = 0; outcome.kind === 'paused' && round < MAX_ROUNDS; round++) {
     const request: CheckInRequest = outcome.checkIn;
     const granted = await useGrant(request, options);
@@ -75,24 +95,34 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       outcome = await dispatcher.resume(request, granted, resumeOptions);
       continue;
     }
+    const standing = await useStandingGrant(options.grants, request, options.definitionOf?.(request));
+    if (standing !== undefined && (await recorded(standing.grant, request, options))) {
+      via = 'standing-grant';
+      grantId = standing.grant.id;
+      outcome = await dispatcher.resume(request, standing.decision, resumeOptions);
+      continue;
+    }
+    const shared = await share(request, options);
+    if (shared.kind === 'limit') return overLimit(request, shared.maxPending);
+    const waitOn = shared.request;
     // A form too long to show every argument in full is not shown: the inbox shows them all.
-    if (canElicitForm(options.server) && approvalForm(request).form !== undefined) {
+    if (canElicitForm(options.server) && approvalForm(waitOn).form !== undefined) {
       let decision: CheckInDecision;
       try {
-        decision = await askPerson(options.server, request, options.identity?.principal ?? 'mcp-client', {
+        decision = await askPerson(options.server, waitOn, options.identity?.principal ?? 'mcp-client', {
           relatedRequestId: extra.requestId,
           signal: extra.signal,
           timeoutMs: options.elicitTimeoutMs,
         });
       } catch {
-        return pending(request, 'no decision came back from the person at the MCP client');
+        return pending(waitOn, 'no decision came back from the person at the MCP client');
       }
       via = 'elicitation';
-      outcome = await dispatcher.resume(request, decision, resumeOptions);
+      outcome = await dispatcher.resume(waitOn, decision, resumeOptions);
       continue;
     }
-    const decided = await hold(request, options);
-    if (decided === undefined) return pending(request, 'nobody has decided yet');
+    const decided = await hold(waitOn, options);
+    if (decided === undefined) return pending(waitOn, 'nobody has decided yet');
     via = 'inbox';
     outcome = await carryOutDecision(dispatcher, decided, { checkIns: options.store!, ...resumeOptions });
   }
@@ -105,7 +135,57 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
       text: `[${outcome.checkIn.asker} refused: ${refusalReason(`'${outcome.toolName}' asked for approval too many times in one call`, 'Retrying will not help')}]`,
     };
   }
-  return { kind: 'outcome', outcome, via };
+  return { kind: 'outcome', outcome, via, ...(grantId !== undefined ? { grantId } : {}) };
+}
+
+/**
+ * Records a standing grant's use before the call runs on it. A use that cannot be recorded is not
+ * acted on (the count it took is lost): the call asks a person instead.
+ */
+async function recorded(
+  grant: StandingGrant,
+  request: CheckInRequest,
+  options: CheckInFlowOptions,
+): Promise<boolean> {
+  if (options.recordGrantUse === undefined) return true;
+  try {
+    await options.recordGrantUse(grant, request);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The check-in this call waits on: its own, or an identical older one it shares (its own revoked, so
+ * the inbox shows one row). A store that fails leaves the call on its own check-in: one more row,
+ * never a call that runs without a person.
+ */
+async function share(request: CheckInRequest, options: CheckInFlowOptions): Promise<SharedCheckIn> {
+  if (options.store === undefined) return { kind: 'own', request };
+  try {
+    return await shareCheckIn(
+      options.store,
+      request,
+      options.maxPending !== undefined ? { maxPending: options.maxPending } : {},
+    );
+  } catch {
+    return { kind: 'own', request };
+  }
+}
+
+function overLimit(request: CheckInRequest, maxPending: number): Settled {
+  return {
+    kind: 'refused',
+    gate: request.asker,
+    code: 'CHECKIN_LIMIT',
+    retryable: true,
+    text: `[${request.asker} refused: ${refusalReason(
+      `'${request.toolName}' needs a person's approval, and this caller already has ${maxPending} calls waiting for one`,
+      'Calling again after some of them are decided can help',
+      'Tell the user approvals are waiting, and do not retry these calls now',
+    )}]`,
+  };
 }
 
 function pending(request: CheckInRequest, what: string): Settled {
@@ -180,14 +260,38 @@ async function useGrant(
   return undefined;
 }
 
+/**
+ * The longest a request is held when its client declares no timeout: the MCP TypeScript and Python
+ * SDKs give up on a request after 60 s by default, and the answer needs time to reach the client.
+ */
+export const SAFE_HOLD_MS = 50_000;
+/** A client that declares its timeout gets the answer this long before it would give up. */
+export const HOLD_MARGIN_MS = 2_000;
+/** Where a client declares how long it waits for this request: `params._meta`, milliseconds. */
+export const CLIENT_TIMEOUT_META = 'io.toolgate/timeoutMs';
+
+/**
+ * How long this request may be held: `checkIns.hold`, never longer than its client waits. A client
+ * that declares its timeout in `_meta` is answered `HOLD_MARGIN_MS` before it; else `SAFE_HOLD_MS`.
+ */
+export function holdFor(extra: McpRequestExtra, holdMs: number): number {
+  const declared = (extra as { _meta?: Record<string, unknown> })._meta?.[CLIENT_TIMEOUT_META];
+  const clientWaits =
+    typeof declared === 'number' && Number.isFinite(declared) && declared > 0
+      ? Math.max(0, declared - HOLD_MARGIN_MS)
+      : SAFE_HOLD_MS;
+  return Math.min(holdMs, clientWaits);
+}
+
 /** Waits for an approver's decision on `request`, sending progress when the client asked for it. */
 async function hold(
   request: CheckInRequest,
   options: CheckInFlowOptions,
 ): Promise<CheckInRecord | undefined> {
   const store = options.store;
-  if (store === undefined || options.holdMs <= 0) return undefined;
   const { extra } = options;
+  const holdMs = holdFor(extra, options.holdMs);
+  if (store === undefined || holdMs <= 0) return undefined;
   const progressToken = (extra as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
   const started = Date.now();
   let progress = 0;
@@ -201,7 +305,7 @@ async function hold(
     if (record?.decision !== undefined) return record;
     if (record !== undefined && record.state !== 'pending') return undefined;
     const elapsed = Date.now() - started;
-    if (elapsed >= options.holdMs) return undefined;
+    if (elapsed >= holdMs) return undefined;
     if (progressToken !== undefined) {
       progress += 1;
       await extra
@@ -215,7 +319,7 @@ async function hold(
         })
         .catch(() => undefined);
     }
-    await sleep(Math.min(options.pollMs, options.holdMs - elapsed), extra.signal);
+    await sleep(Math.min(options.pollMs, holdMs - elapsed), extra.signal);
   }
   return undefined;
 }

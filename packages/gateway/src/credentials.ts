@@ -32,9 +32,14 @@ export function resolveCredential(
   }
 }
 
-const REFERENCE = /\$\{credential:([^}]*)\}/g;
+const REFERENCE = /\$\$\{|\$\{credential:([^}]*)\}/g;
 
-/** `text` with each `${credential:NAME}` replaced by the secret. */
+/**
+ * `text` with each `${credential:NAME}` replaced by the secret, and each `$${` (a literal the loader
+ * escaped, an interpolated value among them) read as `${`: nothing is interpolated twice.
+ */
 export function fillCredentials(text: string, lookup: (name: string) => string): string {
-  return text.replace(REFERENCE, (_match, name: string) => lookup(name.trim()));
+  return text.replace(REFERENCE, (_match, name: string | undefined) =>
+    name === undefined ? '${' : lookup(name.trim()),
+  );
 }

@@ -9,7 +9,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { serveHttp, type HttpServing, type McpServed } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
-import { loadConfig, parseConfig, type LoadedConfig } from './config/load';
+import { loadConfig, parseConfig, scrubbable, type LoadedConfig } from './config/load';
+import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import type { GatewayConfig } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { recordConfig } from './audit';
@@ -79,7 +80,15 @@ export async function createGateway(
       : isLoaded(config)
         ? config
         : parseConfig(JSON.stringify(config), { env });
-  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+  // Every value any loaded configuration interpolated or resolved: no log line carries one.
+  // Kept across reloads (and fed each credential a connection resolves): a value once secret stays so.
+  const ownSecrets = new OwnSecrets([
+    ...loaded.secrets,
+    ...resolvedCredentials(loaded.config, loaded.baseDir, env),
+  ]);
+  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () =>
+    scrubbable(ownSecrets.all()),
+  );
   const stdio = options.stdio === true;
 
   const stdioIdentity = stdio ? stdioIdentityOf(loaded) : undefined;
@@ -94,7 +103,7 @@ export async function createGateway(
     );
   if (startIssues.length > 0) throw new ConfigError(startIssues);
 
-  let live: Runtime = await buildRuntime(loaded, { log, env });
+  let live: Runtime = await buildRuntime(loaded, { log, env, ownSecrets });
   try {
     await recordConfig(live, 'config.loaded');
   } catch (error) {
@@ -229,7 +238,7 @@ export async function createGateway(
     if (draining) return { ok: true };
     let next: Runtime;
     try {
-      next = await buildRuntime(live.loaded, { previous: live, log, env });
+      next = await buildRuntime(live.loaded, { previous: live, log, env, ownSecrets });
     } catch (error) {
       log({ msg: 'tools.refresh-refused', level: 'warn', error: (error as Error).message });
       return { ok: false, error: error as Error };
@@ -249,6 +258,11 @@ export async function createGateway(
     let next: Runtime;
     try {
       const nextLoaded = loadConfig(loaded.file, { env });
+      for (const secret of [
+        ...nextLoaded.secrets,
+        ...resolvedCredentials(nextLoaded.config, nextLoaded.baseDir, env),
+      ])
+        ownSecrets.add(secret);
       if (!stdio && nextLoaded.config.auth?.tokens === undefined && nextLoaded.config.auth?.jwt === undefined)
         throw new ConfigError([
           nextLoaded.issue(
@@ -257,7 +271,7 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
-      next = await buildRuntime(nextLoaded, { previous: live, log, env });
+      next = await buildRuntime(nextLoaded, { previous: live, log, env, ownSecrets });
       try {
         await recordConfig(next, 'config.reloaded');
       } catch (error) {

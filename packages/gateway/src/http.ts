@@ -50,6 +50,27 @@ export interface Readiness {
   >;
 }
 
+/** The role whose token sees /readyz in detail. */
+export const OPERATOR_ROLE = 'operator';
+
+/** What /readyz tells anyone: whether the gateway is ready, and how many of its parts are. */
+export function readinessCounts(readiness: Readiness): {
+  readonly ready: boolean;
+  readonly upstreams: { readonly total: number; readonly connected: number };
+  readonly stores: { readonly total: number; readonly ok: number };
+} {
+  const upstreams = Object.values(readiness.upstreams);
+  const stores = Object.values(readiness.stores);
+  return {
+    ready: readiness.ready,
+    upstreams: {
+      total: upstreams.length,
+      connected: upstreams.filter((upstream) => upstream.state === 'connected').length,
+    },
+    stores: { total: stores.length, ok: stores.filter((store) => store.ok).length },
+  };
+}
+
 function send(
   res: ServerResponse,
   status: number,
@@ -97,7 +118,10 @@ export function httpRoutes(host: HttpHost): {
     }
     if (path === '/readyz') {
       const readiness = await host.readiness();
-      send(res, readiness.ready ? 200 : 503, readiness);
+      // Names of upstreams and stores, their errors and tool counts, are for an operator only.
+      const answer = await host.current().auth.authenticate(header(req.headers.authorization));
+      const operator = answer.ok && (answer.identity.roles ?? []).includes(OPERATOR_ROLE);
+      send(res, readiness.ready ? 200 : 503, operator ? readiness : readinessCounts(readiness));
       return true;
     }
     if (path === RESOURCE_METADATA_PATH || path === `${RESOURCE_METADATA_PATH}${MCP_PATH}`) {

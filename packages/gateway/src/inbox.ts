@@ -16,6 +16,7 @@ import { durationMs } from './config/units';
 import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
+import { definitionOf } from './standing-grants';
 
 export const INBOX_PATH = '/inbox';
 /** The role that lets an identity decide its tenant's check-ins. */
@@ -136,8 +137,17 @@ export function gatewayInbox(host: {
       approvers,
       checkArgs,
       basePath: INBOX_PATH,
+      ...(runtime.state.grants !== undefined
+        ? {
+            grants: runtime.state.grants,
+            definitionOf: (request: CheckInRequest) => definitionOf(host.current(), request),
+          }
+        : {}),
       ...(webhook !== undefined ? { webhook } : {}),
       ...(config.listen?.publicUrl?.startsWith('https:') === true ? { secureCookies: true } : {}),
+      ...(config.listen?.publicUrl !== undefined
+        ? { origins: [new URL(config.listen.publicUrl).origin] }
+        : {}),
     });
     const served = app;
     // Hono's own Request/Response stay out of the globals the MCP SDK uses.

@@ -3,6 +3,7 @@
 // events on `gateway.events`. Lines carry names, codes and durations, never argument or result values.
 
 import { EventEmitter } from 'node:events';
+import { redactValue } from '@toolgate/core';
 
 export type LogFields = Readonly<Record<string, unknown>> & {
   readonly msg: string;
@@ -14,12 +15,20 @@ export interface GatewayLog {
   readonly events: EventEmitter;
 }
 
-export function createLog(write: ((line: string) => void) | undefined): GatewayLog {
+/**
+ * `secrets` answers the values no line may carry (the configuration's interpolated values, resolved
+ * credentials): a message built from an upstream's error or a library's text is scrubbed of them.
+ */
+export function createLog(
+  write: ((line: string) => void) | undefined,
+  secrets: () => readonly string[] = () => [],
+): GatewayLog {
   const events = new EventEmitter();
   // A listener that throws must not reach the call that logged.
   events.on('error', () => undefined);
   const log = ((fields: LogFields) => {
-    const line = { time: new Date().toISOString(), level: fields.level ?? 'info', ...fields };
+    const raw = { time: new Date().toISOString(), level: fields.level ?? 'info', ...fields };
+    const line = redactValue(raw, secrets()) as typeof raw;
     try {
       write?.(JSON.stringify(line));
     } catch {

@@ -12,6 +12,7 @@ import {
 import { refusalReason, type DispatchOutcome, type Identity, type TraceContext } from '@toolgate/core';
 import { callToolResult, refusalResult, type McpRequestExtra } from '@toolgate/mcp';
 import { refusedResult, settlePaused, type Settled } from './check-in-flow';
+import { definitionOf, grantUseRecorder } from './standing-grants';
 import type { GatewayLog } from './log';
 import { serveTenantResources } from './resources';
 import type { Runtime } from './runtime';
@@ -124,6 +125,11 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
           extra,
           ...(traceContext !== undefined ? { traceContext } : {}),
           holdMs: runtime.holdMs,
+          maxPending: runtime.maxPending,
+          ...(runtime.state.grants !== undefined
+            ? { grants: runtime.state.grants, definitionOf: (asked) => definitionOf(runtime, asked) }
+            : {}),
+          ...(runtime.audit !== undefined ? { recordGrantUse: grantUseRecorder(runtime.audit) } : {}),
           pollMs: runtime.pollMs,
           elicitTimeoutMs: ELICIT_TIMEOUT_MS,
         });
@@ -148,6 +154,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
         upstream: tenant.sourceOf.get(toolName),
         ...outcomeFields(outcome),
         ...(first.kind === 'paused' ? { checkIn: settled.via, checkInId: first.checkIn.id } : {}),
+        ...(settled.grantId !== undefined ? { grantId: settled.grantId } : {}),
         durationMs: ms(started),
       });
       return resultFor(outcome);

@@ -3,7 +3,7 @@
 // one, reusing the upstreams and stores whose configuration did not change, and swaps only when
 // every part built; the old generation is closed once its last call has finished.
 
-import type { ToolgateEmitter } from '@toolgate/core';
+import { DEFAULT_MAX_PENDING, type ToolgateEmitter } from '@toolgate/core';
 import { auditKeyOf, openAudit, type GatewayAudit } from './audit';
 import { createAuthenticator, type Authenticator } from './auth';
 import { ConfigError, type ConfigIssue } from './config/errors';
@@ -15,6 +15,7 @@ import { inboxIssues } from './inbox';
 import { resolvePolicies } from './policy';
 import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } from './stores';
 import { openTelemetry, type Telemetry } from './telemetry';
+import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
 import { connectUpstream, UpstreamError, type Upstream } from './upstream';
 
@@ -31,6 +32,8 @@ export interface Runtime {
   readonly audit?: GatewayAudit;
   /** How long a paused call waits for an approver, and how often it looks. */
   readonly holdMs: number;
+  /** `checkIns.maxPending`. */
+  readonly maxPending: number;
   readonly pollMs: number;
   /** Calls in flight under this generation. */
   hold(): void;
@@ -44,6 +47,8 @@ export interface BuildOptions {
   readonly log?: GatewayLog;
   readonly events?: ToolgateEmitter;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The gateway's own secrets, kept across reloads; a new set when not given. */
+  readonly ownSecrets?: OwnSecrets;
 }
 
 const DEFAULT_HOLD_MS = 30_000;
@@ -55,6 +60,9 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
   const previous = options.previous;
   const opened: { close(): Promise<void> }[] = [];
   const issues: ConfigIssue[] = [];
+  const ownSecrets = options.ownSecrets ?? new OwnSecrets();
+  for (const value of [...loaded.secrets, ...resolvedCredentials(config, baseDir, options.env)])
+    ownSecrets.add(value);
   try {
     issues.push(...inboxIssues(loaded));
     if (issues.length > 0) throw new ConfigError(issues);
@@ -88,7 +96,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         ? previous.telemetry
         : track(opened, openTelemetry(config.telemetry));
 
-    const audit = await openedAudit(loaded, previous, opened, issues);
+    const audit = await openedAudit(loaded, previous, opened, issues, options.log);
 
     const upstreams = new Map<string, Upstream>();
     await Promise.all(
@@ -102,6 +110,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           ...(options.env !== undefined ? { env: options.env } : {}),
           pins: state.pins,
           checkIns: state.checkIns,
+          onCredential: (value: string) => ownSecrets.add(value),
         };
         const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
         const reused = previous?.upstreams.get(name);
@@ -158,6 +167,8 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
                 ? telemetry.instrument
                 : (dispatcher) => telemetry.instrument(audit.attach(dispatcher)),
             issue: loaded.issue,
+            baseDir,
+            ownSecrets,
             ...(policy !== undefined ? { policy } : {}),
             ...(options.events !== undefined ? { events: options.events } : {}),
           }),
@@ -185,6 +196,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         config.checkIns?.hold === undefined
           ? DEFAULT_HOLD_MS
           : durationMs(config.checkIns.hold, 'checkIns.hold'),
+      maxPending: config.checkIns?.maxPending ?? DEFAULT_MAX_PENDING,
       pollMs: POLL_MS,
       hold: () => {
         inFlight += 1;
@@ -223,13 +235,21 @@ async function openedAudit(
   previous: Runtime | undefined,
   opened: { close(): Promise<void> }[],
   issues: ConfigIssue[],
+  log: GatewayLog | undefined,
 ): Promise<GatewayAudit | undefined> {
   const { config, baseDir } = loaded;
   if (config.audit === undefined) return undefined;
   if (previous?.audit !== undefined && previous.audit.key === auditKeyOf(config)) return previous.audit;
   let audit: GatewayAudit;
   try {
-    audit = openAudit(config, baseDir);
+    audit = openAudit(config, baseDir, (error) =>
+      log?.({
+        msg: 'audit.checkpoint.failed',
+        level: 'warn',
+        // The class only: a webhook's error text could carry its URL's credentials.
+        error: (error as Error | undefined)?.name ?? 'Error',
+      }),
+    );
   } catch (error) {
     // The library names the key that is wrong, never its value.
     const message = (error as Error).message.replace(/^auditLog: /, '').replace(/\.$/, '');

@@ -2,7 +2,14 @@
 // (check-ins and grants, pinned tool definitions; the audit log's default) and `stores.limits` (rate buckets).
 
 import { resolve } from 'node:path';
-import { inMemoryCheckIns, inMemoryPins, type CheckInStore, type PinStore } from '@toolgate/core';
+import {
+  inMemoryCheckIns,
+  inMemoryPins,
+  inMemoryStandingGrants,
+  type CheckInStore,
+  type PinStore,
+  type StandingGrantStore,
+} from '@toolgate/core';
 import { inMemoryLimits, type LimitStore } from '@toolgate/middleware';
 import { postgresCheckIns, postgresPins } from '@toolgate/store-postgres';
 import { Redis } from 'ioredis';
@@ -15,6 +22,12 @@ export interface StateStore {
   readonly checkIns: CheckInStore;
   /** Pinned tool definitions and server identities (`toolgate pins`). */
   readonly pins: PinStore;
+  /**
+   * Standing grants. Only with `memory:` for now: a grant's use count must be shared by every process
+   * that serves its caller, and the durable stores do not keep grants yet, so with them the inbox
+   * offers no standing grants (never a per-process count that would let a grant run more often).
+   */
+  readonly grants?: StandingGrantStore;
   /** Resolves when the store answers; rejects with a message that names no secret. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -32,7 +45,8 @@ export function openStateStore(url: string | undefined, baseDir: string): StateS
   if (url === undefined || url === 'memory:') {
     const checkIns = inMemoryCheckIns();
     const pins = inMemoryPins();
-    return { kind: 'memory', checkIns, pins, ping: async () => {}, close: async () => {} };
+    const grants = inMemoryStandingGrants();
+    return { kind: 'memory', checkIns, pins, grants, ping: async () => {}, close: async () => {} };
   }
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);

@@ -19,6 +19,8 @@ import { globMatcher, matchesAny } from './glob';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
+import { ownSecretsGate, withOwnSecrets, type OwnSecrets } from './own-secrets';
+import { pathBases, type PathBases } from './path-base';
 
 /** A tool as tools/list shows it. */
 export interface ListedTool {
@@ -55,6 +57,10 @@ export interface TenantContext {
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
   /** The global rules and the tenant's own, when it has any. */
   readonly policy?: TenantPolicy;
+  /** Relative paths of the configuration (a stdio upstream's cwd) resolve here; default the process's. */
+  readonly baseDir?: string;
+  /** The gateway's own secrets (interpolated values, resolved credentials): refused in args, redacted from results. */
+  readonly ownSecrets?: OwnSecrets;
 }
 
 /** The tenant could not be built; `issues` place each reason in the configuration. */
@@ -120,7 +126,11 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
           issue: context.issue,
         });
   issues.push(...(policy?.issues ?? []));
-  const guards = tenantGuards(name, config.guards, tenant.guards, tools, issues, context);
+  const bases = pathBases(config, context.baseDir ?? process.cwd(), sourceOf);
+  const guards = withOwnSecrets(
+    tenantGuards(name, config.guards, tenant.guards, tools, issues, context, bases),
+    context.ownSecrets?.values() ?? [],
+  );
   // A policy problem another tenant already reported still stops this one.
   if (issues.length > 0 || policy?.failed === true) throw new TenantError(issues);
 
@@ -150,6 +160,8 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
       ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
       ...(guards !== undefined ? { guards } : {}),
     });
+    if (context.ownSecrets !== undefined)
+      chain = chain.insertAfter('credentials', ownSecretsGate(context.ownSecrets));
   } catch (error) {
     // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
     throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);
@@ -272,7 +284,10 @@ function tenantGuards(
   tools: readonly Tool[],
   issues: ConfigIssue[],
   context: TenantContext,
+  bases: PathBases,
 ): CanonicalGuards | undefined {
+  // Every path the guard approves reaches the upstream absolute, read where that upstream reads it.
+  const pathReading = { base: bases.base, realpath: bases.realpath };
   const declares = {
     egress: tools.filter((tool) => tool.egress !== undefined),
     paths: tools.filter((tool) => tool.paths !== undefined),
@@ -281,7 +296,7 @@ function tenantGuards(
     if (declares.egress.length === 0 && declares.paths.length === 0) return undefined;
     return {
       ...(declares.egress.length === 0 ? { egress: false as const } : {}),
-      ...(declares.paths.length === 0 ? { paths: false as const } : {}),
+      ...(declares.paths.length === 0 ? { paths: false as const } : { paths: pathReading }),
       commands: false,
     };
   }
@@ -336,6 +351,7 @@ function tenantGuards(
     const ownTools = typeof own?.paths === 'object' ? own.paths.tools : undefined;
     if (paths !== undefined || globalTools !== undefined || ownTools !== undefined)
       guards.paths = {
+        ...pathReading,
         ...(globalTools !== undefined ? { tools: globalTools } : {}),
         ...(ownTools !== undefined ? { tenants: { [name]: ownTools } } : {}),
       };

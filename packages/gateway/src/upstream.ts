@@ -78,6 +78,8 @@ export interface UpstreamContext {
   readonly pins?: PinStore;
   /** Pending check-ins of a tool whose definition changed are revoked here. */
   readonly checkIns?: CheckInStore;
+  /** Hears each credential value a connection resolved, so the gateway treats it as its own secret. */
+  readonly onCredential?: (value: string) => void;
   /** Reconnection timing (tests shorten it). */
   readonly backoff?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
 }
@@ -346,6 +348,7 @@ function transport(
   const secrets: string[] = [];
   const lookup = (credential: string) => {
     const value = resolveCredential(credential, context.credentials, context.baseDir, context.env);
+    context.onCredential?.(value);
     secrets.push(value);
     return value;
   };

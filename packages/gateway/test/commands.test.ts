@@ -31,12 +31,12 @@ limits: [{ name: refunds, per: tenant, calls: 5, window: 1h, tools: [shop_refund
 tenants: { acme: { upstreams: [shop] } }
 `,
     );
-    const run = io(dir, { T: 'secret-token-value-0123456789', K: 'k'.repeat(40) });
+    const run = io(dir, { T: 'secret-token-value-0123456789-0123', K: 'k'.repeat(40) });
     expect(await runCli(['check'], run.io)).toBe(0);
     const printed = run.out.join('\n');
     expect(printed).toContain('upstreams:\n  shop (stdio): connected, 4 tool(s)');
     expect(printed).toMatch(
-      /acme: upstreams shop; chain chain_\w+: permission → capabilities → validate-args → wants → limits → check-in → credentials → result-ceiling/,
+      /acme: upstreams shop; chain chain_\w+: permission → capabilities → validate-args → wants → limits → secret-guard → check-in → credentials → own-secrets → result-ceiling/,
     );
     expect(printed).toContain(
       'shop_refund  from shop; check-in: always; capabilities: payments; limits: refunds; annotations: destructiveHint',
@@ -49,7 +49,7 @@ tenants: { acme: { upstreams: [shop] } }
   it('exits 1 naming a tool the configuration names and the server does not serve, at its position', async () => {
     const file = dir.write(
       'toolgate.yaml',
-      `auth: { tokens: [{ token: t, identity: { tenant: acme, principal: bot } }] }
+      `auth: { tokens: [{ token: t-0123456789abcdef-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
 upstreams:
   shop:
     command: [node, ${JSON.stringify(fixtureServer)}]
@@ -67,7 +67,7 @@ tenants: { acme: { upstreams: [shop] } }
   it('exits 1 when an upstream cannot start, naming it', async () => {
     const file = dir.write(
       'toolgate.yaml',
-      `auth: { tokens: [{ token: t, identity: { tenant: acme, principal: bot } }] }
+      `auth: { tokens: [{ token: t-0123456789abcdef-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
 upstreams: { ghost: { command: [definitely-not-a-command-here] } }
 tenants: { acme: { upstreams: [ghost] } }
 `,
@@ -105,7 +105,7 @@ describe('toolgate pins and toolgate audit, where they cannot work', () => {
     dir = tempDir();
   });
   afterEach(() => dir.remove());
-  const minimal = `auth: { tokens: [{ token: t-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
+  const minimal = `auth: { tokens: [{ token: t-0123456789abcdef-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
 upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
 tenants: { acme: { upstreams: [shop] } }
 `;

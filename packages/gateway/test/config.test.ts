@@ -88,7 +88,7 @@ auth:
     - { token: "\${env:A}", identity: { tenant: acmee, principal: bot } }
     - { token: "\${env:B}", identity: { tenant: acme, principal: ana } }
 `,
-      { A: 'same-secret-value', B: 'same-secret-value' },
+      { A: 'same-secret-value-0123456789abcdef', B: 'same-secret-value-0123456789abcdef' },
     );
     expect(issues.map(where)).toEqual([
       "2:74 uses the credential 'billing', which is not configured",
@@ -106,12 +106,14 @@ auth:
         `${minimal}checkIns: { key: "\${file:key.txt}" }\nauth: { tokens: [{ token: "\${env:TOKEN}", identity: { tenant: acme, principal: bot } }] }\n`,
         {
           file: `${dir.path}/toolgate.yaml`,
-          env: { TOKEN: 'env-secret-token-value' },
+          env: { TOKEN: 'env-secret-token-value-0123456789' },
         },
       );
       expect(loaded.config.checkIns?.key).toBe(CHECKIN_KEY);
-      expect(loaded.config.auth?.tokens?.[0]?.token).toBe('env-secret-token-value');
-      expect(loaded.secrets).toEqual(expect.arrayContaining([CHECKIN_KEY, 'env-secret-token-value']));
+      expect(loaded.config.auth?.tokens?.[0]?.token).toBe('env-secret-token-value-0123456789');
+      expect(loaded.secrets).toEqual(
+        expect.arrayContaining([CHECKIN_KEY, 'env-secret-token-value-0123456789']),
+      );
 
       // A secret that fails a check is still never quoted.
       const issues = issuesOf(`${minimal}checkIns: { key: "\${env:SHORT}" }\n`, { SHORT: 'tiny-secret' });

@@ -19,7 +19,11 @@ import {
   type TempDir,
 } from './helpers';
 
-const TOKENS = { ACME_TOKEN: 'acme-token-0123456789abcdef', GLOBEX_TOKEN: 'globex-token-0123456789abcdef' };
+const TOKENS = {
+  ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789',
+  OPS_TOKEN: 'ops-token-0123456789abcdef-0123456789',
+};
 
 function config(dir: TempDir, extra = ''): string {
   return `listen: { host: 127.0.0.1, port: 8787, maxBody: 64kb, drain: 10s }
@@ -27,6 +31,7 @@ auth:
   tokens:
     - { token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: support-bot } }
     - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: ana } }
+    - { token: "\${env:OPS_TOKEN}", identity: { tenant: acme, principal: ops, roles: [operator] } }
 checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 300ms }
 upstreams:
   shop:
@@ -231,8 +236,10 @@ describe('toolgate gateway, as a process over Streamable HTTP', () => {
     expect(await health.json()).toEqual({ status: 'ok' });
   });
 
-  it('reports each upstream and store on /readyz', async () => {
-    const ready = await fetch(new URL('/readyz', gateway.url));
+  it('reports each upstream and store on /readyz to an operator', async () => {
+    const ready = await fetch(new URL('/readyz', gateway.url), {
+      headers: { authorization: `Bearer ${TOKENS.OPS_TOKEN}` },
+    });
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({
       ready: true,
@@ -306,7 +313,7 @@ describe('toolgate gateway: startup and shutdown', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
-      `${file}:11:5: upstreams.shop.prefx: unknown key 'prefx'. Fix: did you mean 'prefix'?`,
+      `${file}:12:5: upstreams.shop.prefx: unknown key 'prefx'. Fix: did you mean 'prefix'?`,
     );
     for (const secret of [...Object.values(TOKENS), CHECKIN_KEY]) expect(run.stderr).not.toContain(secret);
   });

@@ -18,7 +18,10 @@ import {
 } from './helpers';
 
 const reachServer = join(__dirname, 'fixtures', 'reach.mjs');
-const TOKENS = { ACME_TOKEN: 'acme-token-0123456789abcdef', GLOBEX_TOKEN: 'globex-token-0123456789abcdef' };
+const TOKENS = {
+  ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789',
+};
 const env = { ...TOKENS };
 
 function config(dir: TempDir, extra = ''): string {
@@ -203,7 +206,7 @@ describe('guards in the configuration, from the command line', () => {
     expect(err).toBe('');
     expect(code).toBe(0);
     expect(out).toMatch(
-      /acme: upstreams web; chain chain_\w+: permission → capabilities → validate-args → wants → egress-guard → path-guard → command-guard → secret-guard → check-in → credentials → result-screen → result-ceiling/,
+      /acme: upstreams web; chain chain_\w+: permission → capabilities → validate-args → wants → egress-guard → path-guard → command-guard → secret-guard → check-in → credentials → own-secrets → result-screen → result-ceiling/,
     );
     expect(out).toContain('fetch_page  from web; egress: url');
     expect(out).toContain('read_file  from web; paths: path under /srv/data');
@@ -217,13 +220,14 @@ describe('guards in the configuration, from the command line', () => {
     const declared = await run(['check']);
     expect(declared.code).toBe(0);
     expect(declared.out).toMatch(
-      /acme: .*wants → egress-guard → path-guard → check-in → credentials → result-ceiling/,
+      /acme: .*wants → egress-guard → path-guard → secret-guard → check-in → credentials → own-secrets → result-ceiling/,
     );
 
+    // The secret guard stays: it holds the gateway's own secrets (the tokens are interpolated).
     dir.write('toolgate.yaml', bare.replace(/ {4}tools:\n(.*\n){2}/, ''));
     const none = await run(['check']);
     expect(none.code).toBe(0);
-    expect(none.out).not.toContain('guard');
+    expect(none.out).not.toMatch(/egress-guard|path-guard|command-guard/);
   });
 
   it('an unknown guard key fails check and startup at its file, line and column, with the known keys', async () => {

@@ -16,9 +16,9 @@ import {
 } from './helpers';
 
 const TOKENS = {
-  BOT_TOKEN: 'bot-token-0123456789abcdef',
-  ANA_TOKEN: 'ana-approver-token-0123456789',
-  GIA_TOKEN: 'gia-approver-token-0123456789',
+  BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789',
+  ANA_TOKEN: 'ana-approver-token-0123456789-0123456789',
+  GIA_TOKEN: 'gia-approver-token-0123456789-0123456789',
 };
 const env = { ...TOKENS, TOOLGATE_CHECKIN_KEY: CHECKIN_KEY };
 const HOLD_MS = 1500;

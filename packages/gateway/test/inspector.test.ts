@@ -14,7 +14,7 @@ const INSPECTOR = [
   'mcp-inspector',
   '--cli',
 ];
-const TOKEN = 'inspector-token-0123456789abcdef';
+const TOKEN = 'inspector-token-0123456789abcdef-0123456789';
 
 function inspector(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
   const run = spawnSync('npx', [...INSPECTOR, ...args], {

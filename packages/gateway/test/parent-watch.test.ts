@@ -59,7 +59,7 @@ onLinux('a gateway under a wrapper', () => {
   async function startWrapped() {
     const config = dir.write(
       'toolgate.yaml',
-      `auth: { tokens: [{ token: tok-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
+      `auth: { tokens: [{ token: tok-0123456789abcdef-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
 upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
 tenants: { acme: { upstreams: [shop] } }
 `,

@@ -17,9 +17,9 @@ import {
 } from './helpers';
 
 const TOKENS = {
-  BOT_TOKEN: 'bot-token-0123456789abcdef',
-  INTERN_TOKEN: 'intern-token-0123456789abcdef',
-  GLOBEX_TOKEN: 'globex-token-0123456789abcdef',
+  BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789',
+  INTERN_TOKEN: 'intern-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789',
 };
 const env = { ...TOKENS, TOOLGATE_CHECKIN_KEY: CHECKIN_KEY };
 

@@ -23,7 +23,7 @@ if (postgresUrl === undefined || redisUrl === undefined)
     'scale-out tests skipped: set TOOLGATE_POSTGRES_URL and TOOLGATE_REDIS_URL (bash .ci/services/postgres.sh -- bash .ci/services/redis.sh -- …)',
   );
 
-const TOKEN = 'scale-out-token-0123456789abcdef';
+const TOKEN = 'scale-out-token-0123456789abcdef-0123456789';
 const APPROVER = 'scale-out-approver-0123456789abcdef';
 
 run('three gateway processes on one PostgreSQL and one Redis', () => {
@@ -39,7 +39,7 @@ run('three gateway processes on one PostgreSQL and one Redis', () => {
       `auth:
   tokens:
     - { token: "\${env:TOKEN}", identity: { tenant: acme, principal: bot } }
-    - { token: "\${env:APPROVER}", identity: { tenant: acme, principal: ana, roles: [approver] } }
+    - { token: "\${env:APPROVER}", identity: { tenant: acme, principal: ana, roles: [approver, operator] } }
 stores: { state: "\${env:PG}", limits: "\${env:REDIS}" }
 checkIns: { key: "\${env:KEY}", hold: 200ms }
 upstreams:
@@ -133,7 +133,10 @@ tenants: { acme: { upstreams: [shop] } }
 
   it('reports PostgreSQL and Redis on /readyz of every process', async () => {
     for (const gateway of gateways) {
-      const body = (await (await fetch(new URL('/readyz', gateway.url))).json()) as Record<string, unknown>;
+      const ready = await fetch(new URL('/readyz', gateway.url), {
+        headers: { authorization: `Bearer ${APPROVER}` },
+      });
+      const body = (await ready.json()) as Record<string, unknown>;
       expect(body['stores']).toEqual({
         state: { kind: 'postgres', ok: true },
         limits: { kind: 'redis', ok: true },

@@ -24,7 +24,10 @@ import {
 } from './helpers';
 
 const changingServer = join(__dirname, 'fixtures', 'changing.mjs');
-const TOKENS = { ACME_TOKEN: 'acme-token-0123456789abcdef', GLOBEX_TOKEN: 'globex-token-0123456789abcdef' };
+const TOKENS = {
+  ACME_TOKEN: 'acme-token-0123456789abcdef-0123456789',
+  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-0123456789',
+};
 // An argument value that must never reach the audit log, a log line or the database.
 const SECRET_ARG = 'customer-7f3a-DO-NOT-LOG-4411';
 
@@ -44,7 +47,9 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 
 }
 
 async function readyz(gateway: GatewayProcess) {
-  const response = await fetch(new URL('/readyz', gateway.url));
+  const response = await fetch(new URL('/readyz', gateway.url), {
+    headers: { authorization: `Bearer ${TOKENS.ACME_TOKEN}` },
+  });
   return {
     status: response.status,
     body: (await response.json()) as {
@@ -71,7 +76,7 @@ describe('toolgate gateway: pins, reconnection and the audit log (SQLite state)'
       'toolgate.yaml',
       `auth:
   tokens:
-    - { token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: support-bot } }
+    - { token: "\${env:ACME_TOKEN}", identity: { tenant: acme, principal: support-bot, roles: [operator] } }
 stores: { state: "sqlite:./state.db" }
 audit: { signingKey: "\${file:./audit-key.pem}" }
 checkIns: { key: "${CHECKIN_KEY}", hold: 300ms }
@@ -376,7 +381,7 @@ describe('toolgate check: declarations per tool and from annotation defaults', (
 
   const configWith = (
     wipe: string,
-  ) => `auth: { tokens: [{ token: t-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
+  ) => `auth: { tokens: [{ token: t-0123456789abcdef-0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
 checkIns: { key: "${'k'.repeat(40)}" }
 defaults:
   annotations: { destructiveHint: { checkIn: always }, openWorldHint: { capabilities: [external_net] } }

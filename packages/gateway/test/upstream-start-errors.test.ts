@@ -9,6 +9,8 @@ import { fixtureServer, tempDir, type TempDir } from './helpers';
 import { redactLine } from '../src/stderr-tail';
 
 const SECRET = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c';
+/** /readyz names upstreams, and so their stderr, only to an identity with the role operator. */
+const OPERATOR_TOKEN = 'operator-token-0123456789abcdef0123';
 
 function io(dir: TempDir, env: Record<string, string> = {}) {
   const out: string[] = [];
@@ -22,7 +24,7 @@ function io(dir: TempDir, env: Record<string, string> = {}) {
 
 /** A configuration with one stdio upstream `shop` running `script`, its credential in SHOP_TOKEN. */
 function config(script: string, extra = ''): string {
-  return `auth: { tokens: [{ token: t, identity: { tenant: acme, principal: bot } }] }
+  return `auth: { tokens: [{ token: ${OPERATOR_TOKEN}, identity: { tenant: acme, principal: ops, roles: [operator] } }] }
 credentials: { shop: { env: SHOP_TOKEN } }
 upstreams:
   shop: { command: [node, ${JSON.stringify(script)}], env: { SHOP_TOKEN: "\${credential:shop}" }${extra} }
@@ -101,7 +103,9 @@ await import(${JSON.stringify(pathToFileURL(fixtureServer).href)});
       const deadline = Date.now() + 15_000;
       let body: { upstreams: Record<string, { state: string; stderr?: string[]; error?: string }> };
       for (;;) {
-        const res = await fetch(`${gateway.url.replace(/\/mcp$/, '')}/readyz`);
+        const res = await fetch(`${gateway.url.replace(/\/mcp$/, '')}/readyz`, {
+          headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+        });
         body = (await res.json()) as typeof body;
         if (body.upstreams['shop']?.stderr !== undefined || Date.now() > deadline) break;
         await new Promise((resolve) => setTimeout(resolve, 100));

@@ -9,6 +9,7 @@ import { apiRoutes } from './routes/api';
 import { eventRoutes } from './routes/events';
 import { linkRoutes } from './routes/links';
 import { pageRoutes } from './routes/pages';
+import { sameOriginGuard } from './same-origin';
 import { webhookDelivery } from './webhook';
 
 /** No inline script or style, nothing from elsewhere, no framing, forms only to this inbox. */
@@ -50,7 +51,8 @@ export function inboxApp(options: InboxOptions): InboxApp {
     await next();
     c.header('Content-Security-Policy', CSP);
     c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
+    // Same-origin only: the inbox's own form posts then carry its real Origin, nothing leaves for elsewhere.
+    c.header('Referrer-Policy', 'same-origin');
     c.header('X-Frame-Options', 'DENY');
     c.header('Cross-Origin-Opener-Policy', 'same-origin');
     if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
@@ -62,6 +64,8 @@ export function inboxApp(options: InboxOptions): InboxApp {
       onError: (c) => c.json({ error: 'too_large', message: 'The request body is too large.' }, 413),
     }),
   );
+
+  app.use('*', sameOriginGuard(inbox));
 
   app.get('/static/inbox.js', (c) => {
     c.header('Cache-Control', 'public, max-age=300');

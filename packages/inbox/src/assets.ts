@@ -38,7 +38,7 @@ export const SCRIPT = `// toolgate inbox: live list and ticking times; everythin
   function refresh() {
     if (refreshing) return;
     refreshing = true;
-    fetch(base + '/fragments/live', { credentials: 'same-origin', headers: { accept: 'text/html' } })
+    fetch(base + '/fragments/live' + location.search, { credentials: 'same-origin', headers: { accept: 'text/html' } })
       .then(function (res) { return res.ok ? res.text() : null; })
       .then(function (text) {
         if (text === null) return;
@@ -100,4 +100,8 @@ button { font: inherit; padding: .45rem 1rem; border-radius: 5px; border: 1px so
 button.approve { background: var(--ok); color: #fff; } button.decline { background: var(--bad); color: #fff; }
 button.change { background: var(--accent); color: #fff; } button.plain { background: #fff; border-color: var(--line); }
 form.sign-in { max-width: 26rem; background: #fff; border: 1px solid var(--line); padding: 1.2rem; }
+form.filters { display: flex; gap: .6rem; align-items: end; flex-wrap: wrap; margin-bottom: .8rem; }
+form.filters label { display: inline-block; } form.filters input { width: 11rem; font: inherit; padding: .3rem .45rem; }
+nav.by-principal, nav.pager { display: flex; gap: .8rem; flex-wrap: wrap; margin: .6rem 0; }
+td.args-summary { font: 13px/1.4 ui-monospace, monospace; max-width: 28rem; overflow-wrap: anywhere; }
 `;

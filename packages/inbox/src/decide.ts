@@ -1,7 +1,8 @@
 // Recording a decision, shared by the pages, the JSON API and webhook links: checked input, the
 // store's once-only `decide`, and — when the inbox runs beside the dispatcher — carrying it out.
 
-import type { CheckInRecord, DispatchOutcome, RecordedDecision } from '@toolgate/core';
+import type { CheckInRecord, DispatchOutcome, RecordedDecision, StandingGrant } from '@toolgate/core';
+import { grantToCreate, type GrantInput } from './grants';
 import type { InboxContext } from './options';
 import { expired } from './records';
 
@@ -11,7 +12,13 @@ const DEFAULT_REASON = 'a person declined this call';
 
 /** What the approver asked for, as received. */
 export type DecisionInput =
-  | { readonly approve: true; readonly note?: unknown; readonly args?: unknown }
+  | {
+      readonly approve: true;
+      readonly note?: unknown;
+      readonly args?: unknown;
+      /** Also a standing grant for calls like this one, within bounds. */
+      readonly grant?: GrantInput;
+    }
   | { readonly approve: false; readonly reason?: unknown };
 
 /** What happened when the decision was carried out, without the result itself. */
@@ -29,7 +36,15 @@ export type OutcomeSummary =
   | { readonly kind: 'error'; readonly ran: false };
 
 export type DecideAnswer =
-  | { readonly ok: true; readonly record: CheckInRecord; readonly outcome?: OutcomeSummary }
+  | {
+      readonly ok: true;
+      readonly record: CheckInRecord;
+      readonly outcome?: OutcomeSummary;
+      /** The standing grant made with this approval. */
+      readonly grant?: StandingGrant;
+      /** Why the standing grant asked for was not made (the store failed). */
+      readonly grantError?: string;
+    }
   | {
       readonly ok: false;
       readonly status: 400 | 409;
@@ -166,6 +181,13 @@ export async function decide(
     const problem = await argsProblem(inbox, record, decision.args);
     if (problem !== undefined) return bad(problem);
   }
+  let grant: StandingGrant | undefined;
+  if (input.approve && input.grant !== undefined && decision.approved) {
+    // Checked before anything is recorded: a grant that would widen the call refuses the approval.
+    const made = await grantToCreate(inbox, record.request, decision.args, by, input.grant);
+    if (typeof made === 'string') return bad(made);
+    grant = made;
+  }
   const id = record.request.id;
   const kept = await inbox.checkIns.decide(id, decision);
   const after = (await inbox.checkIns.get(id)) ?? record;
@@ -179,12 +201,22 @@ export async function decide(
         record: after,
       }
     );
-  if (inbox.carryOut === undefined) return { ok: true, record: after };
+  // The approval stands either way; a grant the store could not keep is reported, never half-made.
+  let granted: { grant?: StandingGrant; grantError?: string } = {};
+  if (grant !== undefined) {
+    try {
+      await inbox.grants!.create(grant);
+      granted = { grant };
+    } catch {
+      granted = { grantError: 'The approval is recorded, but the standing grant could not be saved.' };
+    }
+  }
+  if (inbox.carryOut === undefined) return { ok: true, record: after, ...granted };
   let outcome: OutcomeSummary;
   try {
     outcome = summarize(await inbox.carryOut(after));
   } catch {
     outcome = { kind: 'error', ran: false };
   }
-  return { ok: true, record: (await inbox.checkIns.get(id)) ?? after, outcome };
+  return { ok: true, record: (await inbox.checkIns.get(id)) ?? after, outcome, ...granted };
 }

@@ -6,6 +6,7 @@ import type {
   CheckInRequest,
   CheckInStore,
   DispatchOutcome,
+  StandingGrantStore,
 } from '@toolgate/core';
 import type { Approvers } from './approvers';
 import { inboxKeys, type InboxKeys } from './keys';
@@ -70,8 +71,24 @@ export interface InboxOptions {
     args: Readonly<Record<string, unknown>>,
   ) => readonly string[] | Promise<readonly string[]>;
   readonly webhook?: InboxWebhook;
+  /**
+   * Where standing grants live: with it (and `definitionOf`), an approver may approve "this tool,
+   * this caller, args within bounds, N calls or until T", and list and revoke grants. The holder of
+   * the dispatcher uses them (`grantCovers`, then `use`), running the whole chain for every call.
+   */
+  readonly grants?: StandingGrantStore;
+  /** The digest of the tool's definition as served now, or undefined when it is not served; a grant is void once it changes. */
+  readonly definitionOf?: (request: CheckInRequest) => string | undefined | Promise<string | undefined>;
+  /** The longest a standing grant may last; default 7 days. */
+  readonly maxGrantMs?: number;
   /** How often an open page's live list reads the store; default 1000 ms. */
   readonly pollMs?: number;
+  /**
+   * Origins the inbox's pages are served from besides the one each request names in its Host,
+   * e.g. `https://gateway.example` behind a TLS proxy: a state-changing browser request must come
+   * from one of them.
+   */
+  readonly origins?: readonly string[];
   /** Mark cookies `Secure`; default when the request arrived over https. Set true behind a TLS proxy. */
   readonly secureCookies?: boolean;
   /** How long a sign-in lasts; default 12 hours. */
@@ -92,8 +109,12 @@ export interface InboxContext {
   readonly carryOut: InboxOptions['carryOut'];
   readonly checkArgs: InboxOptions['checkArgs'];
   readonly webhook: InboxWebhook | undefined;
+  readonly grants: StandingGrantStore | undefined;
+  readonly definitionOf: InboxOptions['definitionOf'];
+  readonly maxGrantMs: number;
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
+  readonly origins: readonly string[];
   readonly sessionTtlMs: number;
   readonly now: () => number;
 }
@@ -132,6 +153,23 @@ function checkWebhook(webhook: InboxWebhook): InboxWebhook {
   return { ...webhook, publicUrl: webhook.publicUrl.replace(/\/+$/, '') };
 }
 
+function originsOf(value: unknown): readonly string[] {
+  if (value === undefined) return [];
+  const fault = `inboxApp: 'origins' must be a list of origins like 'https://gateway.example'.`;
+  if (!Array.isArray(value)) throw new TypeError(fault);
+  return value.map((origin: unknown) => {
+    let url: URL;
+    try {
+      url = new URL(String(origin));
+    } catch {
+      throw new TypeError(fault);
+    }
+    if (typeof origin !== 'string' || url.origin === 'null' || url.origin !== origin.replace(/\/+$/, ''))
+      throw new TypeError(fault);
+    return url.origin;
+  });
+}
+
 export function inboxContext(options: InboxOptions): InboxContext {
   if (typeof options !== 'object' || options === null)
     throw new TypeError('inboxApp: expected { checkIns, checkInKey, approvers, basePath? }.');
@@ -163,6 +201,15 @@ export function inboxContext(options: InboxOptions): InboxContext {
     throw new TypeError(`inboxApp: 'carryOut' must be a function (record) => Promise<DispatchOutcome>.`);
   if (options.checkArgs !== undefined && typeof options.checkArgs !== 'function')
     throw new TypeError(`inboxApp: 'checkArgs' must be a function (request, args) => problems.`);
+  if (options.grants !== undefined) {
+    for (const verb of ['create', 'get', 'list', 'use', 'revoke'] as const)
+      if (typeof options.grants?.[verb] !== 'function')
+        throw new TypeError(`inboxApp: 'grants' must be a StandingGrantStore with ${verb}().`);
+    if (typeof options.definitionOf !== 'function')
+      throw new TypeError(
+        `inboxApp: 'grants' needs 'definitionOf' (request) => the tool definition's digest, so a changed tool voids its grants.`,
+      );
+  }
   if (options.pinDiffs !== undefined && typeof options.pinDiffs !== 'function')
     throw new TypeError(`inboxApp: 'pinDiffs' must be a function (request) => PinDiff | undefined.`);
   return {
@@ -176,8 +223,12 @@ export function inboxContext(options: InboxOptions): InboxContext {
     carryOut: options.carryOut,
     checkArgs: options.checkArgs,
     webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
+    grants: options.grants,
+    definitionOf: options.definitionOf,
+    maxGrantMs: positive('maxGrantMs', options.maxGrantMs, 7 * 24 * 60 * 60 * 1000),
     pollMs: positive('pollMs', options.pollMs, 1000),
     secureCookies: options.secureCookies,
+    origins: originsOf(options.origins),
     sessionTtlMs: positive('sessionTtlMs', options.sessionTtlMs, 12 * 60 * 60 * 1000),
     now: options.now ?? Date.now,
   };

@@ -32,6 +32,48 @@ describe('JSON API: authentication', () => {
 });
 
 describe('JSON API: GET /api/check-ins', () => {
+  it('pages instead of cutting, filters by tenant, tool and principal, and a flood hides nobody', async () => {
+    const clock = fixedClock();
+    const d = deployment({ now: clock.now });
+    const real = await d.pause({ tenant: 'acme', principal: 'ana-agent' }, { orderId: 'real', amount: 5 });
+    for (let i = 0; i < 250; i++) {
+      clock.advance(10);
+      await d.pause({ tenant: 'acme', principal: 'bot' }, { orderId: `flood-${i}`, amount: 1 });
+    }
+    await d.pause(GLOBEX, { orderId: 'g-1', amount: 30 });
+
+    const seen = new Set<string>();
+    let pages = 0;
+    for (let page = 1; ; page++) {
+      const body = await json(await d.api(`/check-ins?page=${page}`, { token: TOKENS.ana }));
+      expect(body['total']).toBe(251);
+      pages = body['pages'];
+      for (const c of body['checkIns']) seen.add(c.id);
+      if (page >= pages) break;
+    }
+    expect(pages).toBe(Math.ceil(251 / 50));
+    expect(seen.size).toBe(251);
+    expect(seen.has(real.checkIn.id)).toBe(true);
+
+    // The first page names every principal waiting, with counts: the real one is one filter away.
+    const first = await json(await d.api('/check-ins', { token: TOKENS.ana }));
+    expect(first['byPrincipal']).toEqual([
+      { tenant: 'acme', principal: 'bot', count: 250 },
+      { tenant: 'acme', principal: 'ana-agent', count: 1 },
+    ]);
+    const theirs = await json(await d.api('/check-ins?principal=ana-agent', { token: TOKENS.ana }));
+    expect(theirs['checkIns'].map((c: CheckInRequest) => c.id)).toEqual([real.checkIn.id]);
+    expect(theirs['checkIns'][0]['argsSummary']).toBe('orderId: "real", amount: 5');
+
+    const byTool = await json(await d.api('/check-ins?tool=send_note', { token: TOKENS.ana }));
+    expect(byTool['total']).toBe(0);
+    // Another tenant's filter shows an approver nothing, not even a count.
+    const foreign = await json(await d.api('/check-ins?tenant=globex', { token: TOKENS.ana }));
+    expect(foreign).toMatchObject({ checkIns: [], total: 0, byPrincipal: [] });
+    const root = await json(await d.api('/check-ins?tenant=globex', { token: TOKENS.root }));
+    expect(root['total']).toBe(1);
+  });
+
   it("lists only the approver's tenants' pending check-ins, newest first, without signatures", async () => {
     const clock = fixedClock();
     const d = deployment({ now: clock.now });

@@ -103,7 +103,7 @@ describe('pages: headers', () => {
       expect(csp).not.toContain('unsafe-eval');
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(response.headers.get('x-frame-options')).toBe('DENY');
-      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('referrer-policy')).toBe('same-origin');
       const page = await response.text();
       // No inline script or style anywhere: one script file, one stylesheet.
       expect(page.match(/<script/g)).toHaveLength(1);
@@ -148,6 +148,28 @@ describe('pages: hostile arguments are shown, inert', () => {
   });
 });
 
+describe('pages: the list', () => {
+  it("shows each call's arguments, who asked for how many, filters and pages, all escaped", async () => {
+    const d = deployment();
+    await d.pause({ tenant: 'acme', principal: 'human<b>' }, { orderId: '<script>x</script>', amount: 7 });
+    for (let i = 0; i < 60; i++)
+      await d.pause({ tenant: 'acme', principal: 'bot' }, { orderId: `f-${i}`, amount: 1 });
+    const ana = await signIn(d, TOKENS.ana);
+    const first = await (await ana.get('/')).text();
+    expect(first).toContain('Page 1 of 2 (61 waiting)');
+    expect(first).toContain('bot <span class="muted">· acme</span>\n          (60)');
+    expect(first).toContain('human&lt;b&gt;');
+    expect(first).not.toContain('<script>x');
+    const theirs = await (await ana.get('/?principal=human%3Cb%3E')).text();
+    expect(theirs).toContain('orderId: &quot;&lt;script&gt;x&lt;/script&gt;&quot;, amount: 7');
+    expect(theirs).not.toContain('f-59');
+    const second = await (await ana.get('/?page=2')).text();
+    expect(second).toContain('Page 2 of 2');
+    const live = await (await ana.get('/fragments/live?principal=bot&page=2')).text();
+    expect(live).toContain('Page 2 of 2 (60 waiting)');
+  });
+});
+
 describe('pages: forms', () => {
   it("a POST without the CSRF token, or with another session's, is refused and changes nothing", async () => {
     const d = deployment();
@@ -161,6 +183,48 @@ describe('pages: forms', () => {
     expect((await ana.post(path, { _csrf: otherCsrf })).status).toBe(403);
     expect(d.ran).toEqual([]);
     expect((await d.checkIns.get(paused.checkIn.id))?.decision).toBeUndefined();
+  });
+
+  it('a cross-site POST carrying a valid session and CSRF token is refused by where it came from', async () => {
+    const d = deployment({ origins: ['https://gateway.example'] });
+    const paused = await d.pause(ACME, { orderId: 'o-1', amount: 40 });
+    const ana = await signIn(d, TOKENS.ana);
+    const csrf = csrfOf(await (await ana.get('/')).text());
+    const path = `${ORIGIN}/inbox/check-ins/${paused.checkIn.id}/approve`;
+    const postFrom = (headers: Record<string, string>) =>
+      d.inbox.request(path, {
+        method: 'POST',
+        headers: { cookie: ana.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ _csrf: csrf }).toString(),
+      });
+    for (const headers of [
+      { 'sec-fetch-site': 'cross-site', origin: ORIGIN },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: 'http://inbox.test.evil.example' },
+    ]) {
+      const refused = await postFrom(headers);
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ error: 'cross_origin' });
+    }
+    expect(d.ran).toEqual([]);
+    expect((await d.checkIns.get(paused.checkIn.id))?.decision).toBeUndefined();
+    // The inbox's own origin, and one it was told it is served from (a TLS proxy in front), may post.
+    expect((await postFrom({ origin: 'https://gateway.example' })).status).toBe(200);
+    expect((await d.checkIns.get(paused.checkIn.id))?.decision).toMatchObject({ approved: true });
+    const next = await d.pause(ACME, { orderId: 'o-2', amount: 41 });
+    const own = await d.inbox.request(`${ORIGIN}/inbox/check-ins/${next.checkIn.id}/approve`, {
+      method: 'POST',
+      headers: {
+        cookie: ana.cookie,
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+        origin: ORIGIN,
+      },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    expect(own.status).toBe(200);
   });
 
   it('approve, approve with changes and decline through the forms', async () => {

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
-import { checkInApproved, createDispatcher, type CheckInRequest } from '@toolgate/core';
+import { checkInApproved, createDispatcher, defineTool, type CheckInRequest } from '@toolgate/core';
+import { Type } from 'typebox';
 import { toolgateMiddleware, type TurnInterrupt } from '@toolgate/langchain';
 import { canonicalChain } from '@toolgate/middleware';
 import { sqliteCheckIns } from '@toolgate/store-sqlite';
@@ -185,6 +186,50 @@ describe('one review per model turn', () => {
     expect(read['call_1']).toBe('{"orderId":"A-1","total":120}');
     expect(read['call_2']).toBe('{"orderId":"A-1","refunded":20}');
     expect(desk.ran.map((r) => r.tool).sort()).toEqual(['lookup_order', 'refund_order']);
+  });
+
+  it('a check-in predicate decides in the model node: a small refund runs once without asking, a large one joins the review and runs once approved', async () => {
+    const ran: unknown[] = [];
+    const refund = defineTool({
+      name: 'refund_order',
+      description: 'Refund part of an order; large refunds need a person.',
+      inputSchema: Type.Object({ orderId: Type.String(), amount: Type.Number() }),
+      checkIn: (args) => args.amount >= 100,
+      execute: (args) => {
+        ran.push(args);
+        return { orderId: args.orderId, refunded: args.amount };
+      },
+    });
+    const dispatcher = createDispatcher({ tools: [refund], chain: canonicalChain({ checkInKey: KEY }) });
+    const turns: ChatTurn[] = [
+      () =>
+        new AIMessage({
+          content: '',
+          tool_calls: [
+            { name: 'refund_order', args: { orderId: 'A-1', amount: 20 }, id: 'call_1', type: 'tool_call' },
+            { name: 'refund_order', args: { orderId: 'A-2', amount: 500 }, id: 'call_2', type: 'tool_call' },
+          ],
+        }),
+      (messages) => say(`tool said: ${lastToolResult(messages)}`),
+    ];
+    const agent = createAgent({
+      model: scriptedChatModel(turns),
+      tools: [],
+      middleware: [toolgateMiddleware(dispatcher)],
+      checkpointer: new MemorySaver(),
+    });
+    const config = { context: ada, configurable: { thread_id: 'predicate' } };
+    const first = (await agent.invoke({ messages: 'refund' }, config)) as Invoked;
+    expect(waitingOn(first).map((r) => r.args)).toEqual([{ orderId: 'A-2', amount: 500 }]);
+    expect(ran).toEqual([{ orderId: 'A-1', amount: 20 }]);
+    const done = (await agent.invoke(new Command({ resume: { type: 'approve' } }), config)) as Invoked;
+    const read = toolResults(done);
+    expect(read['call_1']).toBe('{"orderId":"A-1","refunded":20}');
+    expect(read['call_2']).toBe('{"orderId":"A-2","refunded":500}');
+    expect(ran).toEqual([
+      { orderId: 'A-1', amount: 20 },
+      { orderId: 'A-2', amount: 500 },
+    ]);
   });
 
   it('thread state edited before the resume: the approval runs nothing, and the model reads that the request no longer waits', async () => {

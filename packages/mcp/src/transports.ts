@@ -42,8 +42,11 @@ export interface ServeHttpOptions {
    */
   readonly allowedOrigins?: readonly string[];
   /**
-   * Answers a request before the MCP endpoint does, after the Host and Origin checks: resolve true
-   * when it answered. A gateway serves its other routes (health, inbox) and its own 401s this way.
+   * Answers a request before the MCP endpoint does, after the Host check: resolve true when it
+   * answered. A gateway serves its other routes (health, inbox) and its own 401s this way. The
+   * Origin check applies to `path` and its protected-resource metadata only: a request for another
+   * path reaches `intercept` whatever its Origin, so an app mounted there guards its own forms
+   * (CSRF token, same-origin check).
    */
   readonly intercept?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
   /** Open sessions at most; an initialize over the cap gets 503 with `Retry-After`. Default 1,000. */
@@ -305,6 +308,12 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (guardHost && !loopbackHost(req.headers.host)) return sendJson(res, 403, 'Host not allowed');
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // The MCP endpoint and its OAuth metadata (which browser clients read, with CORS) keep the Origin
+    // rule. Another app `intercept` answers (a gateway's inbox: its own pages post to it, with its own
+    // CSRF token and same-origin check) is not MCP, so the rule is not its to apply.
+    const mcp = pathname === path || pathname === METADATA_PATH || pathname === `${METADATA_PATH}${path}`;
+    if (!mcp && options.intercept !== undefined && (await options.intercept(req, res))) return;
     // A browser page on another site must not drive a local server (DNS rebinding, CSRF).
     const origin = req.headers.origin;
     if (origin !== undefined) {
@@ -325,8 +334,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
         return;
       }
     }
-    if (options.intercept !== undefined && (await options.intercept(req, res))) return;
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (mcp && options.intercept !== undefined && (await options.intercept(req, res))) return;
     if (
       options.authenticate !== undefined &&
       (pathname === METADATA_PATH || pathname === `${METADATA_PATH}${path}`)

@@ -141,6 +141,34 @@ describe('serveHttp Origin checks', () => {
     expect(reply.headers['access-control-allow-headers']).toContain('mcp-session-id');
   });
 
+  it('applies the Origin rule to the MCP path only: an app `intercept` mounts elsewhere judges its own', async () => {
+    const seen: string[] = [];
+    const http = await serve({
+      intercept: (req, res) => {
+        if (!req.url?.startsWith('/app')) return false;
+        seen.push(String(req.headers.origin));
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('app');
+        return true;
+      },
+    });
+    const app = new URL('/app/sign-in', http.url);
+
+    const form = await send(app, 'POST', { origin: 'null', 'content-length': '0' }, '');
+    const mcp = await initialize(http.url, { origin: 'null' });
+
+    expect(form.status).toBe(200);
+    expect(seen).toEqual(['null']);
+    expect(mcp.status).toBe(403);
+    expect(mcp.body).toContain('Origin not allowed');
+    expect(http.sessionCount).toBe(0);
+    // The MCP path's metadata keeps the rule and its CORS answer, even when `intercept` serves it.
+    const metadata = new URL('/.well-known/oauth-protected-resource/mcp', http.url);
+    expect((await send(metadata, 'GET', { origin: 'https://evil.example' })).status).toBe(403);
+    const allowed = await send(metadata, 'GET', { origin: 'http://localhost:5173' });
+    expect(allowed.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+  });
+
   it('with allowedOrigins, exactly those origins may call', async () => {
     const http = await serve({ allowedOrigins: ['https://app.example'] });
 

@@ -1,16 +1,26 @@
 // The path guard: arguments that are file paths must stay under their roots after lexical
 // normalization (`..`, `%2e%2e`, backslashes, fullwidth dots, NUL, absolute paths). Roots come from
 // the tool's own `paths` declaration, the operator's per-tool map, and the tenant's map; a path must
-// satisfy every one that applies.
+// satisfy every one that applies. What reaches the tool is the absolute, normalized path the guard
+// approved: a relative path is read against the tool's base directory (`base`) and rewritten, and
+// refused when no base is known, since the guard cannot see what the tool would open.
 
 import {
   refusalReason,
   shortHash,
   type Middleware,
   type Tool,
+  type ToolArgs,
   type ToolMiddlewareContext,
 } from '@toolgate/core';
-import { pathProblem, rootOf, type PathProblem, type Root } from './internal/lexical-path';
+import {
+  absolutePath,
+  isUnder,
+  pathProblem,
+  rootOf,
+  type PathProblem,
+  type Root,
+} from './internal/lexical-path';
 import { itemsAt } from './internal/values';
 
 /** `{ toolName: { argPath: [root, …] } }`. */
@@ -21,6 +31,17 @@ export interface PathGuardOptions {
   readonly tools?: PathRoots;
   /** Roots per tenant (`identity.tenant`), on top of the others. A tenant not listed gets only `tools` and declarations. */
   readonly tenants?: Readonly<Record<string, PathRoots>>;
+  /**
+   * The absolute directory a tool resolves relative paths from (its working directory), for every
+   * tool or per tool; undefined for a tool means unknown, and its relative paths are refused.
+   */
+  readonly base?: string | ((tool: Tool) => string | undefined);
+  /**
+   * Resolves symbolic links where the guard can see the tool's file system (same host): the real
+   * path must stay under the roots' real paths too, and is what the tool receives. Answers the path
+   * itself when nothing there exists yet is fine; throwing refuses the call.
+   */
+  readonly realpath?: (path: string, tool: Tool) => Promise<string>;
 }
 
 /** Root sets that apply to one argument path; a value must be under a root of each. */
@@ -31,6 +52,7 @@ const WORDS: Record<PathProblem, string> = {
   nul: 'contains a NUL character',
   encoding: 'contains a malformed percent-encoding',
   'not-a-path': 'is not a plain path (a `~`, `file:` URL, network share or drive-relative path)',
+  relative: 'is relative, and the directory the tool reads it from is not known',
 };
 
 const CODES: Record<PathProblem, string> = {
@@ -38,7 +60,36 @@ const CODES: Record<PathProblem, string> = {
   nul: 'PATH_NUL',
   encoding: 'PATH_ENCODING',
   'not-a-path': 'PATH_NOT_PLAIN',
+  relative: 'PATH_RELATIVE',
 };
+
+/** `args` with the string at `at` (`paths.1`) replaced; undefined when `at` cannot be followed. */
+function withValueAt(args: ToolArgs, at: string, value: string): ToolArgs | undefined {
+  const segments = at.split('.');
+  const copy = (node: unknown, depth: number): unknown => {
+    if (depth === segments.length) return value;
+    if (typeof node !== 'object' || node === null) return undefined;
+    const key = segments[depth]!;
+    if (!Object.hasOwn(node, key)) return undefined;
+    const inner = copy((node as Record<string, unknown>)[key], depth + 1);
+    if (inner === undefined) return undefined;
+    if (Array.isArray(node)) {
+      const items = [...(node as unknown[])];
+      items[Number(key)] = inner;
+      return items;
+    }
+    const out: Record<string, unknown> = {};
+    for (const name of Object.keys(node))
+      Object.defineProperty(out, name, {
+        value: name === key ? inner : (node as Record<string, unknown>)[name],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    return out;
+  };
+  return copy(args, 0) as ToolArgs | undefined;
+}
 
 function rootsOf(list: unknown, where: string): readonly Root[] {
   if (!Array.isArray(list) || list.length === 0)
@@ -86,11 +137,12 @@ const rootList = (sets: readonly (readonly Root[])[]) =>
     .join(', ');
 
 /**
- * Refuses a call whose path arguments leave their roots. Relative paths are read against the root
- * (and may not climb above it); absolute ones must lie under it. Symbolic links are not followed.
+ * Refuses a call whose path arguments leave their roots, and hands the tool each approved path as
+ * an absolute, normalized path. Relative paths are read against `base` (refused without one);
+ * symbolic links are followed only through `realpath`.
  *
  * @example
- * pathGuard({ tenants: { acme: { read_file: { path: ['/srv/data/acme'] } } } })
+ * pathGuard({ base: '/srv/app', tenants: { acme: { read_file: { path: ['/srv/data/acme'] } } } })
  */
 export function pathGuard(options: PathGuardOptions = {}): Middleware {
   const everyone = compile(options.tools, 'tools');
@@ -135,27 +187,119 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
     );
   };
 
-  const judge = (ctx: ToolMiddlewareContext, confinement: Confinement): number => {
-    let count = 0;
+  const baseOf = (() => {
+    const option = options.base;
+    const fixed = typeof option === 'string' ? rootsOf([option], 'base')[0] : undefined;
+    if (typeof option !== 'function') return (): Root | undefined => fixed;
+    const known = new WeakMap<Tool, Root | null>();
+    return (tool: Tool): Root | undefined => {
+      let root = known.get(tool);
+      if (root === undefined) {
+        const text = option(tool);
+        root = text === undefined ? null : rootsOf([text], `base of '${tool.schema.name}'`)[0]!;
+        known.set(tool, root);
+      }
+      return root ?? undefined;
+    };
+  })();
+
+  // The roots' own real paths, once each: a root behind a symbolic link still holds its files.
+  type Realpath = NonNullable<PathGuardOptions['realpath']>;
+  const realRoots = new WeakMap<Tool, Map<string, Promise<Root>>>();
+  const realRoot = (root: Root, realpath: Realpath, tool: Tool): Promise<Root> => {
+    let known = realRoots.get(tool);
+    if (known === undefined) realRoots.set(tool, (known = new Map()));
+    let found = known.get(root.text);
+    if (found === undefined) {
+      found = realpath(root.text, tool).then(
+        (real) => rootOf(real),
+        () => root,
+      );
+      known.set(root.text, found);
+    }
+    return found;
+  };
+
+  interface Approved {
+    readonly at: string;
+    readonly value: string;
+    readonly absolute: string;
+    readonly sets: readonly (readonly Root[])[];
+  }
+
+  const judge = (ctx: ToolMiddlewareContext, confinement: Confinement): Approved[] => {
+    const base = baseOf(ctx.tool);
+    const approved: Approved[] = [];
     for (const [path, sets] of confinement) {
       for (const item of itemsAt(ctx.args, path)) {
         if (typeof item.value !== 'string') return refuse(ctx, item.at, 'not-a-path', sets);
         for (const roots of sets) {
-          const problem = pathProblem(item.value, roots);
+          const problem = pathProblem(item.value, roots, base);
           if (problem !== undefined) return refuse(ctx, item.at, problem, [roots]);
         }
-        count++;
+        const absolute = absolutePath(item.value, base);
+        if (absolute === undefined) return refuse(ctx, item.at, 'relative', sets);
+        approved.push({ at: item.at, value: item.value, absolute, sets });
       }
     }
-    return count;
+    return approved;
   };
+
+  /** The args with every approved path as the tool should receive it; refuses what cannot be written back. */
+  const rewrite = (
+    ctx: ToolMiddlewareContext,
+    approved: readonly Approved[],
+    finals: readonly string[],
+    note: string,
+  ) => {
+    let args = ctx.args;
+    const changed: string[] = [];
+    approved.forEach((item, i) => {
+      const final = finals[i]!;
+      if (final === item.value) return;
+      const next = withValueAt(args, item.at, final);
+      if (next === undefined) return refuse(ctx, item.at, 'not-a-path', item.sets);
+      args = next;
+      changed.push(`'${item.at}'`);
+    });
+    if (changed.length > 0) ctx.setArgs(args, `${note}; ${changed.join(', ')} made absolute`);
+  };
+
+  const followLinks = async (
+    ctx: ToolMiddlewareContext,
+    approved: readonly Approved[],
+    realpath: Realpath,
+  ): Promise<string[]> => {
+    const finals: string[] = [];
+    for (const item of approved) {
+      let real: string;
+      try {
+        real = await realpath(item.absolute, ctx.tool);
+      } catch {
+        return refuse(ctx, item.at, 'outside', item.sets);
+      }
+      for (const roots of item.sets) {
+        const reals = await Promise.all(roots.map((root) => realRoot(root, realpath, ctx.tool)));
+        if (!isUnder(real, reals) && !isUnder(real, roots)) return refuse(ctx, item.at, 'outside', [roots]);
+      }
+      finals.push(real);
+    }
+    return finals;
+  };
+
+  // A base given per tool and a realpath are code: their presence is what the fingerprint can show.
+  const reading = [
+    ...(options.base === undefined ? [] : [typeof options.base === 'string' ? options.base : 'per tool']),
+    ...(options.realpath === undefined ? [] : ['realpath']),
+  ];
+  const fingerprinted = [options.tools ?? null, options.tenants ?? null, ...reading];
 
   return {
     name: 'path-guard',
     after: ['validate-args', 'wants'],
     before: ['check-in', 'credentials'],
     honors: ['paths'],
-    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify([options.tools ?? null, options.tenants ?? null]))}`,
+    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify(fingerprinted))}`,
     checkTool(tool) {
       try {
         ownOf(tool);
@@ -169,13 +313,27 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
       const tenant = ctx.identity?.tenant;
       const extra = tenant === undefined ? undefined : perTenant.get(tenant)?.get(ctx.toolName);
       const confinement = extra === undefined ? ownOf(ctx.tool) : merge(ownOf(ctx.tool), extra);
-      const count = judge(ctx, confinement);
-      ctx.note(
+      const approved = judge(ctx, confinement);
+      const count = approved.length;
+      const note =
         confinement.size === 0
           ? 'no path arguments'
-          : `${count} path${count === 1 ? '' : 's'} inside their roots`,
-      );
-      return next();
+          : `${count} path${count === 1 ? '' : 's'} inside their roots`;
+      ctx.note(note);
+      const realpath = options.realpath;
+      if (realpath === undefined || count === 0) {
+        rewrite(
+          ctx,
+          approved,
+          approved.map((item) => item.absolute),
+          note,
+        );
+        return next();
+      }
+      return followLinks(ctx, approved, realpath).then((finals) => {
+        rewrite(ctx, approved, finals, note);
+        return next();
+      });
     },
   };
 }

@@ -79,29 +79,105 @@ describe('path guard', () => {
   });
 
   it.each([
-    ['/srv/data/reports/2031.csv'],
-    ['/srv/data'],
-    ['/srv/data/'],
-    ['reports/2031.csv'],
-    ['./reports/../summary.md'],
-    ['/srv/data/a/../b.txt'],
-    ['/srv/data/notes..txt'],
-    ['/srv/data/..hidden'],
-    ['/srv/data/100%25 done.txt'],
-    ['/srv/data/ünïcödé/файл.txt'],
-    [''],
-  ])('lets a path inside the root through: %j', async (path) => {
-    const { tool, call } = setup();
+    ['/srv/data/reports/2031.csv', '/srv/data/reports/2031.csv'],
+    ['/srv/data', '/srv/data'],
+    ['/srv/data/', '/srv/data'],
+    ['reports/2031.csv', '/srv/data/reports/2031.csv'],
+    ['./reports/../summary.md', '/srv/data/summary.md'],
+    ['/srv/data/a/../b.txt', '/srv/data/b.txt'],
+    ['/srv/data/notes..txt', '/srv/data/notes..txt'],
+    ['/srv/data/..hidden', '/srv/data/..hidden'],
+    ['/srv/data/100%25 done.txt', '/srv/data/100%25 done.txt'],
+    ['/srv/data/ünïcödé/файл.txt', '/srv/data/ünïcödé/файл.txt'],
+    ['', '/srv/data'],
+  ])('lets a path inside the root through as the absolute path it approved: %j', async (path, seen) => {
+    const { tool, call } = setup({ base: '/srv/data' });
     const outcome = expectResult(await call({ path }));
-    expect(tool.calls).toHaveLength(1);
-    expect(outcome.ledger.find((row) => row.gate === 'path-guard')?.why).toBe('1 path inside their roots');
+    expect(tool.calls.map((c) => c.args['path'])).toEqual([seen]);
+    expect(outcome.ledger.find((row) => row.gate === 'path-guard')?.why).toMatch(
+      /^1 path inside their roots/,
+    );
+  });
+
+  describe('relative paths, read where the tool reads them (issue 32, finding 1)', () => {
+    // The tool was started in '/': a relative path opens there, not under the root.
+    it.each([['etc/passwd'], ['./etc/passwd'], ['proc/self/environ'], ['srv/data/../../etc/passwd']])(
+      'refuses %j when the tool resolves it from /',
+      async (path) => {
+        const { tool, call } = setup({ base: '/' });
+        expect(expectRefused(await call({ path })).code).toBe('PATH_OUTSIDE_ROOT');
+        expect(tool.calls).toHaveLength(0);
+      },
+    );
+
+    it.each([['etc/passwd'], ['./etc/passwd'], ['proc/self/environ'], ['reports/2031.csv'], ['']])(
+      'refuses %j when where the tool reads it from is unknown',
+      async (path) => {
+        const { tool, call } = setup();
+        const outcome = expectRefused(await call({ path }));
+        expect(outcome.code).toBe('PATH_RELATIVE');
+        expect(outcome.content).toContain(
+          'is relative, and the directory the tool reads it from is not known',
+        );
+        expect(tool.calls).toHaveLength(0);
+      },
+    );
+
+    it('hands the tool the absolute path, also inside lists and nested arguments', async () => {
+      const schema = {
+        type: 'object',
+        properties: {
+          paths: { type: 'array', items: { type: 'string' } },
+          job: { type: 'object', properties: { file: { type: 'string' } } },
+        },
+      };
+      const { tool, call } = setup(
+        { base: (t) => (t.schema.name === 'read_file' ? '/srv/data/in' : undefined) },
+        { paths: { 'paths.*': ['/srv/data'], 'job.file': ['/srv/data'] }, inputSchema: schema },
+      );
+      expectResult(await call({ paths: ['a.txt', '../b.txt', '/srv/data/c'], job: { file: './d/../e' } }));
+      expect(tool.calls[0]!.args).toEqual({
+        paths: ['/srv/data/in/a.txt', '/srv/data/b.txt', '/srv/data/c'],
+        job: { file: '/srv/data/in/e' },
+      });
+      expect(expectRefused(await call({ paths: ['../../etc/passwd'] })).code).toBe('PATH_OUTSIDE_ROOT');
+    });
+
+    it('refuses a base that is not an absolute directory when the guard is built', () => {
+      expect(() => pathGuard({ base: 'srv' })).toThrow(/base has 'srv', which is not an absolute directory/);
+    });
+  });
+
+  describe('symbolic links, through realpath', () => {
+    // A fake file system: /srv/data/link points at /etc, /srv/data/ok at /srv/data/real.
+    const links: Record<string, string> = { '/srv/data/link': '/etc', '/srv/data/ok': '/srv/data/real' };
+    const realpath = async (path: string) => {
+      for (const [from, to] of Object.entries(links))
+        if (path === from || path.startsWith(`${from}/`)) return to + path.slice(from.length);
+      if (path.startsWith('/srv/data/missing')) throw new Error('EACCES');
+      return path;
+    };
+
+    it('refuses a path whose real path leaves the root, and hands over the real path otherwise', async () => {
+      const { tool, call } = setup({ base: '/srv/data', realpath });
+      expect(expectRefused(await call({ path: 'link/passwd' })).code).toBe('PATH_OUTSIDE_ROOT');
+      expect(expectRefused(await call({ path: '/srv/data/link' })).code).toBe('PATH_OUTSIDE_ROOT');
+      expectResult(await call({ path: 'ok/x.txt' }));
+      expect(tool.calls.map((c) => c.args['path'])).toEqual(['/srv/data/real/x.txt']);
+    });
+
+    it('refuses when the real path cannot be read (fails closed)', async () => {
+      const { tool, call } = setup({ base: '/srv/data', realpath });
+      expect(expectRefused(await call({ path: 'missing/x' })).code).toBe('PATH_OUTSIDE_ROOT');
+      expect(tool.calls).toHaveLength(0);
+    });
   });
 
   it('judges each item of an array, naming the one that escapes', async () => {
     const { tool, call } = setup({}, { paths: { 'paths.*': ['/srv/data'] } });
     const outcome = expectRefused(await call({ paths: ['/srv/data/a', '/srv/data/../../root/.bashrc'] }));
     expect(outcome.reason).toContain("argument 'paths.1'");
-    expect(expectResult(await call({ paths: ['/srv/data/a', 'b/c'] })).kind).toBe('result');
+    expect(expectResult(await call({ paths: ['/srv/data/a', '/srv/data/b/c'] })).kind).toBe('result');
     expect(tool.calls).toHaveLength(1);
   });
 

@@ -4,6 +4,8 @@
 
 import type { Identity, Tool, ToolArgs } from '@toolgate/core';
 import { argsTypeOf, identityValueOf, toolEnvironment, toolValueOf, type ArgsType } from './cel';
+import { compileCondition } from './compile';
+import { estimateCost, MAX_RULE_COST } from './cost';
 import { errorPosition, summaryOf, type PolicyEffect, type Rule } from './rules';
 
 type Evaluate = (vars: Record<string, unknown>) => unknown;
@@ -12,11 +14,20 @@ interface Entry {
   readonly rule: Rule;
   /** Undefined: the rule has no `when` and matches every call it applies to. */
   readonly evaluate: Evaluate | undefined;
+  /** What answers when `evaluate` throws (cel-js, for a value the compiled closure does not handle). */
+  readonly fallback: Evaluate | undefined;
+  /** The most steps the rule may take on this tool's args, as estimated at build. */
+  readonly cost: number;
+  /** Its condition is false for every call of this tool (it tests only the tool): never evaluated. */
+  readonly never: boolean;
 }
 
 /** The policy as it stands for one tool. */
 export interface ToolPolicy {
+  /** The rules that apply to the tool, in order (what `rulesFor` lists). */
   readonly entries: readonly Entry[];
+  /** Those a call evaluates: the entries less those whose condition is false for this tool. */
+  readonly active: readonly Entry[];
   readonly fallback: PolicyEffect;
   /** Some enforced rule (or the default) can ask for a person. */
   readonly mayAsk: boolean;
@@ -28,12 +39,51 @@ export interface ToolPolicy {
   readonly readsNow: boolean;
   readonly toolValue: Readonly<Record<string, unknown>>;
   readonly convert: ArgsType['convert'];
+  /** The rules may cost enough together that a decision watches its deadline between them. */
+  readonly watchesClock: boolean;
 }
+
+/** Estimated steps between two looks at the clock: cheap rules never look. */
+const STEPS_BETWEEN_CLOCK_CHECKS = 10_000;
+/**
+ * A policy whose rules together may take fewer steps never reads the clock: a decision that short
+ * cannot stall the loop, and a wall-clock deadline would only refuse calls on a machine that
+ * paused the process (a busy host, a GC).
+ */
+const STEPS_BEFORE_WATCHING_THE_CLOCK = 100_000;
+/** Rules between two looks, unless the steps since the last one reach a rule's whole budget. */
+const RULES_BETWEEN_CLOCK_CHECKS = 8;
 
 /** A rule that cannot serve a tool (undeclared arg, wrong type). The message names rule, tool and field. */
 export class PolicyBuildError extends Error {
   override readonly name = 'PolicyBuildError';
-  readonly code = 'ERR_POLICY_BUILD';
+  /** `ERR_POLICY_BUILD`, or `POLICY_COST` for a rule whose cost the schema does not bound. */
+  readonly code: 'ERR_POLICY_BUILD' | 'POLICY_COST';
+  constructor(message: string, code: 'ERR_POLICY_BUILD' | 'POLICY_COST' = 'ERR_POLICY_BUILD') {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Refuses a rule whose cost on this tool's args grows faster than the args, or passes the limit. */
+function checkCost(rule: Rule, tool: Tool, ast: Parameters<typeof estimateCost>[0]): number {
+  const estimate = estimateCost(ast, tool.schema.inputSchema);
+  const toolName = tool.schema.name;
+  if (estimate.degree >= 2) {
+    throw new PolicyBuildError(
+      `POLICY_COST: policy rule '${rule.name}' has no cost bound for tool '${toolName}': it walks an argument inside a walk of an argument, ` +
+        `so its cost grows with the square of the input. Bound the list in the tool's schema (maxItems, maxLength) or rewrite the rule to walk it once`,
+      'POLICY_COST',
+    );
+  }
+  if (estimate.steps > MAX_RULE_COST) {
+    throw new PolicyBuildError(
+      `POLICY_COST: policy rule '${rule.name}' may take about ${Math.round(estimate.steps).toLocaleString('en')} steps on the largest args tool '${toolName}' allows, ` +
+        `over the limit of ${MAX_RULE_COST.toLocaleString('en')}. Lower maxItems/maxLength in the tool's schema or simplify the rule`,
+      'POLICY_COST',
+    );
+  }
+  return estimate.steps;
 }
 
 function declared(type: ArgsType): string {
@@ -60,11 +110,12 @@ function entryFor(
   tool: Tool,
   type: ArgsType,
   env: () => ReturnType<typeof toolEnvironment>,
+  toolValue: Readonly<Record<string, unknown>>,
 ): Entry | undefined {
   const toolName = tool.schema.name;
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
-  if (when === undefined) return { rule, evaluate: undefined };
+  if (when === undefined) return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -87,7 +138,15 @@ function entryFor(
         : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}`,
     );
   }
-  return { rule, evaluate: when.evaluate };
+  const cost = checkCost(rule, tool, when.ast);
+  const condition = compileCondition(when.ast, toolValue, when.evaluate);
+  return {
+    rule,
+    evaluate: condition.kind === 'evaluate' ? condition.fast : undefined,
+    fallback: condition.kind === 'evaluate' ? condition.fallback : undefined,
+    cost,
+    never: condition.kind === 'never',
+  };
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */
@@ -95,22 +154,26 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
   const type = argsTypeOf(tool);
   let env: ReturnType<typeof toolEnvironment> | undefined;
   const envOnce = () => (env ??= toolEnvironment(type));
+  const toolValue = toolValueOf(tool);
   const entries: Entry[] = [];
   for (const rule of rules) {
-    const entry = entryFor(rule, tool, type, envOnce);
+    const entry = entryFor(rule, tool, type, envOnce, toolValue);
     if (entry !== undefined) entries.push(entry);
   }
+  const active = entries.filter((e) => !e.never);
   const reads = (v: 'args' | 'identity' | 'now') => entries.some((e) => e.rule.when?.reads.variables.has(v));
   return {
     entries,
+    active,
     fallback,
     mayAsk: fallback === 'ask' || entries.some((e) => e.rule.effect === 'ask' && !e.rule.shadow),
     idle: entries.length === 0 && fallback === 'allow',
     readsArgs: reads('args'),
     readsIdentity: reads('identity'),
     readsNow: reads('now'),
-    toolValue: toolValueOf(tool),
+    toolValue,
     convert: type.convert,
+    watchesClock: active.reduce((sum, e) => sum + e.cost, 0) > STEPS_BEFORE_WATCHING_THE_CLOCK,
   };
 }
 
@@ -135,13 +198,19 @@ type Match = 'yes' | 'no' | 'failed';
 
 function matchOf(entry: Entry, vars: Record<string, unknown>): Match {
   if (entry.evaluate === undefined) return 'yes';
+  let value: unknown;
   try {
-    const value = entry.evaluate(vars);
-    if (value === true) return 'yes';
-    return value === false ? 'no' : 'failed';
+    value = entry.evaluate(vars);
   } catch {
-    return 'failed';
+    // The compiled closure met a value it does not handle: cel-js answers, its error failing the rule.
+    try {
+      value = entry.fallback!(vars);
+    } catch {
+      return 'failed';
+    }
   }
+  if (value === true) return 'yes';
+  return value === false ? 'no' : 'failed';
 }
 
 /** A shadow rule that would have decided the call, had it been enforced. */
@@ -157,14 +226,51 @@ export interface Verdict {
   /** The deciding rule's expression failed to evaluate; deny and ask count that as a match (fail closed). */
   readonly failed: boolean;
   readonly shadows: readonly ShadowMatch[];
+  /** The decision passed its deadline before `rule` was evaluated: refused, fail closed. */
+  readonly timedOut?: true;
 }
 
 const NO_SHADOWS: readonly ShadowMatch[] = Object.freeze([]);
 
-/** First match decides. A failing expression matches for deny and ask, and not for allow. */
-export function decide(policy: ToolPolicy, vars: Record<string, unknown>): Verdict {
+/** How long one decision may take, and the clock it reads (ms). */
+export interface DecisionDeadline {
+  readonly ms: number;
+  readonly now: () => number;
+}
+
+/**
+ * First match decides. A failing expression matches for deny and ask, and not for allow. With a
+ * deadline, a decision whose rules are costly looks at the clock between rules and, past it, denies
+ * (fail closed); no single rule can run long, its cost being bounded at build.
+ */
+export function decide(
+  policy: ToolPolicy,
+  vars: Record<string, unknown>,
+  deadline?: DecisionDeadline,
+): Verdict {
   let shadows: ShadowMatch[] | undefined;
-  for (const entry of policy.entries) {
+  const clock = policy.watchesClock ? deadline : undefined;
+  const startedAt = clock?.now() ?? 0;
+  let stepsSinceCheck = 0;
+  let rulesSinceCheck = 0;
+  for (const entry of policy.active) {
+    if (clock !== undefined) {
+      stepsSinceCheck += entry.cost;
+      rulesSinceCheck += 1;
+      // Estimates assume the largest input; reading the clock before every rule would cost more
+      // than most rules do, so it is read every few rules, or before a run that may be long.
+      if (
+        (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS && rulesSinceCheck >= RULES_BETWEEN_CLOCK_CHECKS) ||
+        stepsSinceCheck >= MAX_RULE_COST
+      ) {
+        stepsSinceCheck = 0;
+        rulesSinceCheck = 0;
+        if (clock.now() - startedAt > clock.ms) {
+          const { rule } = entry;
+          return { effect: 'deny', rule, failed: true, shadows: shadows ?? NO_SHADOWS, timedOut: true };
+        }
+      }
+    }
     const match = matchOf(entry, vars);
     const { rule } = entry;
     const matched = match === 'yes' || (match === 'failed' && rule.effect !== 'allow');
@@ -184,7 +290,7 @@ export function decide(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
  */
 export function visibleFor(policy: ToolPolicy, identity: Identity | undefined, now: number): boolean {
   const vars = variablesFor(policy, { args: {}, identity, now });
-  for (const entry of policy.entries) {
+  for (const entry of policy.active) {
     const { rule } = entry;
     if (rule.shadow) continue;
     if (rule.when?.reads.variables.has('args') === true) {

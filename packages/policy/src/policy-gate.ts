@@ -21,12 +21,27 @@ import {
   type ToolPolicy,
   type Verdict,
 } from './decide';
-import { assertEffect, compileRules, type PolicyEffect, type PolicyRule, type Rule } from './rules';
+import {
+  assertEffect,
+  compileRules,
+  PolicyConfigError,
+  type PolicyEffect,
+  type PolicyRule,
+  type Rule,
+} from './rules';
 
 export interface PolicyGateOptions {
   /** What decides when no rule matches; default `allow`. */
   readonly default?: PolicyEffect;
+  /**
+   * How long one decision may take, in ms; past it the call is refused (`POLICY_COST`, fail closed).
+   * Checked every few costly rules; each rule's own cost is bounded when the policy is built. Default 100.
+   */
+  readonly decisionDeadlineMs?: number;
 }
+
+const DEFAULT_DECISION_DEADLINE_MS = 100;
+const clockMs = (): number => performance.now();
 
 export interface VisibleToolsOptions {
   /** The tools to judge; default every tool this gate has been checked against (by a dispatcher build). */
@@ -141,6 +156,10 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
   const compiled = compileRules(rules);
   const fallback =
     options.default === undefined ? 'allow' : assertEffect(options.default, 'policyGate: options.default');
+  const deadlineMs = options.decisionDeadlineMs ?? DEFAULT_DECISION_DEADLINE_MS;
+  if (!(typeof deadlineMs === 'number' && Number.isFinite(deadlineMs) && deadlineMs > 0))
+    throw new PolicyConfigError('policyGate: options.decisionDeadlineMs must be a positive number of ms.');
+  const deadline = { ms: deadlineMs, now: clockMs };
   // Compiled once per tool (frozen by the dispatcher, so never stale); an error is kept as the verdict.
   const perTool = new WeakMap<Tool, ToolPolicy | PolicyBuildError>();
   const checked = new Set<Tool>();
@@ -171,7 +190,23 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
     const verdict = decide(
       policy,
       variablesFor(policy, { args: ctx.args, identity: ctx.identity, now: ctx.now() }),
+      deadline,
     );
+    if (verdict.timedOut === true) {
+      ctx.emit({ type: 'policy.decided', effect: 'deny', rule: verdict.rule!.name, timedOut: true });
+      ctx.deny(
+        refusalReason(
+          `the policy could not decide on this call of '${ctx.toolName}' in time, so it refuses it`,
+          'Retrying with smaller arguments may help',
+          'Tell the user the action could not be checked',
+        ),
+        {
+          code: 'POLICY_COST',
+          detail: `the decision passed its ${deadlineMs} ms deadline before rule '${verdict.rule!.name}' (fail closed)`,
+        },
+      );
+      return;
+    }
     const { rule, shadows } = verdict;
     const { note: plain, event } =
       rule === undefined ? saidByDefault : said.get(rule)![verdict.failed ? 1 : 0];
@@ -223,7 +258,10 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
             'Retrying will not help',
             'Tell the user the action is not available',
           ),
-          { code: 'POLICY_DENIED', detail: compiledForTool.message },
+          {
+            code: compiledForTool.code === 'POLICY_COST' ? 'POLICY_COST' : 'POLICY_DENIED',
+            detail: compiledForTool.message,
+          },
         );
       }
       if (compiledForTool.idle) {

@@ -1,7 +1,8 @@
 // `toolgate check --config F`: validate, connect every upstream, print each tenant's tools with the
 // declarations and limits that govern them. Exit 1 on any error; never prints a secret.
 
-import type { LoadedConfig } from '../config/load';
+import { redact } from '@toolgate/core';
+import { scrubbable, type LoadedConfig } from '../config/load';
 import { matchesAny } from '../glob';
 import { describePolicy, policyFacts } from '../policy';
 import { buildRuntime, closeRuntime, type Runtime } from '../runtime';
@@ -10,7 +11,8 @@ import type { CommandIo } from './io';
 export async function checkCommand(loaded: LoadedConfig, io: CommandIo): Promise<number> {
   const runtime = await buildRuntime(loaded, { env: io.env });
   try {
-    io.out(describeRuntime(runtime));
+    // A root or a name written as ${env:…} is the operator's secret as much as a token: never shown.
+    io.out(redact(describeRuntime(runtime), scrubbable(loaded.secrets)));
     return 0;
   } finally {
     await closeRuntime(runtime);

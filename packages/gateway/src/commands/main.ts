@@ -20,6 +20,7 @@ export const USAGE = `usage: toolgate <command> [--config toolgate.yaml]
   pins list [--changed] [--upstream U]      show pinned tool definitions and which changed
   pins accept TOOL [--by NAME]              show a changed definition's diff and accept it
   audit verify [--public-key PEM]           check the audit log's hash chain and signatures
+    [--checkpoint FILE|URL] [--head SEQ:HASH]  and that it reaches and agrees with a head kept apart
   audit export [--out FILE]                 print the audit log as JSON lines
 
 --config defaults to ./toolgate.yaml (or ./toolgate.json).`;
@@ -34,8 +35,7 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
     }
     const configFile = () => {
       const given = args.flags.get('config');
-      if (given === true) throw new UsageError('--config needs a file');
-      if (given !== undefined) return resolve(io.cwd, given);
+      if (typeof given === 'string') return resolve(io.cwd, given);
       for (const candidate of ['toolgate.yaml', 'toolgate.yml', 'toolgate.json']) {
         if (existsSync(resolve(io.cwd, candidate))) return resolve(io.cwd, candidate);
       }
@@ -63,6 +63,7 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
           throw new UsageError('usage: toolgate audit verify | export --config F');
         return await auditCommand(loadConfig(configFile(), { env: io.env }), rest[0], args, io);
       default:
+        // parseArgs refused every other word already.
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (error) {

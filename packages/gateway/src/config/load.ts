@@ -3,10 +3,11 @@
 // collected and reported at once, each with file, line and column; no value is ever quoted back.
 
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import Ajv, { type ErrorObject } from 'ajv';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import schema from '../../schema/toolgate.schema.json';
+import { redact } from '@toolgate/core';
 import { closest, ConfigError, type ConfigIssue, type ConfigPath } from './errors';
 import { SCREEN_FINDING_IDS, SECRET_RULE_IDS } from '@toolgate/middleware';
 import type { GatewayConfig, GuardsConfig, RuleConfig } from './types';
@@ -33,6 +34,41 @@ export interface LoadedConfig {
 // verbose: errors carry the schema object that failed, which names the known keys and the unit.
 const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
 const definitions = schema.definitions as Readonly<Record<string, unknown>>;
+
+/** Shorter interpolated values (a port, `on`) cannot hold a secret, and scrubbing them would garble every message. */
+const MIN_SCRUBBED_CHARS = 3;
+
+/** The values worth scrubbing from operator output. */
+export function scrubbable(values: readonly string[]): string[] {
+  return values.filter((value) => value.length >= MIN_SCRUBBED_CHARS);
+}
+
+/** A static token shorter than this can be guessed; `openssl rand -base64 32` gives 44. */
+export const MIN_TOKEN_CHARS = 32;
+
+/**
+ * Why a JWKS location cannot be trusted, naming no part of it; undefined for a file path, an
+ * https:// URL, or http:// to a loopback address (tests, a sidecar).
+ */
+export function jwksProblem(jwks: string): string | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(jwks)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(jwks);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopback(url.hostname)) return undefined;
+  return url.protocol === 'http:'
+    ? 'is an http:// URL: keys fetched in the clear can be swapped, so only https:// (or a loopback address) is read'
+    : 'uses a scheme other than https://';
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
 
 const INTERPOLATION = /\$\$\{|\$\{([^}]*)\}/g;
 const CREDENTIAL_HOMES = new Set(['headers', 'env']);
@@ -71,12 +107,16 @@ export function parseConfig(text: string, options: LoadConfigOptions & { file?: 
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
+  // Interpolated values, as they are found: no issue placed from here on (the loader's, an upstream's,
+  // a tenant's, the runtime's) can quote one, whatever message it was built from.
+  const secrets: string[] = [];
+  const scrub = (text: string) => redact(text, scrubbable(secrets));
   const place = (path: ConfigPath, message: string, fix?: string, key = false): ConfigIssue => ({
     path,
     ...(file !== undefined ? { file } : {}),
     ...at(offsetOf(doc, path, key)),
-    message,
-    ...(fix !== undefined ? { fix } : {}),
+    message: scrub(message),
+    ...(fix !== undefined ? { fix: scrub(fix) } : {}),
   });
 
   if (doc.errors.length > 0) {
@@ -104,7 +144,6 @@ export function parseConfig(text: string, options: LoadConfigOptions & { file?: 
     ]);
 
   const issues: ConfigIssue[] = [];
-  const secrets: string[] = [];
   const env = options.env ?? process.env;
   const value = interpolate(raw, [], { env, baseDir, issues, secrets, place });
   if (issues.length > 0) throw new ConfigError(issues);
@@ -162,8 +201,12 @@ function interpolateString(text: string, path: ConfigPath, context: Interpolatio
     context.issues.push(context.place(path, message, fix));
     return '';
   };
+  // In an upstream's headers and env, `${credential:…}` is read again at connect time; there a literal
+  // `${` (written `$${`, or inside an interpolated value) stays escaped so it is never read twice.
+  const home = path.length >= 4 && path[0] === 'upstreams' && CREDENTIAL_HOMES.has(String(path[2]));
+  const literal = (value: string) => (home ? value.replaceAll('${', () => '$${') : value);
   const result = text.replace(INTERPOLATION, (match, body: string | undefined) => {
-    if (match === '$${') return '${';
+    if (match === '$${') return home ? '$${' : '${';
     const colon = body!.indexOf(':');
     const kind = colon < 0 ? body! : body!.slice(0, colon);
     const name = colon < 0 ? '' : body!.slice(colon + 1).trim();
@@ -178,13 +221,13 @@ function interpolateString(text: string, path: ConfigPath, context: Interpolatio
             `set ${name} before starting toolgate`,
           );
         context.secrets.push(found);
-        return found;
+        return literal(found);
       }
       case 'file': {
         try {
           const content = readFileSync(resolve(context.baseDir, name), 'utf8').replace(/\r?\n$/, '');
           context.secrets.push(content);
-          return content;
+          return literal(content);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           return fail(
@@ -194,7 +237,6 @@ function interpolateString(text: string, path: ConfigPath, context: Interpolatio
         }
       }
       case 'credential': {
-        const home = path.length >= 4 && path[0] === 'upstreams' && CREDENTIAL_HOMES.has(String(path[2]));
         if (!home)
           return fail(
             "${credential:…} is only read in an upstream's headers or env",
@@ -387,6 +429,18 @@ function oneOfProblem(definition: string | undefined, path: ConfigPath): { messa
   return { message: 'does not match any allowed form', fix: 'see schema/toolgate.schema.json' };
 }
 
+/** An https URL, or http to a loopback host: a checkpoint must not cross a network in the clear. */
+function isLoopbackOrHttps(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
 /** Checks the schema cannot express: units, names that must exist, exclusive keys, key strength. */
 function checkConfig(config: GatewayConfig): Problem[] {
   const problems: Problem[] = [];
@@ -410,8 +464,20 @@ function checkConfig(config: GatewayConfig): Problem[] {
   duration(['listen', 'drain'], config.listen?.drain);
   size(['listen', 'maxBody'], config.listen?.maxBody);
   duration(['auth', 'jwt', 'clockTolerance'], config.auth?.jwt?.clockTolerance);
+  duration(['auth', 'jwt', 'maxLifetime'], config.auth?.jwt?.maxLifetime);
+  const jwks = config.auth?.jwt?.jwks;
+  if (jwks !== undefined && jwksProblem(jwks) !== undefined)
+    add(['auth', 'jwt', 'jwks'], jwksProblem(jwks)!, 'serve the key set over https://, or give a JWKS file');
   duration(['checkIns', 'ttl'], config.checkIns?.ttl);
   duration(['checkIns', 'hold'], config.checkIns?.hold);
+  duration(['audit', 'checkpoints', 'interval'], config.audit?.checkpoints?.interval);
+  const webhook = config.audit?.checkpoints?.webhook;
+  if (webhook !== undefined && !isLoopbackOrHttps(webhook))
+    add(
+      ['audit', 'checkpoints', 'webhook'],
+      'is not an https URL (plain http is allowed only on loopback)',
+      'write an https:// URL',
+    );
   size(['defaults', 'resultCeiling', 'maxBytes'], config.defaults?.resultCeiling?.maxBytes);
 
   if (config.checkIns !== undefined && new TextEncoder().encode(config.checkIns.key).length < 32)
@@ -436,6 +502,12 @@ function checkConfig(config: GatewayConfig): Problem[] {
   const tokens = config.auth?.tokens ?? [];
   tokens.forEach((entry, index) => {
     knownTenant(['auth', 'tokens', index, 'identity', 'tenant'], entry.identity.tenant);
+    if (entry.token.length < MIN_TOKEN_CHARS)
+      add(
+        ['auth', 'tokens', index, 'token'],
+        `the token is shorter than ${MIN_TOKEN_CHARS} characters`,
+        'use at least 32 random characters, e.g. `openssl rand -base64 32`',
+      );
     const first = tokens.findIndex((other) => other.token === entry.token);
     if (first < index)
       add(
@@ -462,6 +534,16 @@ function checkConfig(config: GatewayConfig): Problem[] {
     }
     if (upstream.command !== undefined && upstream.headers !== undefined)
       add([...at, 'headers'], "apply only to an HTTP server ('url')", "remove 'headers'", true);
+    const base = upstream.paths?.base;
+    if (
+      base !== undefined &&
+      (!isAbsolute(base) || base.includes('\0') || base.split(/[\\/]/).includes('..'))
+    )
+      add(
+        [...at, 'paths', 'base'],
+        "must be an absolute directory without '..'",
+        'write the directory the server opens relative paths from, like /srv/app',
+      );
     duration([...at, 'timeout'], upstream.timeout);
     for (const [tool, declaration] of Object.entries(upstream.tools ?? {}))
       size([...at, 'tools', tool, 'resultCeiling', 'maxBytes'], declaration.resultCeiling?.maxBytes);

@@ -31,6 +31,8 @@ export interface JwtConfig {
   readonly jwks: string;
   readonly algorithms?: readonly string[];
   readonly clockTolerance?: string;
+  /** The longest a token may live (exp − iat, or exp − now without iat); default 24h. */
+  readonly maxLifetime?: string;
   readonly claims?: { readonly tenant?: string; readonly principal?: string; readonly roles?: string };
 }
 
@@ -48,6 +50,8 @@ export interface CheckInsConfig {
   readonly key: string;
   readonly ttl?: string;
   readonly hold?: string;
+  /** Pending check-ins one principal may keep waiting; over it, CHECKIN_LIMIT. */
+  readonly maxPending?: number;
 }
 
 export interface AuditConfig {
@@ -58,6 +62,19 @@ export interface AuditConfig {
   readonly onAuditFailure?: 'refuse' | 'allow';
   /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
   readonly store?: string;
+  /** Signed checkpoints published outside the store. */
+  readonly checkpoints?: AuditCheckpointsConfig;
+}
+
+export interface AuditCheckpointsConfig {
+  /** A file outside the store, rewritten with the newest checkpoint. */
+  readonly file?: string;
+  /** A URL each checkpoint is POSTed to (https, or http on loopback). */
+  readonly webhook?: string;
+  /** Records between checkpoints; default 100. */
+  readonly every?: number;
+  /** How long a stored record may wait for a checkpoint, a duration; default `10s`. */
+  readonly interval?: string;
 }
 
 export interface ResultCeilingConfig {
@@ -94,6 +111,8 @@ export interface UpstreamConfig {
   readonly exclude?: readonly string[];
   readonly tools?: Readonly<Record<string, ToolDeclaration>>;
   readonly timeout?: string;
+  /** How the server reads path arguments: `base` is the absolute directory it resolves relative paths from. */
+  readonly paths?: { readonly base?: string };
 }
 
 export interface CredentialConfig {

@@ -7,8 +7,10 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { decide, type DecisionInput } from '../decide';
+import { visibleGrant, visibleGrants, type GrantInput } from '../grants';
 import type { InboxContext } from '../options';
-import { expired, visibleRecord, visibleRecords } from '../records';
+import { expired, listQuery, pendingPage, visibleRecord, visibleRecords } from '../records';
+import { argsSummary } from '../views/values';
 import { authenticate, csrfValid, type Session } from '../session';
 
 type Env = { Variables: { session: Session } };
@@ -18,6 +20,7 @@ export function checkInJson(inbox: InboxContext, record: CheckInRecord) {
   const { signature: _signature, ...request } = record.request;
   return {
     ...request,
+    argsSummary: argsSummary(request.review),
     expired: expired(inbox, record),
     state: record.state,
     ...(record.decision !== undefined ? { decision: record.decision } : {}),
@@ -58,7 +61,11 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
       );
     }
     // A signed-in browser must also prove the request came from the inbox's own pages.
-    if (c.req.method === 'POST' && !csrfValid(session, c.req.header('x-csrf-token')))
+    if (
+      c.req.method !== 'GET' &&
+      c.req.method !== 'HEAD' &&
+      !csrfValid(session, c.req.header('x-csrf-token'))
+    )
       return c.json(
         { error: 'forbidden', message: "A signed-in session must send its CSRF token as 'X-CSRF-Token'." },
         403,
@@ -67,10 +74,25 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     return next();
   });
 
+  // Pending ones page (`?page=`, filters `tenant`, `tool`, `principal`); decided ones are the latest.
   app.get('/check-ins', approver, async (c) => {
-    const decided = c.req.query('decided') === 'true';
-    const records = await visibleRecords(inbox, c.get('session').approver, decided);
-    return c.json({ checkIns: records.map((record) => checkInJson(inbox, record)) });
+    const approver = c.get('session').approver;
+    if (c.req.query('decided') === 'true') {
+      const records = await visibleRecords(inbox, approver, true);
+      return c.json({ checkIns: records.map((record) => checkInJson(inbox, record)) });
+    }
+    const page = await pendingPage(
+      inbox,
+      approver,
+      listQuery((name) => c.req.query(name)),
+    );
+    return c.json({
+      checkIns: page.records.map((record) => checkInJson(inbox, record)),
+      page: page.page,
+      pages: page.pages,
+      total: page.total,
+      byPrincipal: page.byPrincipal,
+    });
   });
 
   app.get('/check-ins/:id', approver, async (c) => {
@@ -85,8 +107,23 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     const body = await jsonBody(c);
     if (body === undefined)
       return c.json({ error: 'bad_request', message: 'The body must be a JSON object.' }, 400);
+    const grant = body['grant'];
+    if (
+      approve &&
+      grant !== undefined &&
+      (typeof grant !== 'object' || grant === null || Array.isArray(grant))
+    )
+      return c.json(
+        { error: 'bad_request', message: "'grant' must be an object { bounds?, uses?, until? }." },
+        400,
+      );
     const input: DecisionInput = approve
-      ? { approve: true, note: body['note'], args: body['args'] }
+      ? {
+          approve: true,
+          note: body['note'],
+          args: body['args'],
+          ...(grant !== undefined ? { grant: grant as GrantInput } : {}),
+        }
       : { approve: false, reason: body['reason'] };
     if (approve && typeof body['args'] === 'string')
       return c.json({ error: 'bad_request', message: "'args' must be a JSON object." }, 400);
@@ -98,10 +135,30 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     return c.json({
       checkIn: checkInJson(inbox, answer.record),
       ...(answer.outcome !== undefined ? { outcome: answer.outcome } : {}),
+      ...(answer.grant !== undefined ? { grant: answer.grant } : {}),
+      ...(answer.grantError !== undefined ? { grantError: answer.grantError } : {}),
     });
   };
   app.post('/check-ins/:id/approve', approver, decideFrom(true));
   app.post('/check-ins/:id/decline', approver, decideFrom(false));
+
+  const noGrant = (c: Context) =>
+    c.json({ error: 'not_found', message: 'There is no grant here that you may see.' }, 404);
+  app.get('/grants', approver, async (c) => {
+    const grants = await visibleGrants(inbox, c.get('session').approver);
+    return c.json({ grants });
+  });
+  app.get('/grants/:id', approver, async (c) => {
+    const grant = await visibleGrant(inbox, c.get('session').approver, c.req.param('id'));
+    return grant === undefined ? noGrant(c) : c.json({ grant });
+  });
+  app.delete('/grants/:id', approver, async (c) => {
+    const id = c.req.param('id');
+    const grant = await visibleGrant(inbox, c.get('session').approver, id);
+    if (grant === undefined) return noGrant(c);
+    await inbox.grants!.revoke(id);
+    return c.json({ grant: (await inbox.grants!.get(id)) ?? grant });
+  });
 
   return app;
 }

@@ -6,8 +6,9 @@ import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { html } from 'hono/html';
 import { decide, type DecisionInput } from '../decide';
+import { grantFromForm, visibleGrant, visibleGrants } from '../grants';
 import type { InboxContext } from '../options';
-import { decidable, visibleRecord, visibleRecords } from '../records';
+import { decidable, listQuery, pendingPage, visibleRecord, visibleRecords } from '../records';
 import {
   authenticate,
   csrfValid,
@@ -20,6 +21,7 @@ import {
 import { checkInPage, noticeFor, type Notice } from '../views/check-in';
 import { pinDiffView } from '../views/diff';
 import type { Html } from '../views/html';
+import { grantsPage } from '../views/grants';
 import { layout } from '../views/layout';
 import { listPage, liveBlock, type ListView } from '../views/list';
 import { screenView } from '../views/screen';
@@ -57,12 +59,13 @@ function forbiddenPage(inbox: InboxContext, c: Context): Response | Promise<Resp
   return c.html(layout({ base: inbox.base, title: 'Refused' }, body), 403);
 }
 
-async function listView(inbox: InboxContext, session: Session): Promise<ListView> {
+async function listView(inbox: InboxContext, session: Session, c: Context): Promise<ListView> {
+  const query = listQuery((name) => c.req.query(name));
   const [pending, decided] = await Promise.all([
-    visibleRecords(inbox, session.approver, false),
+    pendingPage(inbox, session.approver, query),
     visibleRecords(inbox, session.approver, true, DECIDED_SHOWN),
   ]);
-  return { base: inbox.base, now: inbox.now(), pending, decided };
+  return { base: inbox.base, now: inbox.now(), pending, query, decided };
 }
 
 async function checkInResponse(
@@ -94,7 +97,9 @@ async function checkInResponse(
     record,
     screen,
     pinDiff,
-    ...(decidable(inbox, record) ? { actions: { path, csrf: session.csrf ?? '' } } : {}),
+    ...(decidable(inbox, record)
+      ? { actions: { path, csrf: session.csrf ?? '', grants: inbox.grants !== undefined } }
+      : {}),
     ...(notice !== undefined ? { notice } : {}),
   });
   return c.html(layout({ base: inbox.base, title: request.toolName, session }, body), status);
@@ -138,12 +143,12 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
 
   app.get('/', signedIn, async (c) => {
     const session = c.get('session');
-    const view = await listView(inbox, session);
+    const view = await listView(inbox, session, c);
     return c.html(layout({ base, title: 'Waiting for approval', session }, listPage(view)));
   });
 
   app.get('/fragments/live', signedIn, async (c) =>
-    c.html(liveBlock(await listView(inbox, c.get('session')))),
+    c.html(liveBlock(await listView(inbox, c.get('session'), c))),
   );
 
   app.get('/check-ins/:id', signedIn, (c) => checkInResponse(inbox, c, c.req.param('id')));
@@ -155,16 +160,60 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
     if (!csrfValid(session, form['_csrf'])) return forbiddenPage(inbox, c);
     const record = await visibleRecord(inbox, session.approver, id);
     if (record === undefined) return notFoundPage(inbox, c, session);
+    const grant = approve ? grantFromForm(form, record.request.review) : undefined;
     const input: DecisionInput = approve
-      ? { approve: true, note: field(form, 'note'), args: field(form, 'args') }
+      ? {
+          approve: true,
+          note: field(form, 'note'),
+          args: field(form, 'args'),
+          ...(grant !== undefined ? { grant } : {}),
+        }
       : { approve: false, reason: field(form, 'reason') };
     const answer = await decide(inbox, record, session.approver.id, input);
     if (!answer.ok)
       return checkInResponse(inbox, c, id, { tone: 'bad', text: answer.message }, answer.status);
-    return checkInResponse(inbox, c, id, noticeFor(answer.outcome, approve));
+    const notice = noticeFor(answer.outcome, approve);
+    return checkInResponse(
+      inbox,
+      c,
+      id,
+      answer.grant !== undefined
+        ? { ...notice, text: `${notice.text} Standing grant ${answer.grant.id} made; see Grants.` }
+        : answer.grantError !== undefined
+          ? { tone: 'bad', text: `${notice.text} ${answer.grantError}` }
+          : notice,
+    );
   };
   app.post('/check-ins/:id/approve', signedIn, decideFrom(true));
   app.post('/check-ins/:id/decline', signedIn, decideFrom(false));
+
+  app.get('/grants', signedIn, async (c) => {
+    const session = c.get('session');
+    const grants = await visibleGrants(inbox, session.approver);
+    return c.html(
+      layout(
+        { base, title: 'Standing grants', session },
+        grantsPage({
+          base,
+          now: inbox.now(),
+          grants,
+          csrf: session.csrf ?? '',
+          enabled: inbox.grants !== undefined,
+        }),
+      ),
+    );
+  });
+
+  app.post('/grants/:id/revoke', signedIn, async (c) => {
+    const session = c.get('session');
+    const form = await c.req.parseBody();
+    if (!csrfValid(session, form['_csrf'])) return forbiddenPage(inbox, c);
+    const id = c.req.param('id');
+    const grant = await visibleGrant(inbox, session.approver, id);
+    if (grant === undefined) return notFoundPage(inbox, c, session);
+    await inbox.grants!.revoke(id);
+    return c.redirect(`${base}/grants`, 303);
+  });
 
   return app;
 }

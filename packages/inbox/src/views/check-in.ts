@@ -17,7 +17,13 @@ export interface CheckInView {
   readonly now: number;
   readonly record: CheckInRecord;
   /** Where the forms post: `…/approve` and `…/decline` are appended. Undefined: no actions. */
-  readonly actions?: { readonly path: string; readonly csrf: string; readonly only?: 'approve' | 'decline' };
+  readonly actions?: {
+    readonly path: string;
+    readonly csrf: string;
+    readonly only?: 'approve' | 'decline';
+    /** Offer a standing grant with the approval. */
+    readonly grants?: boolean;
+  };
   readonly screen?: Html | string;
   readonly pinDiff?: Html | string;
   readonly notice?: Notice;
@@ -164,7 +170,59 @@ ${jsonForEditing(JSON.parse(canonicalJson(review)))}</textarea>
     <section class="actions">
       ${actions.only === 'decline' ? '' : approve} ${actions.only === 'approve' ? '' : decline}
       ${actions.only === undefined ? change : ''}
+      ${actions.only === undefined && actions.grants === true ? grantForm(actions.path, csrf, review) : ''}
     </section>`;
+}
+
+/**
+ * Approve this call and keep approving calls like it: per argument, exactly this value, at most this
+ * number, or one of these values (each offered only where it can narrow the value shown).
+ */
+function grantForm(path: string, csrf: Html, review: Readonly<Record<string, unknown>>): Html {
+  const rows = Object.keys(review).map((name) => {
+    const value = review[name];
+    const numeric = typeof value === 'number';
+    const list = Array.isArray(value) && value.length > 0;
+    return html`<tr>
+      <th scope="row" dir="ltr">${visible(name)}</th>
+      <td>
+        <select name="bound:${name}" aria-label="Bound for ${name}">
+          <option value="equals">exactly this</option>
+          ${numeric ? html`<option value="atMost">at most</option>` : ''}
+          ${list ? html`<option value="oneOf">one of</option>` : ''}
+        </select>
+      </td>
+      <td>
+        <input
+          type="text"
+          name="value:${name}"
+          dir="ltr"
+          aria-label="Bound value for ${name}"
+          value="${jsonForEditing(value)}"
+        />
+      </td>
+    </tr>`;
+  });
+  return html`<form method="post" action="${path}/approve" class="grant">
+    <h3>Approve, and keep approving calls like this</h3>
+    ${csrf}
+    <input type="hidden" name="grant" value="on" />
+    <p class="muted">
+      For this caller and this tool only. Each bound can only narrow what is shown; every call still runs
+      every check, and is recorded.
+    </p>
+    <table class="bounds">
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+    <label
+      >Calls (empty: until the time below)<input type="text" inputmode="numeric" name="grant_uses" value="10"
+    /></label>
+    <label>For how many hours<input type="text" inputmode="decimal" name="grant_hours" value="8" /></label>
+    <label>Note (optional)<textarea name="note" rows="2" maxlength="2000"></textarea></label>
+    <button class="approve" type="submit">Approve and grant</button>
+  </form>`;
 }
 
 export function checkInPage(view: CheckInView): Html {

@@ -21,7 +21,7 @@ export function layout(frame: Frame, body: Html | string): Html {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="same-origin" />
         <title>${frame.title} · toolgate inbox</title>
         <link rel="stylesheet" href="${base}/static/inbox.css" />
         <script src="${base}/static/inbox.js" defer></script>
@@ -29,6 +29,7 @@ export function layout(frame: Frame, body: Html | string): Html {
       <body>
         <header class="top">
           <a class="brand" href="${base}/">toolgate inbox</a>
+          ${approver === undefined ? '' : html`<a href="${base}/grants">Grants</a>`}
           ${
             approver === undefined
               ? ''

@@ -103,3 +103,23 @@ export function argumentTable(args: Readonly<Record<string, unknown>>): Html {
     </tbody>
   </table>`;
 }
+
+const SUMMARY_CHARS = 160;
+
+/**
+ * The arguments on one line for the list, `key: value, …` with values as compact JSON, shortened
+ * to `SUMMARY_CHARS` with a marked ellipsis (the check-in's page shows every value in full).
+ */
+export function argsSummary(args: Readonly<Record<string, unknown>>): string {
+  const parts = Object.keys(args).map((key) => {
+    let value: string;
+    try {
+      value = JSON.stringify(args[key]) ?? String(args[key]);
+    } catch {
+      value = '[not JSON]';
+    }
+    return `${key}: ${value}`;
+  });
+  const text = parts.join(', ').replace(/\s+/g, ' ');
+  return text.length <= SUMMARY_CHARS ? text : `${text.slice(0, SUMMARY_CHARS)}…`;
+}

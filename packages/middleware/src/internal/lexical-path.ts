@@ -3,7 +3,7 @@
 // would, and a path is judged in each of its readings. Nothing touches a file system.
 
 /** Why a path cannot be judged inside its roots. */
-export type PathProblem = 'outside' | 'nul' | 'encoding' | 'not-a-path';
+export type PathProblem = 'outside' | 'nul' | 'encoding' | 'not-a-path' | 'relative';
 
 /** A root, normalized: lower-cased drive for Windows roots, no trailing separator. */
 export interface Root {
@@ -82,14 +82,24 @@ function inside(absolute: string, segments: readonly string[], roots: readonly R
   });
 }
 
+/** A relative `path` read against `base`, or `path` itself when it is absolute; undefined when it climbs above a relative start. */
+function against(path: string, base: Root | undefined): ReturnType<typeof normalized> {
+  const read = normalized(path);
+  if (base === undefined || (read !== undefined && read.absolute !== undefined)) return read;
+  return normalized(`${base.text}/${path.replace(/\\/g, '/')}`);
+}
+
 /**
  * Whether `value` stays under one of `roots` in every reading: backslashes as separators, `.`/`..`
- * resolved, percent-decoded up to four times, NFKC-folded. A relative path is read against the root
- * and must never climb above it. NUL, `~`, `file:` URLs, UNC and drive-relative paths are refused.
+ * resolved, percent-decoded up to four times, NFKC-folded. A relative path is read against `base`,
+ * the directory the tool resolves it from; with no base it is 'relative', since the guard cannot
+ * know what the tool will open. NUL, `~`, `file:` URLs, UNC and drive-relative paths are refused.
  */
-export function pathProblem(value: string, roots: readonly Root[]): PathProblem | undefined {
+export function pathProblem(value: string, roots: readonly Root[], base?: Root): PathProblem | undefined {
   const forms = readings(value);
   if (forms === 'encoding') return 'encoding';
+  // A reading that leaves the roots outranks one that is merely relative: it is the sharper refusal.
+  let relative = false;
   for (const form of forms) {
     if (form.includes('\0')) return 'nul';
     const unified = form.replace(/\\/g, '/');
@@ -100,9 +110,23 @@ export function pathProblem(value: string, roots: readonly Root[]): PathProblem 
       /^[A-Za-z]:(?!\/)/.test(unified)
     )
       return 'not-a-path';
-    const read = normalized(form);
+    const read = against(form, base);
     if (read === undefined) return 'outside';
-    if (read.absolute !== undefined && !inside(read.absolute, read.segments, roots)) return 'outside';
+    if (read.absolute === undefined) relative = true;
+    else if (!inside(read.absolute, read.segments, roots)) return 'outside';
   }
-  return undefined;
+  return relative ? 'relative' : undefined;
+}
+
+/** The absolute, normalized path the tool opens for `value` (as written, not decoded), read against `base`. */
+export function absolutePath(value: string, base: Root | undefined): string | undefined {
+  const read = against(value, base);
+  if (read?.absolute === undefined) return undefined;
+  return `${read.absolute}/${read.segments.join('/')}`;
+}
+
+/** Whether an absolute path (as `absolutePath` gives it) lies under one of `roots`. */
+export function isUnder(path: string, roots: readonly Root[]): boolean {
+  const read = normalized(path);
+  return read?.absolute !== undefined && inside(read.absolute, read.segments, roots);
 }
