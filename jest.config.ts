@@ -7,7 +7,7 @@ import type { Config } from 'jest';
 const root = typeof __dirname === 'string' ? __dirname : process.cwd();
 
 // Every folder under packages/ is a jest project, plus the examples; a new package needs no edit here.
-const packages = [...readdirSync(join(root, 'packages')).sort(), 'examples'];
+const packages = [...readdirSync(join(root, 'packages')).sort(), 'examples', 'test-support'];
 
 // Tests import sibling packages from source, so no build is needed before `jest`.
 const moduleNameMapper = {
@@ -15,7 +15,8 @@ const moduleNameMapper = {
   '^@toolgate/([a-z0-9-]+)$': '<rootDir>/packages/$1/src/index.ts',
 };
 
-const testFolder = (name: string): string => (name === 'examples' ? 'examples' : `packages/${name}/test`);
+const testFolder = (name: string): string =>
+  name === 'examples' || name === 'test-support' ? name : `packages/${name}/test`;
 
 function project(name: string): NonNullable<Config['projects']>[number] {
   const roots = [`<rootDir>/${testFolder(name)}`];

@@ -6,6 +6,7 @@
 
 import { createDispatcher, defineTool, type Dispatcher, type Tool } from '@toolgate/core';
 import { canonicalChain, type CanonicalGuards } from '@toolgate/middleware';
+import { screenForms, secretForms } from '../packages/middleware/src/internal/normalize';
 import type { Call } from './fixtures';
 import { ratioOf, runRounds, type RoundsResult } from './measure';
 
@@ -101,6 +102,26 @@ const screenLarge = screened(SMALL * 10);
 const argsSmall = { q: shell(SMALL) };
 const argsLarge = { q: shell(SMALL * 10) };
 
+/**
+ * The normalization the guards do for the same three calls, alone: the result screen's forms of each
+ * result and the secret guard's forms of each argument (its share of "every guard on" is its ratio
+ * over that row's).
+ */
+const READS = [
+  PAGE,
+  JSON.stringify({ rows: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `row ${i}` })) }),
+  PAGE,
+];
+function normalizeInTurn(): () => Promise<unknown> {
+  let i = 0;
+  return async () => {
+    const at = i++ % calls.length;
+    let n = screenForms(READS[at]!).length;
+    for (const value of Object.values(calls[at]!.args)) n += secretForms(String(value)).length;
+    return n;
+  };
+}
+
 function ratio(result: RoundsResult, over: string, name: string) {
   const { median, mad } = ratioOf(result, name, over);
   return `${median.toFixed(2)} ± ${mad.toFixed(2)}`;
@@ -109,6 +130,8 @@ function ratio(result: RoundsResult, over: string, name: string) {
 const PASSIVE = 'canonical chain, no guards';
 const NOISE = 'canonical chain, no guards (again)';
 const ALL = 'canonical chain, every guard on';
+const NORMALIZE =
+  'normalization alone, every form of every text (an upper bound: the guards build forms only for text a prefilter flags)';
 const SCREEN_N = `screen + secrets on a ${SMALL / 1000}k-char near-miss result`;
 const SCREEN_10N = `the same at ${(SMALL * 10) / 1000}k chars`;
 const ARGS_N = `secret guard on a ${SMALL / 1000}k-char argument`;
@@ -122,6 +145,7 @@ async function main(): Promise<void> {
       { name: NOISE, call: inTurn(bare), batch: BATCH },
       ...single.map(([name, d]) => ({ name, call: inTurn(d), batch: BATCH })),
       { name: ALL, call: inTurn(guarded), batch: BATCH },
+      { name: NORMALIZE, call: normalizeInTurn(), batch: BATCH },
     ],
     ROUNDS,
     MS_PER_TASK,
@@ -141,8 +165,10 @@ async function main(): Promise<void> {
   log('');
   log('| dispatch (3 tools in turn, calls the guards let through) | × no guards (median ± MAD) |');
   log('| --- | ---: |');
-  for (const name of [NOISE, ...single.map(([name]) => name), ALL])
+  for (const name of [NOISE, ...single.map(([name]) => name), ALL, NORMALIZE])
     log(`| ${name} | ${ratio(dispatch, PASSIVE, name)} |`);
+  const share = ratioOf(dispatch, NORMALIZE, PASSIVE).median / ratioOf(dispatch, ALL, PASSIVE).median;
+  log(`\nnormalization's share of every guard on, at most: ${(share * 100).toFixed(0)}%`);
   log('');
   log('| linearity | × the smaller input (10× the size: ~10 is linear) |');
   log('| --- | ---: |');

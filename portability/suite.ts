@@ -18,7 +18,7 @@ import {
 import { inboxApp, staticApprovers } from '@toolgate/inbox';
 import { canonicalChain, inMemoryArtifacts, type SchemaValidator } from '@toolgate/middleware';
 import { auditLog, generateAuditKeys, inMemoryAuditStore, verifyAuditLog } from '@toolgate/audit';
-import { SCHEMA_CASES } from '../packages/middleware/test/schema-cases';
+import { SCHEMA_CASES } from '../test-support/schema-cases';
 import { policyCases } from './policy-cases';
 
 export interface CaseResult {

@@ -4,6 +4,7 @@
 const SERVICES = [
   ['TOOLGATE_POSTGRES_URL', 'PostgreSQL', 'postgres'],
   ['TOOLGATE_REDIS_URL', 'Redis', 'redis'],
+  ['TOOLGATE_PROMETHEUS_URL', 'Prometheus', 'prometheus'],
 ] as const;
 
 export default function globalSetup(): void {

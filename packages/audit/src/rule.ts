@@ -4,21 +4,13 @@
 import type { LedgerRow } from '@toolgate/core';
 
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
-// A row's `why` that starts by naming its rule: `rule 'big-refunds-ask' asks for a person` (a pass or
-// an ask), `policy rule 'interns-read-only' does not allow …` (a refusal's reason).
-const NAMED = /^(?:policy )?rule ['"]([^'"]{1,128})['"]/;
 
 /**
- * The deciding rule of a call: the `policy` row's `rule` field when it has one, else the name its
- * `why` starts with (`rule 'name' …` or `policy rule 'name' …`, as `@toolgate/policy` writes them);
- * absent when no `policy` gate filed a row, or it names no rule (no rule matched: the default decided).
- * Only the start of `why` is read, so a value quoted later in a sentence is never taken for a name.
+ * The deciding rule of a call: the `rule` field the `policy` gate files on its row (`ctx.decidedBy`);
+ * absent when no `policy` gate filed a row, or no rule decided (the default did). `why` is prose for
+ * people and is never parsed here.
  */
 export function policyRuleOf(ledger: readonly LedgerRow[]): string | undefined {
-  const row = ledger.find((candidate) => candidate.gate === 'policy');
-  if (row === undefined) return undefined;
-  const rule = (row as LedgerRow & { readonly rule?: unknown }).rule;
-  if (typeof rule === 'string') return RULE_NAME.test(rule) ? rule : undefined;
-  const named = typeof row.why === 'string' ? NAMED.exec(row.why)?.[1] : undefined;
-  return named !== undefined && RULE_NAME.test(named) ? named : undefined;
+  const rule = ledger.find((candidate) => candidate.gate === 'policy')?.rule;
+  return typeof rule === 'string' && RULE_NAME.test(rule) ? rule : undefined;
 }

@@ -20,7 +20,13 @@ import {
   verifyAuditLog,
   type AuditLogOptions,
 } from '@toolgate/audit';
-import { controlledStore, DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import {
+  controlledStore,
+  DIGEST_KEY,
+  PRIVATE_PEM,
+  PUBLIC_PEM,
+  recordsOf,
+} from '../../../test-support/audit-fixtures';
 
 const CHECK_IN_KEY = 'check-in-key-for-the-audit-tests-0123456789';
 const ACME = { tenant: 'acme', principal: 'ana' };
@@ -259,23 +265,29 @@ describe('auditLog().attach(dispatcher)', () => {
   });
 
   describe('the deciding rule', () => {
-    const policy = (why: string, deny = false): Middleware => ({
+    // A stand-in for @toolgate/policy: names the deciding rule as a field (ctx.decidedBy) and in prose.
+    const policy = (why: string, deny = false, rule?: string): Middleware => ({
       name: 'policy',
       async run(ctx, next) {
+        if (rule !== undefined) ctx.decidedBy(rule);
         if (deny) ctx.deny(why, { code: 'POLICY_DENIED' });
         ctx.note(why);
         await next();
       },
     });
 
-    it('takes the rule a policy gate names at the start of its ledger row', async () => {
-      const { store, dispatcher } = setup({}, [policy("rule 'small-refunds' allowed it")]);
+    it('takes the rule a policy gate names on its ledger row', async () => {
+      const { store, dispatcher } = setup({}, [
+        policy("rule 'small-refunds' allowed it", false, 'small-refunds'),
+      ]);
       await dispatcher.dispatch({ toolName: 'refund', args: { amount: 5 } });
       expect((await recordsOf(store))[0]).toMatchObject({ rule: 'small-refunds', kind: 'result' });
     });
 
     it('takes the rule of a policy refusal', async () => {
-      const { store, dispatcher } = setup({}, [policy("rule 'no-refunds': refunds need a person", true)]);
+      const { store, dispatcher } = setup({}, [
+        policy("rule 'no-refunds': refunds need a person", true, 'no-refunds'),
+      ]);
       await dispatcher.dispatch({ toolName: 'refund', args: { amount: 5 } });
       expect((await recordsOf(store))[0]).toMatchObject({
         rule: 'no-refunds',
@@ -287,38 +299,27 @@ describe('auditLog().attach(dispatcher)', () => {
     it('takes no rule from a sentence that only quotes one later, nor from a gate not named policy', async () => {
       const { store, dispatcher } = setup({}, [policy("the args say rule 'injected' here")]);
       await dispatcher.dispatch({ toolName: 'refund', args: { amount: 5 } });
-      const other = setup({}, [{ ...policy("rule 'elsewhere' allowed"), name: 'house-rules' }]);
+      const other = setup({}, [
+        { ...policy("rule 'elsewhere' allowed", false, 'elsewhere'), name: 'house-rules' },
+      ]);
       await other.dispatcher.dispatch({ toolName: 'refund', args: { amount: 5 } });
       expect((await recordsOf(store))[0]).not.toHaveProperty('rule');
       expect((await recordsOf(other.store))[0]).not.toHaveProperty('rule');
     });
 
-    it('reads the rule from the rows @toolgate/policy files: a pass, an ask, a refusal, the default, a shadow', () => {
+    it('never reads a rule out of the prose of a row: a why that names one, with no rule field, names none', () => {
       const row = (outcome: LedgerRow['outcome'], why: string): LedgerRow => ({
         gate: 'policy',
         outcome,
         why,
         changed: false,
       });
-      expect(policyRuleOf([row('allow', "rule 'small-refunds' allows")])).toBe('small-refunds');
-      expect(policyRuleOf([row('allow', "rule 'big-refunds' asks for a person")])).toBe('big-refunds');
+      expect(policyRuleOf([row('allow', "rule 'small-refunds' allows")])).toBeUndefined();
       expect(
         policyRuleOf([
-          row(
-            'deny',
-            "policy rule 'interns-read-only' does not allow 'fs_write' for this caller. Retrying will not help.",
-          ),
+          row('deny', "policy rule 'interns-read-only' does not allow 'fs_write' for this caller."),
         ]),
-      ).toBe('interns-read-only');
-      expect(
-        policyRuleOf([
-          row('deny', "policy rule 'caps' could not be checked for this call of 'refund', so it refuses it."),
-        ]),
-      ).toBe('caps');
-      expect(
-        policyRuleOf([row('allow', "no rule matched; the default allows; shadow rule 'strict' would deny")]),
       ).toBeUndefined();
-      expect(policyRuleOf([row('deny', "no policy rule allows 'refund' for this caller.")])).toBeUndefined();
     });
 
     it('reads a structured rule field on the policy row, when the row has one', () => {

@@ -5,7 +5,7 @@
 
 import { canonicalJson, digestOf, type AuditRecord } from '@toolgate/core';
 import { auditLog, inMemoryAuditStore, verifyAuditLog } from '@toolgate/audit';
-import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from '../../../test-support/audit-fixtures';
 
 /** A log of 3 batches, written concurrently: 4 records, then 1, then 3. */
 async function batchedLog(): Promise<AuditRecord[]> {

@@ -12,7 +12,13 @@ import {
   verifyAuditLogHead,
   type AuditCheckpoint,
 } from '@toolgate/audit';
-import { DIGEST_KEY, OTHER_PRIVATE_PEM, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import {
+  DIGEST_KEY,
+  OTHER_PRIVATE_PEM,
+  PRIVATE_PEM,
+  PUBLIC_PEM,
+  recordsOf,
+} from '../../../test-support/audit-fixtures';
 
 /** A store holding `records` whose head row agrees with them: what is left after cutting both. */
 function storeOf(records: readonly AuditRecord[]): AuditStore {

@@ -10,7 +10,7 @@ import {
   parseAuditLog,
   RECORD_FIELDS,
 } from '@toolgate/audit';
-import { DIGEST_KEY, PRIVATE_PEM, recordsOf } from './fixtures';
+import { DIGEST_KEY, PRIVATE_PEM, recordsOf } from '../../../test-support/audit-fixtures';
 
 async function linesOf(
   source: Parameters<typeof exportAuditLog>[0],

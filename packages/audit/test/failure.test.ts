@@ -7,7 +7,13 @@ import { createDispatcher, type Dispatcher } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mockTool } from '@toolgate/testing';
 import { AuditUnavailableError, auditLog, verifyAuditLog, type AuditLogOptions } from '@toolgate/audit';
-import { controlledStore, DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import {
+  controlledStore,
+  DIGEST_KEY,
+  PRIVATE_PEM,
+  PUBLIC_PEM,
+  recordsOf,
+} from '../../../test-support/audit-fixtures';
 
 const DEADLINE_MS = 60;
 

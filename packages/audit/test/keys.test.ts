@@ -13,7 +13,7 @@ import {
   type AuditPublicKey,
   type AuditSigningKey,
 } from '@toolgate/audit';
-import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from '../../../test-support/audit-fixtures';
 
 const subtle = webcrypto.subtle as unknown as SubtleCrypto;
 const derOf = (pem: string) => new Uint8Array(Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64'));

@@ -33,8 +33,8 @@ import {
   throwingObject,
   type Fault,
   type PortCall,
-} from '../../core/test/hardening/support';
-import { DIGEST_KEY, PRIVATE_PEM, recordsOf } from './fixtures';
+} from '../../../test-support/hardening';
+import { DIGEST_KEY, PRIVATE_PEM, recordsOf } from '../../../test-support/audit-fixtures';
 
 const BASE62 = [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'];
 const ESCAPED = ['"', '\\', '/', '\n', '\u00e9', '\u2028', '\u{1f511}'];

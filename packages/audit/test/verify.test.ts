@@ -20,8 +20,14 @@ import {
   RECORD_FIELDS,
   verifyAuditLog,
 } from '@toolgate/audit';
-import { DEEP, fcOptions, PROPERTY_TIMEOUT_MS } from '../../core/test/hardening/support';
-import { DIGEST_KEY, OTHER_PRIVATE_PEM, PRIVATE_PEM, PUBLIC_PEM, recordsOf } from './fixtures';
+import { DEEP, fcOptions, PROPERTY_TIMEOUT_MS } from '../../../test-support/hardening';
+import {
+  DIGEST_KEY,
+  OTHER_PRIVATE_PEM,
+  PRIVATE_PEM,
+  PUBLIC_PEM,
+  recordsOf,
+} from '../../../test-support/audit-fixtures';
 
 const KINDS = ['result', 'refused', 'paused', 'failed', 'pin.accepted', 'grant.used', 'config.reloaded'];
 const LENGTH = 30;

@@ -6,6 +6,7 @@ import type { CheckInApproval, CheckInDecision, CheckInReceipt, CheckInRequest }
 import { neverAborted } from './abort';
 import { askHuman } from './asking';
 import { digestOf } from './canonical';
+import { contentText, isContentResult } from './content';
 import type { Credential } from './credential';
 import type { EventBase, GateEvent, ToolgateEventMap, ToolgateEventType } from './events';
 import type { Identity } from './identity';
@@ -117,6 +118,8 @@ export class CallContext implements ToolMiddlewareContext {
   readonly #chain: Chain;
   readonly #plan: Plan;
   #required: CheckInRequirement[] | undefined;
+  /** The rule each middleware named with decidedBy, by middleware name: filed on its rows. */
+  #rules: Map<string, string> | undefined;
   /** The first requirement no approval has answered since it was made. */
   #unanswered: CheckInRequirement | undefined;
   #usedReceipts: Set<CheckInReceipt> | undefined;
@@ -278,7 +281,9 @@ export class CallContext implements ToolMiddlewareContext {
     // A middleware's replacement is held to the same redaction as the tool's own result.
     const secrets = this.#credential?.secrets();
     const clean = secrets === undefined ? value : redactValue(value, secrets);
-    const text = resultTextOf(clean);
+    // An MCP tool's blocks read as their text, as the executor reads the tool's own result.
+    const text =
+      this.toolSource !== undefined && isContentResult(clean) ? contentText(clean) : resultTextOf(clean);
     this.#result = clean;
     this.#resultText = secrets === undefined ? text : redact(text, secrets);
     this.#file({ gate: this.#speaker, outcome: 'transform', why: reason, changed: true });
@@ -303,6 +308,13 @@ export class CallContext implements ToolMiddlewareContext {
       return;
     }
     this.#pendingWhy = why;
+  }
+
+  decidedBy(rule: string): void {
+    if (typeof rule !== 'string' || rule.trim() === '') {
+      throw new TypeError(`ctx.decidedBy(rule): name the rule that decided, as its rule set names it.`);
+    }
+    (this.#rules ??= new Map()).set(this.#speaker, rule);
   }
 
   provideCredential(credential: Credential): void {
@@ -400,6 +412,11 @@ export class CallContext implements ToolMiddlewareContext {
         ),
       );
     });
+  }
+
+  /** Whether an approval was answered in this run, so the args must be checked against it before execution. */
+  hasApproval(): boolean {
+    return this.#approved !== undefined;
   }
 
   /** Receipts of approvals answered in this run. */
@@ -548,7 +565,9 @@ export class CallContext implements ToolMiddlewareContext {
     }
   }
 
-  #file(row: LedgerRow, code?: string, detail?: string): void {
+  #file(filed: LedgerRow, code?: string, detail?: string): void {
+    const rule = this.#rules?.get(filed.gate);
+    const row = rule === undefined || filed.rule !== undefined ? filed : { ...filed, rule };
     this.ledger.push(row);
     if (this.#env.wants('gate.decision')) {
       // publish copies the facts, so a row without code or detail is handed over as it is.

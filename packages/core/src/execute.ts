@@ -42,7 +42,8 @@ function serializationProblem(error: unknown): string {
 
 /**
  * The executor's turn, after the last middleware's: that middleware's downstream settles when it ends.
- * Not async itself, so the executor costs one async frame, not two; a throw still rejects.
+ * Not async itself: the executor chains reactions onto the tool's promise, where an async frame would
+ * cost a promise more (and, under an async hook, another for its await). A throw still rejects.
  */
 export function executeTurn(ctx: CallContext): Promise<void> {
   let position: number;
@@ -51,7 +52,19 @@ export function executeTurn(ctx: CallContext): Promise<void> {
   } catch (error) {
     return Promise.reject(error);
   }
-  return execute(ctx).then(
+  let running: Promise<void>;
+  // An approval to spend or to check waits on digests first: the rare path keeps its async frame.
+  if (needsApprovalWork(ctx)) running = executeApproved(ctx);
+  else {
+    try {
+      running = execute(ctx);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+  }
+  // The turn ends one reaction after the result is recorded, as it did when execute was async: a gate
+  // that did not await next() resolves first and is caught by the GATE_UNAWAITED law.
+  return running.then(
     () => ctx.endTurn(position),
     (error: unknown) => {
       ctx.endTurn(position);
@@ -60,8 +73,14 @@ export function executeTurn(ctx: CallContext): Promise<void> {
   );
 }
 
-/** The terminal step: the only place a result is ever set. */
-async function execute(ctx: CallContext): Promise<void> {
+function needsApprovalWork(ctx: CallContext): boolean {
+  const { resume } = ctx;
+  if (resume !== undefined && !resume.answered && resume.decision.approved) return true;
+  return ctx.hasApproval();
+}
+
+/** The terminal step after an approval's async checks. */
+async function executeApproved(ctx: CallContext): Promise<void> {
   // An approval with changes whose asker no longer asked is spent here, once, before the tool runs.
   if (ctx.resume !== undefined && !ctx.resume.answered && ctx.resume.decision.approved) {
     const service = ctx.pauseService();
@@ -71,6 +90,14 @@ async function execute(ctx: CallContext): Promise<void> {
   // An approval covers the args the person saw; a change made after it must not ride on it.
   const approval = ctx.approvalCheck();
   if (approval !== undefined) await approval;
+  await execute(ctx);
+}
+
+/**
+ * The terminal step: the only place a result is ever set. Throws synchronously for what stops the call
+ * before the tool runs; otherwise settles when the tool's result (or failure) is recorded.
+ */
+function execute(ctx: CallContext): Promise<void> {
   if (ctx.stopped !== undefined) throw ctx.stopped;
   if (ctx.closed) throw new Refusal('dispatch', 'the call was already answered', { code: 'CLOSED' });
   if (ctx.resume !== undefined && !ctx.resume.answered) {
@@ -116,25 +143,42 @@ async function execute(ctx: CallContext): Promise<void> {
   ctx.markRan();
   const started = ctx.now();
   ctx.publish('tool.start', () => ({}));
-  let value: unknown;
+  let running: unknown;
   try {
-    value = await ctx.tool.execute(ctx.args as never, ctx);
+    running = ctx.tool.execute(ctx.args as never, ctx);
   } catch (error) {
-    // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
-    // changed): the model reads a refusal it can act on, not a failure.
-    if (refusalFrom(error)) {
-      if ((error as Refusal).beforeRun) ctx.markNotRun();
-      throw ctx.refuse(error as Refusal);
-    }
-    const { name, message } = failedMessage(error);
-    const secrets = ctx.credential?.secrets() ?? [];
-    const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
-    ctx.publish('tool.error', () => ({
-      errorName: redact(name, secrets).slice(0, 100),
-      durationMs: ctx.now() - started,
-    }));
-    throw ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
+    running = Promise.reject(error);
   }
+  // Settles in the microtask an `await` of the tool's answer would resume in.
+  return Promise.resolve(running).then(
+    (value: unknown) => recordValue(ctx, value, started),
+    (error: unknown) => {
+      throw toolThrew(ctx, error, started);
+    },
+  );
+}
+
+/** What the tool threw, recorded: a refusal of its own, or a failure with its message redacted. */
+function toolThrew(ctx: CallContext, error: unknown, started: number): unknown {
+  // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
+  // changed): the model reads a refusal it can act on, not a failure.
+  if (refusalFrom(error)) {
+    if ((error as Refusal).beforeRun) ctx.markNotRun();
+    return ctx.refuse(error as Refusal);
+  }
+  const { name, message } = failedMessage(error);
+  const secrets = ctx.credential?.secrets() ?? [];
+  const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
+  ctx.publish('tool.error', () => ({
+    errorName: redact(name, secrets).slice(0, 100),
+    durationMs: ctx.now() - started,
+  }));
+  return ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
+}
+
+/** The tool's value, redacted and turned into the text the model reads. */
+function recordValue(ctx: CallContext, returned: unknown, started: number): void {
+  let value = returned;
   // An upstream that echoes the request's credential back must not hand it to the model, nor to
   // whoever reads the outcome: content, structuredContent and `value` all come from this one value.
   const secrets = ctx.credential?.secrets();

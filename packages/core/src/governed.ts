@@ -9,53 +9,77 @@ import { Refusal, refusalReason } from './refusal';
  * Wraps a middleware so the context knows who speaks, files ledger rows and applies the laws. It hands
  * the middleware koa-compose's own `next`: the context learns that it continued, and when its downstream
  * settled, from the turns that follow, so a call allocates no wrapper per middleware.
+ *
+ * Not async itself: it chains one reaction onto what the middleware returns, where an async wrapper
+ * would cost its own promise and, under an async hook, another for the await. The reaction runs in the
+ * same microtask an await would resume in, so the laws see exactly what they saw before.
  */
 export function governed(middleware: Middleware): (ctx: CallContext, next: Next) => Promise<void> {
   const { name } = middleware;
-  return async function gate(ctx, next) {
+  return function gate(ctx, next) {
     const position = ctx.beginTurn();
     ctx.enter(name, true);
+    let returned: unknown;
     try {
-      try {
-        await middleware.run(ctx, next);
-      } catch (error) {
-        throw classify(ctx, name, error);
-      }
-      if (!ctx.continuedFrom(position)) {
-        throw ctx.refuse(
-          new Refusal(
-            name,
-            refusalReason(
-              `'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`,
-              'Retrying will not help',
-            ),
-            {
-              code: 'GATE_SILENT',
-              detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
-            },
-          ),
-        );
-      }
-      if (!ctx.settledAfter(position)) {
-        ctx.closed = true;
-        throw ctx.refuse(
-          new Refusal(
-            name,
-            refusalReason(
-              `'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`,
-              'Retrying will not help',
-            ),
-            {
-              code: 'GATE_UNAWAITED',
-              detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
-            },
-          ),
-        );
-      }
-    } finally {
-      ctx.endTurn(position);
+      returned = middleware.run(ctx, next);
+    } catch (error) {
+      return Promise.reject(turnFailed(ctx, name, position, error));
     }
+    return Promise.resolve(returned).then(
+      () => turnReturned(ctx, name, position),
+      (error: unknown) => {
+        throw turnFailed(ctx, name, position, error);
+      },
+    );
   };
+}
+
+/** The middleware returned (or its promise fulfilled): the laws of silent return and unawaited next. */
+function turnReturned(ctx: CallContext, name: string, position: number): void {
+  try {
+    if (!ctx.continuedFrom(position)) {
+      throw ctx.refuse(
+        new Refusal(
+          name,
+          refusalReason(
+            `'${ctx.toolName}' was stopped by '${name}', which neither continued nor refused`,
+            'Retrying will not help',
+          ),
+          {
+            code: 'GATE_SILENT',
+            detail: `middleware '${name}' returned without calling next() or ctx.deny()`,
+          },
+        ),
+      );
+    }
+    if (!ctx.settledAfter(position)) {
+      ctx.closed = true;
+      throw ctx.refuse(
+        new Refusal(
+          name,
+          refusalReason(
+            `'${ctx.toolName}' was stopped because '${name}' finished before the rest of the chain`,
+            'Retrying will not help',
+          ),
+          {
+            code: 'GATE_UNAWAITED',
+            detail: `middleware '${name}' resolved before downstream; it is probably missing an await on next()`,
+          },
+        ),
+      );
+    }
+  } finally {
+    ctx.endTurn(position);
+  }
+}
+
+/** The middleware threw (or its promise rejected): what its turn rejects with, classified. */
+function turnFailed(ctx: CallContext, name: string, position: number, error: unknown): unknown {
+  try {
+    return classify(ctx, name, error);
+  } finally {
+    ctx.endTurn(position);
+  }
 }
 
 /** Turns whatever a middleware threw into the recorded refusal, pause or failure. */

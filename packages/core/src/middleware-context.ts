@@ -80,6 +80,11 @@ export interface ToolMiddlewareContext<TArgs = ToolArgs> {
    * files an `allow` row of its own: a finding about the result that leaves it as it is.
    */
   note(why: string): void;
+  /**
+   * Names the rule of this middleware's rule set that decided the call: every ledger row it files from
+   * now on carries it as `rule`, so audit and the gateway read a field instead of parsing `why`.
+   */
+  decidedBy(rule: string): void;
   /** Hands the resolved credential to the tool. Before execution only. */
   provideCredential(credential: Credential): void;
   /** Records a resolved artifact's metadata under its argument name. Before execution only. */

@@ -42,9 +42,16 @@ export function outcomeOf(ctx: CallContext): DispatchOutcome {
     return failed as unknown as DispatchOutcome;
   }
   if (ctx.ran && ctx.hasResult) {
-    const result = started('result', ctx) as Record<string, unknown>;
-    result['value'] = ctx.result;
-    result['content'] = ctx.resultText ?? '';
+    // One literal, not keys added to a started outcome: a literal's hidden class lives with this code,
+    // while one reached by adding keys dies in a full GC and takes this function's optimized code with it.
+    const { toolName, toolSource, toolCallId, chainId } = ctx;
+    const ledger = ctx.ledger.slice();
+    const value = ctx.result;
+    const content = ctx.resultText ?? '';
+    const result: Record<string, unknown> =
+      toolSource === undefined
+        ? { kind: 'result', toolName, toolCallId, chainId, ran: true, ledger, value, content }
+        : { kind: 'result', toolName, toolSource, toolCallId, chainId, ran: true, ledger, value, content };
     if (ctx.receipts.length > 0) result['receipts'] = [...ctx.receipts];
     return result as unknown as DispatchOutcome;
   }

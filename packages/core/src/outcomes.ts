@@ -10,6 +10,8 @@ export interface LedgerRow {
   readonly gate: string;
   readonly outcome: LedgerOutcome;
   readonly why?: string;
+  /** The rule of the gate's rule set that decided (the policy gate names it), as a field, never read from `why`. */
+  readonly rule?: string;
   /** The middleware changed the args or the result. */
   readonly changed: boolean;
 }

@@ -11,20 +11,56 @@ export type RunRequest = CallInit;
 
 type Onion = (ctx: CallContext, next: (ctx: CallContext) => Promise<void>) => Promise<void>;
 
-/** Runs one call through its plan and answers with its outcome; never throws for what a gate did. */
-export async function runCall(env: CallEnvironment, request: RunRequest): Promise<DispatchOutcome> {
+const NO_ARGS = Object.freeze({});
+const SOMEONE = Object.freeze({});
+
+/**
+ * Per plan, one context that never runs, made like its calls' contexts but holding none of their data.
+ * A context's hidden class is reached from the class's first one only through weak transitions: with
+ * no call in flight, a full GC frees it, and V8 throws away every optimized function that handled a
+ * context, to compile them again on the next calls (several times a call's cost, measured after
+ * forced GCs). While one such context lives, the class lives with it. It holds the plan's tool and
+ * chain, which the plan holds anyway, and no call's args, identity or result.
+ */
+const shapeKeepers = new WeakMap<object, CallContext>();
+
+function keepShape(request: RunRequest, plan: object, env: CallEnvironment): void {
+  if (shapeKeepers.has(plan)) return;
+  const { tool, chain } = request;
+  const identity = request.identity === undefined ? undefined : SOMEONE;
+  const init = { tool, chain, args: NO_ARGS, toolCallId: '', identity, signal: undefined, resume: undefined };
+  shapeKeepers.set(plan, new CallContext(init, plan as never, env));
+}
+
+/**
+ * Runs one call through its plan and answers with its outcome; never throws for what a gate did. Not
+ * async itself: the outcome is built in one reaction to the onion settling, where an async frame would
+ * cost a promise more (and another for its await under an async hook). A throw here still rejects.
+ */
+export function runCall(env: CallEnvironment, request: RunRequest): Promise<DispatchOutcome> {
   const { tool, chain, signal, resume } = request;
   const plan = chain.planFor(tool, governed as never);
   const ctx = new CallContext(request, plan, env);
+  keepShape(request, plan, env);
   // Timed only when someone may hear dispatch.end; a listener added mid-call reads 0.
   const started = env.quiet() ? undefined : env.now();
   if (env.wants('dispatch.start')) ctx.publish('dispatch.start', () => ({ resumed: resume !== undefined }));
-  const running = (plan.composed as unknown as Onion)(ctx, executeTurn);
+  let running: Promise<void>;
   try {
-    await (signal === undefined ? running : raceAbort(running, signal));
+    running = (plan.composed as unknown as Onion)(ctx, executeTurn);
   } catch (error) {
-    absorb(ctx, error, signal);
+    running = Promise.reject(error);
   }
+  return (signal === undefined ? running : raceAbort(running, signal)).then(
+    () => finish(env, ctx, started),
+    (error: unknown) => {
+      absorb(ctx, error, signal);
+      return finish(env, ctx, started);
+    },
+  );
+}
+
+function finish(env: CallEnvironment, ctx: CallContext, started: number | undefined): DispatchOutcome {
   ctx.closed = true;
   const outcome = outcomeOf(ctx);
   if (env.wants('dispatch.end')) {

@@ -483,6 +483,36 @@ describe('ctx.setArgs and ctx.setResult', () => {
       { gate: 'permission', outcome: 'allow', why: 'no checker', changed: false },
     ]);
   });
+
+  it("decidedBy files the rule on the speaker's own rows only, for a pass and for a refusal", async () => {
+    const { outcome, events } = await dispatchThrough([
+      beforeNext('policy', (ctx) => {
+        ctx.decidedBy('small-ok');
+        ctx.note('allowed');
+      }),
+      beforeNext('limits', (ctx) => ctx.note('under the cap')),
+    ]);
+    expect(outcome.ledger).toEqual([
+      { gate: 'policy', outcome: 'allow', why: 'allowed', rule: 'small-ok', changed: false },
+      { gate: 'limits', outcome: 'allow', why: 'under the cap', changed: false },
+    ]);
+    expect(events.filter((e) => e.type === 'gate.decision')[0]).toMatchObject({
+      gate: 'policy',
+      rule: 'small-ok',
+    });
+    const denied = await dispatchThrough([
+      beforeNext('policy', (ctx) => {
+        ctx.decidedBy('no-refunds');
+        ctx.deny('refunds need a person', { code: 'POLICY_DENIED' });
+      }),
+    ]);
+    expect(denied.outcome.ledger).toEqual([expect.objectContaining({ outcome: 'deny', rule: 'no-refunds' })]);
+  });
+
+  it('decidedBy refuses an empty rule name: a fact must name something', async () => {
+    const { outcome } = await dispatchThrough([beforeNext('policy', (ctx) => ctx.decidedBy(' '))]);
+    expect(outcome.kind).not.toBe('result');
+  });
 });
 
 describe('tool failures travelling out', () => {

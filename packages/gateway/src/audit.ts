@@ -14,7 +14,7 @@ import {
   type AuditEntry,
   type AuditLog,
 } from '@toolgate/audit';
-import type { AuditStore, Dispatcher } from '@toolgate/core';
+import type { AuditHead, AuditStore, Dispatcher } from '@toolgate/core';
 import { postgresAuditStore } from '@toolgate/store-postgres';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import { ConfigError } from './config/errors';
@@ -39,6 +39,12 @@ export interface GatewayAudit {
   record(entry: AuditEntry): Promise<void>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
+  /** The stored log's last record (sequence and hash); undefined while it is empty. */
+  head(): Promise<AuditHead | undefined>;
+  /** Whether `audit.checkpoints` is configured. */
+  readonly checkpoints: boolean;
+  /** The last checkpoint this process published, if any. */
+  lastCheckpoint(): { readonly seq: number; readonly at: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -131,13 +137,27 @@ export function openAudit(
   const audit = config.audit as AuditConfig;
   const url = auditStoreUrl(config);
   const opened = openAuditStore(url, baseDir);
+  // The last checkpoint published, for the metrics and the status page.
+  let published: AuditCheckpoint | undefined;
+  const checkpoints =
+    audit.checkpoints === undefined
+      ? undefined
+      : checkpointOptions(audit.checkpoints, baseDir, onCheckpointError);
   const log = auditLog({
     store: opened.store,
     signingKey: audit.signingKey,
     digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
-    ...(audit.checkpoints !== undefined
-      ? { checkpoints: checkpointOptions(audit.checkpoints, baseDir, onCheckpointError) }
+    ...(checkpoints !== undefined
+      ? {
+          checkpoints: {
+            ...checkpoints,
+            publish: async (checkpoint: AuditCheckpoint) => {
+              await checkpoints.publish(checkpoint);
+              published = checkpoint;
+            },
+          },
+        }
       : {}),
   });
   return {
@@ -151,6 +171,12 @@ export function openAudit(
     ping: async () => {
       await opened.store.head();
     },
+    head: async () => {
+      const head = await opened.store.head();
+      return head === undefined ? undefined : { seq: head.seq, hash: head.hash };
+    },
+    checkpoints: checkpoints !== undefined,
+    lastCheckpoint: () => (published === undefined ? undefined : { seq: published.seq, at: published.at }),
     async close() {
       try {
         await log.close();
@@ -169,10 +195,14 @@ export function openAudit(
 export async function recordConfig(
   runtime: Runtime,
   kind: 'config.loaded' | 'config.reloaded',
+  weakens: readonly string[] = [],
 ): Promise<void> {
   const audit = runtime.audit;
   if (audit === undefined) return;
   try {
+    // Each way a reload weakens security is its own record, in words (not a digest).
+    for (const weakening of weakens)
+      await audit.record({ kind: 'config.weakened', code: 'CONFIG_WEAKENED', rule: weakening });
     await audit.record({ kind, args: runtime.config });
   } catch (error) {
     if (runtime.config.audit?.onAuditFailure === 'allow') return;

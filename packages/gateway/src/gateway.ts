@@ -18,8 +18,11 @@ import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
 import { gatewayInbox } from './inbox';
+import { operatorStatus, reloadHistory } from './status';
+import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
 import { fromAuthInfo, gatewayServer, type ServerHost } from './mcp-server';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
+import { weakenings } from './weakening';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -43,6 +46,8 @@ export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonl
 export interface Gateway {
   /** Where MCP clients connect, e.g. `http://127.0.0.1:8787/mcp`; `stdio:` in stdio mode. */
   readonly url: string;
+  /** Where Prometheus scrapes: `metrics.listen`'s URL, or /metrics on the gateway's listener; undefined when off. */
+  readonly metricsUrl?: string;
   /** The facts the log lines carry, as events (`call`, `http.refused`, `reload`, `reload.refused`, …). */
   readonly events: GatewayLog['events'];
   /** Loads the configuration file again; a valid one serves new calls, an invalid one changes nothing. */
@@ -142,8 +147,37 @@ export async function createGateway(
     live.config.listen?.maxBody === undefined
       ? DEFAULT_MAX_BODY
       : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
-  const inbox = stdio ? undefined : gatewayInbox({ current: () => live, maxBody, log });
+  const reloads = reloadHistory(log.events);
+  const inbox = stdio
+    ? undefined
+    : gatewayInbox({ current: () => live, maxBody, log, status: () => operatorStatus(live, reloads) });
   inbox?.refresh();
+  const bindHost = options.host ?? loaded.config.listen?.host ?? '127.0.0.1';
+  const metricsConfig = loaded.config.metrics ?? {};
+  let metrics: GatewayMetrics | undefined;
+  // Over stdio there is no listener of the gateway's own: metrics need metrics.listen.
+  if (metricsConfig.enabled !== false && (!stdio || metricsConfig.listen !== undefined)) {
+    try {
+      metrics = await createMetrics(
+        metricsConfig,
+        { current: () => live, log, sessions: () => servers.size },
+        { gatewayHost: bindHost },
+      );
+    } catch (error) {
+      inbox?.close();
+      await closeRuntime(live);
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ConfigError([
+        loaded.issue(
+          ['metrics', 'listen'],
+          code === 'EADDRINUSE'
+            ? 'the port is already in use'
+            : `cannot listen (${code ?? (error as Error).name})`,
+          'choose another metrics.listen.port, or 0 for a free one',
+        ),
+      ]);
+    }
+  }
   let url: string;
   if (stdio) {
     stdioServer = gatewayServer(host, () => stdioIdentity);
@@ -151,7 +185,6 @@ export async function createGateway(
     url = 'stdio:';
   } else {
     const listen = loaded.config.listen ?? {};
-    const bindHost = options.host ?? listen.host ?? '127.0.0.1';
     const routes = httpRoutes({
       current: () => live,
       log,
@@ -166,7 +199,10 @@ export async function createGateway(
         });
       },
       readiness: () => readiness(live),
-      mounts: () => (inbox === undefined ? [] : [inbox.mount]),
+      mounts: () => [
+        ...(inbox === undefined ? [] : [inbox.mount]),
+        ...(metrics?.mount === undefined ? [] : [metrics.mount]),
+      ],
     });
     // serveHttp asks only for createServer: every session gets a gateway server reading the live generation.
     const served = { createServer: () => gatewayServer(host, fromAuthInfo) } as unknown as McpServed;
@@ -187,6 +223,7 @@ export async function createGateway(
       });
     } catch (error) {
       inbox?.close();
+      await metrics?.close();
       await closeRuntime(live);
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
@@ -228,6 +265,7 @@ export async function createGateway(
     const old = live;
     live = next;
     inbox?.refresh();
+    metrics?.follow(next);
     unfollow();
     unfollow = followUpstreams(next, following);
     for (const server of servers) void server.sendToolListChanged().catch(() => undefined);
@@ -256,6 +294,7 @@ export async function createGateway(
         error: new Error('this gateway was not started from a file; there is nothing to reload'),
       };
     let next: Runtime;
+    let weakens: string[] = [];
     try {
       const nextLoaded = loadConfig(loaded.file, { env });
       for (const secret of [
@@ -271,9 +310,18 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
+      weakens = weakenings(live.config, nextLoaded.config);
+      if (weakens.length > 0 && nextLoaded.config.reload?.requireApproval === 'weakening')
+        throw new ConfigError([
+          nextLoaded.issue(
+            ['reload', 'requireApproval'],
+            `this reload weakens security (${weakens.join('; ')}), and waiting for an approver in the inbox is not built yet, so it is refused`,
+            'review the change and apply it with reload.requireApproval unset, or restart the gateway',
+          ),
+        ]);
       next = await buildRuntime(nextLoaded, { previous: live, log, env, ownSecrets });
       try {
-        await recordConfig(next, 'config.reloaded');
+        await recordConfig(next, 'config.reloaded', weakens);
       } catch (error) {
         await closeRuntime(next, live);
         throw error;
@@ -291,7 +339,13 @@ export async function createGateway(
         level: 'warn',
         why: 'listen settings take effect when the gateway restarts',
       });
-    log({ msg: 'reload', tenants: [...next.tenants.keys()], upstreams: [...next.upstreams.keys()] });
+    log({
+      msg: 'reload',
+      tenants: [...next.tenants.keys()],
+      upstreams: [...next.upstreams.keys()],
+      // A reload that weakens security says so, in the event and in the audit log.
+      ...(weakens.length > 0 ? { level: 'warn', weakens } : {}),
+    });
     return { ok: true };
   }
 
@@ -313,8 +367,13 @@ export async function createGateway(
     }
   }
 
+  const metricsUrl =
+    metrics === undefined
+      ? undefined
+      : (metrics.url ?? (serving === undefined ? undefined : new URL(METRICS_PATH, serving.url).href));
   const gateway: Gateway = {
     url,
+    ...(metricsUrl !== undefined ? { metricsUrl } : {}),
     events: log.events,
     reload() {
       reloading = reloading.then(reloadOnce, reloadOnce);
@@ -344,6 +403,7 @@ export async function createGateway(
       }
       await serving?.close();
       inbox?.close();
+      await metrics?.close();
       await stdioServer?.close().catch(() => undefined);
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       await closeRuntime(live);
@@ -374,7 +434,13 @@ function stdioIdentityOf(loaded: LoadedConfig) {
 async function readiness(runtime: Runtime): Promise<Readiness> {
   const upstreams: Record<
     string,
-    { state: string; tools: number; error?: string; stderr?: readonly string[] }
+    {
+      state: string;
+      tools: number;
+      error?: string;
+      stderr?: readonly string[];
+      skipped?: readonly { tool: string; reason: string }[];
+    }
   > = {};
   for (const [name, upstream] of runtime.upstreams) {
     const status = upstream.status();
@@ -383,6 +449,7 @@ async function readiness(runtime: Runtime): Promise<Readiness> {
       tools: status.tools,
       ...(status.error !== undefined ? { error: status.error } : {}),
       ...(status.stderr !== undefined ? { stderr: status.stderr } : {}),
+      ...(status.skipped !== undefined ? { skipped: status.skipped } : {}),
     };
   }
   const probe = async (store: { kind: string; ping(): Promise<void> }) => {

@@ -42,6 +42,7 @@ export interface Readiness {
         readonly tools: number;
         readonly error?: string;
         readonly stderr?: readonly string[];
+        readonly skipped?: readonly { readonly tool: string; readonly reason: string }[];
       }
     >
   >;

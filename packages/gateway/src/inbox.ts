@@ -7,7 +7,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { CheckInRequest } from '@toolgate/core';
-import { inboxApp, type Approvers, type InboxApp, type InboxWebhook } from '@toolgate/inbox';
+import {
+  inboxApp,
+  OPERATOR_ROLE,
+  type Approvers,
+  type InboxApp,
+  type InboxWebhook,
+  type OperatorStatus,
+} from '@toolgate/inbox';
 import { ajvValidator } from '@toolgate/middleware';
 import type { ConfigIssue } from './config/errors';
 import type { LoadedConfig } from './config/load';
@@ -86,6 +93,8 @@ export function gatewayInbox(host: {
   readonly current: () => Runtime;
   readonly maxBody: () => number;
   readonly log: GatewayLog;
+  /** The operator's status page (identities with the `operator` role); none without it. */
+  readonly status?: () => Promise<OperatorStatus>;
 }): GatewayInbox {
   let app: InboxApp | undefined;
   let listener: ReturnType<typeof getRequestListener> | undefined;
@@ -93,10 +102,19 @@ export function gatewayInbox(host: {
 
   const approvers: Approvers = async (token) => {
     const answer = await host.current().auth.authenticate(`Bearer ${token}`);
-    if (!answer.ok || !(answer.identity.roles ?? []).includes(APPROVER_ROLE)) return undefined;
+    if (!answer.ok) return undefined;
+    const roles = answer.identity.roles ?? [];
+    const approves = roles.includes(APPROVER_ROLE);
+    const operates = roles.includes(OPERATOR_ROLE);
+    if (!approves && !operates) return undefined;
     const { tenant, principal } = answer.identity;
     if (tenant === undefined || principal === undefined) return undefined;
-    return { id: principal, tenants: [tenant] };
+    // An operator who is not an approver signs in to the status page and sees no check-in.
+    return {
+      id: principal,
+      tenants: approves ? [tenant] : [],
+      ...(operates ? { roles: [OPERATOR_ROLE] } : {}),
+    };
   };
 
   // Changed args are checked against the tool's schema before the decision is recorded, so the
@@ -137,6 +155,7 @@ export function gatewayInbox(host: {
       approvers,
       checkArgs,
       basePath: INBOX_PATH,
+      ...(host.status !== undefined ? { status: host.status } : {}),
       ...(runtime.state.grants !== undefined
         ? {
             grants: runtime.state.grants,

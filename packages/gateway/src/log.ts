@@ -1,13 +1,47 @@
 // The gateway's operator output: one JSON line per fact (a call, a refused request, a reload), on
 // stderr so stdout stays free for the one "listening" line and for stdio MCP. The same facts are
 // events on `gateway.events`. Lines carry names, codes and durations, never argument or result values.
+// Every line has a `level` and an `event` from LOG_EVENTS.
 
 import { EventEmitter } from 'node:events';
 import { redactValue } from '@toolgate/core';
 
+/**
+ * Every event the gateway logs: a line's `event` (and, as before, `msg`) is one of these, so an
+ * operator can filter and alert on a name that does not change. Add a name here before logging it.
+ */
+export const LOG_EVENTS = [
+  'audit.checkpoint.failed',
+  'call',
+  'http.refused',
+  'listen.warning',
+  'metrics.token-missing',
+  'pin.accepted',
+  'pin.changed',
+  'pin.pinned',
+  'reload',
+  'reload.listen-unchanged',
+  'reload.refused',
+  'reload.watch-unavailable',
+  'shutdown.done',
+  'shutdown.draining',
+  'tools.refresh-refused',
+  'tools.refreshed',
+  'upstream.down',
+  'upstream.failed',
+  'upstream.identity-changed',
+  'upstream.restarted',
+  'upstream.stderr',
+  'upstream.stderr-dropped',
+  'upstream.tool-skipped',
+] as const;
+
+export type LogEvent = (typeof LOG_EVENTS)[number];
+export type LogLevel = 'info' | 'warn' | 'error';
+
 export type LogFields = Readonly<Record<string, unknown>> & {
-  readonly msg: string;
-  readonly level?: 'info' | 'warn' | 'error';
+  readonly msg: LogEvent;
+  readonly level?: LogLevel;
 };
 
 export interface GatewayLog {
@@ -27,7 +61,12 @@ export function createLog(
   // A listener that throws must not reach the call that logged.
   events.on('error', () => undefined);
   const log = ((fields: LogFields) => {
-    const raw = { time: new Date().toISOString(), level: fields.level ?? 'info', ...fields };
+    const raw = {
+      time: new Date().toISOString(),
+      level: fields.level ?? 'info',
+      event: fields.msg,
+      ...fields,
+    };
     const line = redactValue(raw, secrets()) as typeof raw;
     try {
       write?.(JSON.stringify(line));

@@ -64,7 +64,7 @@ export function gatewayServer(host: ServerHost, identityOf: IdentitySource): Ser
     const runtime = host.current();
     const tenant = identity?.tenant === undefined ? undefined : runtime.tenants.get(identity.tenant);
     const line = {
-      msg: 'call',
+      msg: 'call' as const,
       tenant: identity?.tenant,
       principal: identity?.principal,
       tool: typeof toolName === 'string' ? toolName.slice(0, 64) : undefined,
@@ -193,10 +193,7 @@ function ruleOf(outcome: DispatchOutcome): string | undefined {
   const row =
     outcome.ledger.find((entry) => entry.gate === 'policy' && entry.outcome !== 'allow') ??
     outcome.ledger.find((entry) => entry.gate === 'policy');
-  const rule = (row as { rule?: unknown } | undefined)?.rule;
-  if (typeof rule === 'string') return rule;
-  const named = row?.why === undefined ? null : /rule '([^']+)'/.exec(row.why);
-  return named?.[1];
+  return row?.rule;
 }
 
 /** The MCP result; a refusal also carries its machine code in `_meta`. */

@@ -110,9 +110,28 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           ...(options.env !== undefined ? { env: options.env } : {}),
           pins: state.pins,
           checkIns: state.checkIns,
+          ...(config.pins?.newTools !== undefined ? { newTools: config.pins.newTools } : {}),
+          ...(audit !== undefined
+            ? {
+                audit: (entry: {
+                  kind: string;
+                  source: string;
+                  tool: string;
+                  code: string;
+                  args: { reason: string };
+                }) =>
+                  // A record that cannot be written leaves the tool unlisted all the same.
+                  void audit.record(entry).catch(() => undefined),
+              }
+            : {}),
           onCredential: (value: string) => ownSecrets.add(value),
         };
-        const fingerprint = JSON.stringify([upstreamConfig, context.credentials, context.defaults]);
+        const fingerprint = JSON.stringify([
+          upstreamConfig,
+          context.credentials,
+          context.defaults,
+          config.pins?.newTools === undefined ? null : { newTools: config.pins.newTools },
+        ]);
         const reused = previous?.upstreams.get(name);
         if (
           reused !== undefined &&

@@ -31,6 +31,7 @@ import type {
 } from './config/types';
 import { durationMs, sizeBytes } from './config/units';
 import { fillCredentials, resolveCredential } from './credentials';
+import { followStderr } from './upstream-stderr';
 import { globMatcher, matchesAny } from './glob';
 import { stderrTail, type StderrTail } from './stderr-tail';
 
@@ -46,6 +47,8 @@ export interface UpstreamStatus {
   readonly stderr?: readonly string[];
   /** Times the connection came back after it was lost. */
   readonly restarts: number;
+  /** Tools the server lists that are not served, with why (invisible characters, a description addressed to the model, …). */
+  readonly skipped?: readonly { readonly tool: string; readonly reason: string }[];
 }
 
 export interface Upstream {
@@ -73,9 +76,19 @@ export interface UpstreamContext {
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
   /** Operator events: restarts, skipped tools, pins. */
   readonly log?: (fields: LogFields) => void;
+  /** Records what an operator must be able to find later (a tool not listed, and why) in the audit log. */
+  readonly audit?: (entry: {
+    kind: string;
+    source: string;
+    tool: string;
+    code: string;
+    args: { reason: string };
+  }) => void;
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where tool definitions are pinned; default in memory. */
   readonly pins?: PinStore;
+  /** What a tool added to a server while serving does: held for review (default) or listed. */
+  readonly newTools?: 'review' | 'allow';
   /** Pending check-ins of a tool whose definition changed are revoked here. */
   readonly checkIns?: CheckInStore;
   /** Hears each credential value a connection resolved, so the gateway treats it as its own secret. */
@@ -117,7 +130,12 @@ export async function connectUpstream(
   config: UpstreamConfig,
   context: UpstreamContext,
 ): Promise<Upstream> {
-  const fingerprint = JSON.stringify([config, context.credentials, context.defaults]);
+  const fingerprint = JSON.stringify([
+    config,
+    context.credentials,
+    context.defaults,
+    context.newTools === undefined ? null : { newTools: context.newTools },
+  ]);
   const prefix = config.prefix ?? '';
   const timeoutMs =
     config.timeout === undefined ? 60_000 : durationMs(config.timeout, `upstreams.${name}.timeout`);
@@ -144,6 +162,11 @@ export async function connectUpstream(
     backoff,
     ...(context.pins !== undefined ? { pins: context.pins } : {}),
     ...(context.checkIns !== undefined ? { checkIns: context.checkIns } : {}),
+    identity: {
+      ...(config.url !== undefined ? { url: config.url } : {}),
+      ...(config.command !== undefined ? { command: config.command } : {}),
+    },
+    ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }
@@ -180,6 +203,13 @@ export async function connectUpstream(
           upstream: name,
           tool: event.toolName,
           why: event.reason,
+        });
+        context.audit?.({
+          kind: 'tool.unlisted',
+          source: name,
+          tool: event.toolName,
+          code: unlistedCode(event.reason),
+          args: { reason: event.reason },
         });
         return;
       case 'mcp.tool.pinned':
@@ -324,6 +354,9 @@ export async function connectUpstream(
           ? { stderr: tail.lines() }
           : {}),
         restarts,
+        ...(client.skipped.length > 0
+          ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
+          : {}),
       };
     },
     onToolsChanged(listener) {
@@ -359,16 +392,22 @@ function transport(
       // spawn reports a missing working folder as the command missing (ENOENT); name it as what it is.
       if (!isDirectory(cwd)) throw new UpstreamError(`upstream '${name}': ${MISSING_CWD}'${cwd}'`);
       const env: Record<string, string> = { ...getDefaultEnvironment() };
-      for (const [key, value] of Object.entries(config.env ?? {})) env[key] = fillCredentials(value, lookup);
+      const handed: string[] = [];
+      for (const [key, value] of Object.entries(config.env ?? {})) {
+        env[key] = fillCredentials(value, lookup);
+        handed.push(env[key]);
+      }
       const stdio = new StdioClientTransport({
         command: command!,
         args,
         env,
         cwd,
-        // Kept only until the handshake (stderr-tail.ts): later it may echo what the server was sent.
+        // Kept until the handshake for start errors (stderr-tail.ts); followed into the log when there is one.
         stderr: 'pipe',
       });
-      return { transport: stdio, tail: stderrTail(stdio.stderr as Readable | null, secrets) };
+      const stream = stdio.stderr as Readable | null;
+      if (context.log !== undefined && stream !== null) followStderr(name, stream, handed, context.log);
+      return { transport: stdio, tail: stderrTail(stream, secrets) };
     }
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.headers ?? {}))
@@ -518,4 +557,13 @@ function isDirectory(path: string): boolean {
 
 function firstLine(text: string): string {
   return text.split('\n')[0]!.slice(0, 200);
+}
+
+/** A stable code for why a tool is not listed, for the audit log (its reason is digested there). */
+function unlistedCode(reason: string): string {
+  if (reason.includes('description contains') || reason.includes("other tools' descriptions"))
+    return 'DESCRIPTION_ADDRESSES_MODEL';
+  if (reason.includes('invisible characters')) return 'INVISIBLE_CHARACTERS';
+  if (reason.includes('held for review')) return 'TOOL_HELD_FOR_REVIEW';
+  return 'TOOL_NOT_IMPORTED';
 }

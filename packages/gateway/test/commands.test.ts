@@ -46,6 +46,25 @@ tenants: { acme: { upstreams: [shop] } }
     expect(printed).not.toContain('k'.repeat(40));
   });
 
+  it('names a tool the server lists but the gateway does not, with why (a description addressed to the model)', async () => {
+    dir.write(
+      'toolgate.yaml',
+      `auth: { tokens: [{ token: "\${env:T}", identity: { tenant: acme, principal: bot } }] }
+upstreams:
+  calc: { command: [node, ${JSON.stringify(fixtureServer.replace(/upstream\.mjs$/, 'poisoned.mjs'))}], prefix: calc_ }
+tenants: { acme: { upstreams: [calc] } }
+`,
+    );
+    const run = io(dir, { T: 'secret-token-value-0123456789abcdef' });
+    expect(await runCli(['check'], run.io)).toBe(0);
+    const printed = run.out.join('\n');
+    expect(printed).toContain('calc (stdio): connected, 1 tool(s)');
+    expect(printed).toMatch(
+      /not listed: add: its description contains text addressed to the AI assistant .*and a path where keys or client configuration are kept/,
+    );
+    expect(printed).not.toContain('calc_add  from');
+  });
+
   it('exits 1 naming a tool the configuration names and the server does not serve, at its position', async () => {
     const file = dir.write(
       'toolgate.yaml',

@@ -111,7 +111,7 @@ tenants:
     const listed = await runToolgate(['pins', 'list', '--config', configFile], env);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/crm_lookup\s+crm\/lookup\s+pinned [0-9a-f]{12} /);
-    expect(listed.stdout).toMatch(/\(server crm\)/);
+    expect(listed.stdout).toMatch(/server:crm\s/);
     expect(listed.stdout).not.toContain('CHANGED');
   });
 

@@ -13,6 +13,8 @@ export interface Approver {
    * without a tenant; a list never does.
    */
   readonly tenants: readonly string[] | 'all';
+  /** Roles beyond deciding: `'operator'` may open the status page (when the host provides one). */
+  readonly roles?: readonly string[];
 }
 
 /**

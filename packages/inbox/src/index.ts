@@ -4,5 +4,7 @@ export type { CheckInScreen, InboxOptions, InboxWebhook } from './options';
 export type { Approver, Approvers, StaticApprover } from './approvers';
 export { staticApprovers } from './approvers';
 export type { PinDiff } from './views/diff';
+export type { OperatorStatus } from './views/status';
+export { OPERATOR_ROLE } from './routes/pages';
 export type { OutcomeSummary } from './decide';
 export type { SlackMessage } from './webhook';

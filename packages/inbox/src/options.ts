@@ -12,6 +12,7 @@ import type { Approvers } from './approvers';
 import { inboxKeys, type InboxKeys } from './keys';
 import type { PinDiff } from './views/diff';
 import type { Html } from './views/html';
+import type { OperatorStatus } from './views/status';
 
 /**
  * A check-in screen: renders a tool's `checkInComponent` from its props. Return markup built with
@@ -72,6 +73,11 @@ export interface InboxOptions {
   ) => readonly string[] | Promise<readonly string[]>;
   readonly webhook?: InboxWebhook;
   /**
+   * The operator's status page at `/status`, for approvers with the `operator` role: what the host
+   * reports (upstreams, pins waiting for review, reloads, the audit head). Without it, no page.
+   */
+  readonly status?: () => OperatorStatus | Promise<OperatorStatus>;
+  /**
    * Where standing grants live: with it (and `definitionOf`), an approver may approve "this tool,
    * this caller, args within bounds, N calls or until T", and list and revoke grants. The holder of
    * the dispatcher uses them (`grantCovers`, then `use`), running the whole chain for every call.
@@ -109,6 +115,7 @@ export interface InboxContext {
   readonly carryOut: InboxOptions['carryOut'];
   readonly checkArgs: InboxOptions['checkArgs'];
   readonly webhook: InboxWebhook | undefined;
+  readonly status: InboxOptions['status'];
   readonly grants: StandingGrantStore | undefined;
   readonly definitionOf: InboxOptions['definitionOf'];
   readonly maxGrantMs: number;
@@ -201,6 +208,8 @@ export function inboxContext(options: InboxOptions): InboxContext {
     throw new TypeError(`inboxApp: 'carryOut' must be a function (record) => Promise<DispatchOutcome>.`);
   if (options.checkArgs !== undefined && typeof options.checkArgs !== 'function')
     throw new TypeError(`inboxApp: 'checkArgs' must be a function (request, args) => problems.`);
+  if (options.status !== undefined && typeof options.status !== 'function')
+    throw new TypeError(`inboxApp: 'status' must be a function () => OperatorStatus.`);
   if (options.grants !== undefined) {
     for (const verb of ['create', 'get', 'list', 'use', 'revoke'] as const)
       if (typeof options.grants?.[verb] !== 'function')
@@ -223,6 +232,7 @@ export function inboxContext(options: InboxOptions): InboxContext {
     carryOut: options.carryOut,
     checkArgs: options.checkArgs,
     webhook: options.webhook === undefined ? undefined : checkWebhook(options.webhook),
+    status: options.status,
     grants: options.grants,
     definitionOf: options.definitionOf,
     maxGrantMs: positive('maxGrantMs', options.maxGrantMs, 7 * 24 * 60 * 60 * 1000),

@@ -3,6 +3,9 @@
 // the server goes away, and trusts no definition it has not pinned. A tool toolgate cannot govern is
 // skipped, never fatal.
 
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -55,6 +58,7 @@ import {
   listedExtras,
   mergeDeclarations,
   pinnedDefinition,
+  poisonedDescriptions,
   type AnnotationHint,
   type ImportDeclaration,
   type ListedExtras,
@@ -109,6 +113,16 @@ export interface McpClientOptions {
   readonly closeSchemas?: boolean;
   /** A tool whose name, title or description has invisible characters is skipped; 'escape' keeps it, the characters written out. */
   readonly invisibleCharacters?: 'skip' | 'escape';
+  /** A tool whose description addresses the model (alone or with the server's other tools) is not listed; 'allow' lists it. Default 'screen'. */
+  readonly descriptions?: 'screen' | 'allow';
+  /**
+   * The server's tool set is pinned at the first listing; a tool added or renamed later is held
+   * (not listed) until the new set is accepted (`acceptPin(pins, { source, name: TOOL_SET, kind: 'server' })`).
+   * 'allow' lists it at once. Default 'review'.
+   */
+  readonly newTools?: 'review' | 'allow';
+  /** Where the server is, for its identity pin, when `transport` is given instead of `url` or `command`. */
+  readonly identity?: { readonly url?: string; readonly command?: readonly string[] };
   /** Where definitions are pinned; default in memory (pinned again in each process). */
   readonly pins?: PinStore;
   /** The chain's check-in store: pending check-ins for a tool whose definition changed are revoked in it. */
@@ -165,8 +179,14 @@ export type McpClientEvent =
       readonly source: string;
       readonly pinned: string;
       readonly served: string;
-      /** What identifies the server now: its reported name and version, endpoint and command. */
+      /** What identifies the server now: its reported name, endpoint, TLS key and command (and, for information, its version). */
       readonly identity: Readonly<Record<string, unknown>>;
+    }
+  | {
+      /** Tools added or renamed since the tool set was pinned: not listed until the set is accepted. */
+      readonly type: 'mcp.tools.held';
+      readonly source: string;
+      readonly toolNames: readonly string[];
     }
   | { readonly type: 'mcp.status'; readonly source: string; readonly status: McpClientStatus }
   | {
@@ -272,6 +292,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const pins = options.pins ?? inMemoryPins();
   const closeSchemas = options.closeSchemas !== false;
   const escapeText = options.invisibleCharacters === 'escape';
+  const screenText = options.descriptions !== 'allow';
+  const reviewNewTools = options.newTools !== 'allow';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
@@ -351,26 +373,85 @@ export function mcpClient(options: McpClientOptions): McpClient {
   );
   const inFlight = new Set<string>();
 
+  // The server's identity is its endpoint (and, over TLS, its key) or its command, and the name it
+  // reports; its version is not: a version bump re-checks every tool against its pin at the listing
+  // that follows the reconnect, and nothing else.
+  let identityChange: { readonly pinned: string; readonly served: string } | undefined;
+
+  const where = endpoint ?? urlOrUndefined(options.identity?.url);
+  const how = options.command ?? options.identity?.command;
+
   async function pinServer(client: Client): Promise<void> {
     const version = client.getServerVersion();
+    // A key that cannot be read is pinned as such: the next connection that reads it is a change.
+    const tlsKey = where?.protocol === 'https:' ? await tlsKeyOf(where).catch(() => 'unreadable') : undefined;
     const identity: Record<string, unknown> = {
-      serverInfo: { name: version?.name ?? null, version: version?.version ?? null },
-      ...(endpoint !== undefined ? { endpoint: endpoint.href } : {}),
-      ...(options.command !== undefined ? { command: [...options.command] } : {}),
+      serverName: version?.name ?? null,
+      ...(where !== undefined ? { endpoint: where.href } : {}),
+      ...(tlsKey !== undefined ? { tlsKey } : {}),
+      ...(how !== undefined ? { command: [...how] } : {}),
     };
     const digest = await digestOf(identity);
     const { record, pinned } = await pins.observe(
-      { source: name, kind: 'server', name: '', digest, definition: identity },
+      { source: name, kind: 'server', name: SERVER_IDENTITY, digest, definition: identity },
       new Date().toISOString(),
     );
+    identityChange = record.digest === digest ? undefined : { pinned: record.digest, served: digest };
     if (pinned || record.digest !== digest)
       emit({
         type: pinned ? 'mcp.server.pinned' : 'mcp.server.changed',
         source: name,
         pinned: record.digest,
         served: digest,
-        identity,
+        identity: { ...identity, version: version?.version ?? null },
       });
+  }
+
+  /**
+   * Pins the set of tool names the server lists; answers those not in the accepted set. The first
+   * listing is the accepted set; later, a name added (or a tool renamed) waits for the set to be accepted.
+   */
+  async function heldForReview(listed: readonly McpTool[]): Promise<Set<string>> {
+    const names = [...new Set(listed.map((remote) => String(remote.name)))].sort();
+    const definition = { tools: names };
+    const digest = await digestOf(definition);
+    const { record } = await pins.observe(
+      { source: name, kind: 'server', name: TOOL_SET, digest, definition },
+      new Date().toISOString(),
+    );
+    if (record.digest === digest) return new Set();
+    const accepted = new Set(
+      Array.isArray(record.definition['tools']) ? (record.definition['tools'] as unknown[]).map(String) : [],
+    );
+    const added = names.filter((tool) => !accepted.has(tool));
+    if (added.length > 0)
+      emit({ type: 'mcp.tools.held', source: name, toolNames: added.map((tool) => localName(tool)) });
+    return new Set(added);
+  }
+
+  /** Refuses every call while the server's identity differs from its pin, unless accepted since (here or in another process). */
+  async function refuseIfServerChanged(local: string): Promise<void> {
+    const change = identityChange;
+    if (change === undefined) return;
+    const stored = await pins.get(name, 'server', SERVER_IDENTITY).catch(() => undefined);
+    if (stored !== undefined && stored.digest === change.served) {
+      identityChange = undefined;
+      return;
+    }
+    throw new Refusal(
+      'mcp',
+      refusalReason(
+        `'${local}' did not run: MCP server '${name}' is not the server that was reviewed and pinned (its endpoint, key or command changed)`,
+        'Retrying will not help until an operator reviews the new server identity and accepts it',
+        'Continue without this tool, or tell the user its server awaits review',
+      ),
+      {
+        code: 'SERVER_IDENTITY_CHANGED',
+        mentionsRun: true,
+        beforeRun: true,
+        detail: `pinned ${change.pinned}, served ${change.served}`,
+      },
+    );
   }
 
   async function listAll(client: Client): Promise<McpTool[]> {
@@ -406,9 +487,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
       left.push(event);
       emit(event);
     };
-    for (const remote of await listAll(client)) {
+    const listed = await listAll(client);
+    const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
+    const held = reviewNewTools ? await heldForReview(listed) : new Set<string>();
+    for (const remote of listed) {
       const local = localName(remote.name);
-      const problem = importProblem(remote, local, taken);
+      const problem =
+        importProblem(remote, local, taken) ??
+        (held.has(remote.name)
+          ? `it was added to the server after its tool set was pinned, and is held for review (toolgate pins accept tools:${name})`
+          : undefined);
       if (problem !== undefined) {
         skip(remote, problem);
         continue;
@@ -420,6 +508,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
         new Date().toISOString(),
       );
       if (pinned) emit({ type: 'mcp.tool.pinned', source: name, toolName: local, digest });
+      // Screened as listed: a changed tool is listed with its pinned text, so its new text waits for review.
+      const poison = record.digest === digest ? poisoned.get(remote.name) : undefined;
+      if (poison !== undefined) {
+        skip(remote, poison);
+        continue;
+      }
       // What is served now, before any call can compare it with the pin: a call racing this listing
       // must not read the previous digest and take the change for accepted.
       served.set(remote.name, { remote: remote.name, local, digest });
@@ -575,6 +669,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     args: ToolArgs,
     ctx: ToolMiddlewareContext,
   ): Promise<unknown> {
+    await refuseIfServerChanged(local);
     await refuseIfChanged(remote, local, ctx);
     // A client closed on purpose is not coming back: that is a failure, not a wait.
     if (connection.status().state === 'closed')
@@ -764,12 +859,61 @@ export function mcpClient(options: McpClientOptions): McpClient {
  */
 export async function acceptPin(
   pins: PinStore,
-  pin: { readonly source: string; readonly name: string; readonly digest?: string },
+  pin: {
+    readonly source: string;
+    readonly name: string;
+    readonly digest?: string;
+    /** `'server'` accepts a changed server identity (`name` is then `SERVER_IDENTITY`). */
+    readonly kind?: 'tool' | 'server';
+  },
 ): Promise<boolean> {
-  const record = await pins.get(pin.source, 'tool', pin.name);
+  const kind = pin.kind ?? 'tool';
+  const record = await pins.get(pin.source, kind, pin.name);
   const digest = pin.digest ?? record?.changed?.digest;
   if (digest === undefined) return false;
-  return pins.accept(pin.source, 'tool', pin.name, digest, new Date().toISOString());
+  return pins.accept(pin.source, kind, pin.name, digest, new Date().toISOString());
+}
+
+function urlOrUndefined(text: string | undefined): URL | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The name a server's identity is pinned under (kind `'server'`). */
+export const SERVER_IDENTITY = 'identity';
+
+/** The name a server's set of tool names is pinned under (kind `'server'`). */
+export const TOOL_SET = 'tools';
+
+/** `sha256:` of the public key the server at `endpoint` presents over TLS (a probe connection, bounded). */
+export function tlsKeyOf(endpoint: URL): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const host = endpoint.hostname.replace(/^\[|\]$/g, '');
+    const socket = tlsConnect({
+      host,
+      port: Number(endpoint.port || 443),
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+      // The key is pinned whoever signed it; trust in the certificate is the MCP connection's own check.
+      rejectUnauthorized: false,
+      timeout: 5000,
+    });
+    const done = (error?: Error, key?: string) => {
+      socket.destroy();
+      if (error !== undefined) reject(error);
+      else resolve(key!);
+    };
+    socket.once('secureConnect', () => {
+      const { pubkey } = socket.getPeerCertificate();
+      if (pubkey === undefined) return done(new Error('no certificate'));
+      done(undefined, `sha256:${createHash('sha256').update(pubkey).digest('hex')}`);
+    });
+    socket.once('timeout', () => done(new Error('timeout')));
+    socket.once('error', (error) => done(error));
+  });
 }
 
 // What tools/list shows of an imported tool beyond its schema, for mcpServe.

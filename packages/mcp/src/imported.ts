@@ -2,8 +2,10 @@
 // what is refused (invisible characters), how its schema is closed, and which declarations the
 // operator adds by name (`declare`) or by the tool's own hints (`fromAnnotations`).
 
+import { createHash } from 'node:crypto';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { CredentialNeed, JsonSchema, ResultCeiling, Tool, ToolAnnotations } from '@toolgate/core';
+import { screenDescriptions } from '@toolgate/middleware';
 
 /** What the operator declares for an imported tool: the declarations a tool of our own would carry. */
 export interface ImportDeclaration {
@@ -159,8 +161,30 @@ export function listedExtras(remote: McpTool, shown: (text: string) => string): 
   return extras;
 }
 
-/** What a tool's pin covers: everything that tells the model or a person what the tool does. */
+/**
+ * What a tool's pin covers: the whole definition a client sees, so nothing that tells the model, a
+ * person or a host what the tool does (a UI template in `_meta`, how it runs in `execution`, its
+ * icons) can change without review.
+ */
 export function pinnedDefinition(remote: McpTool): Record<string, unknown> {
+  const whole = remote as Record<string, unknown>;
+  const also = (key: string) => (whole[key] !== undefined ? { [key]: whole[key] } : {});
+  // A `_meta` value under a secret-sounding key is pinned by its digest: a change is still seen,
+  // and the pin store never holds the value.
+  const meta = isRecord(remote._meta)
+    ? {
+        _meta: Object.fromEntries(
+          Object.entries(remote._meta).map(([key, value]) => [
+            key,
+            SECRET_KEY.test(key)
+              ? `sha256:${createHash('sha256')
+                  .update(JSON.stringify(value) ?? '')
+                  .digest('hex')}`
+              : value,
+          ]),
+        ),
+      }
+    : also('_meta');
   return {
     name: remote.name,
     ...(remote.title !== undefined ? { title: remote.title } : {}),
@@ -168,5 +192,23 @@ export function pinnedDefinition(remote: McpTool): Record<string, unknown> {
     inputSchema: remote.inputSchema,
     ...(remote.outputSchema !== undefined ? { outputSchema: remote.outputSchema } : {}),
     ...(remote.annotations !== undefined ? { annotations: remote.annotations } : {}),
+    ...meta,
+    ...also('execution'),
+    ...also('icons'),
   };
+}
+
+/**
+ * The tools of one listing whose descriptions address the model (alone, or read together with the
+ * server's other tools), by remote name, with why: they are not listed.
+ */
+export function poisonedDescriptions(remotes: readonly McpTool[]): Map<string, string> {
+  return screenDescriptions(
+    remotes.map((remote) => ({
+      name: remote.name,
+      text: [remote.title, remote.annotations?.title, remote.description]
+        .filter((part): part is string => typeof part === 'string')
+        .join('\n'),
+    })),
+  );
 }

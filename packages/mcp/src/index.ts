@@ -12,7 +12,7 @@ export type {
   McpUpstream,
   SkippedTool,
 } from './client';
-export { acceptPin, mcpClient, McpClientConfigError } from './client';
+export { acceptPin, mcpClient, McpClientConfigError, SERVER_IDENTITY, TOOL_SET } from './client';
 
 // Server: toolgate Tools → an MCP server running the chain
 export type { McpRequestExtra, McpServed, McpServeOptions } from './serve';

@@ -13,7 +13,7 @@ import type { Credential, DispatchOutcome, Dispatcher, ToolgateEmitter } from '@
 import { canonicalChain } from '@toolgate/middleware';
 import { mcpClient, mcpServe, serveHttp, type McpClientEvent } from '@toolgate/mcp';
 import { z } from 'zod';
-import { leaksOf } from '../../core/test/hardening/support';
+import { leaksOf } from '../../../test-support/hardening';
 import { CHECK_IN_KEY, identityFrom } from './fixtures/governed';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
 

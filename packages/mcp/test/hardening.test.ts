@@ -16,7 +16,7 @@ import {
   PROPERTY_TIMEOUT_MS,
   settles,
   sharedValidator,
-} from '../../core/test/hardening/support';
+} from '../../../test-support/hardening';
 import { objectSchema, remoteServer, text } from './fixtures/remote';
 
 type TransportFault = 'ok' | 'slow' | 'send-throws' | 'drop' | 'garbage' | 'error-reply' | 'close';

@@ -3,7 +3,7 @@
 
 import { createDispatcher } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
-import { sharedValidator } from '../../core/test/hardening/support';
+import { sharedValidator } from '../../../test-support/hardening';
 import { clientOf, objectSchema, remoteServer } from './fixtures/remote';
 
 describe('schemas an MCP server wrote', () => {

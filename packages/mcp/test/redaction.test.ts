@@ -8,7 +8,7 @@ import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/t
 import { defineTool, type Tool } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mcpServe } from '@toolgate/mcp';
-import { fcOptions, leaksOf, PROPERTY_TIMEOUT_MS } from '../../core/test/hardening/support';
+import { fcOptions, leaksOf, PROPERTY_TIMEOUT_MS } from '../../../test-support/hardening';
 
 const ESCAPED = ['"', '\\', '/', '\n', '\u0001', '\u00e9', '\u2028', '\u{1f511}'];
 const secretArb = fc

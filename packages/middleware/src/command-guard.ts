@@ -11,21 +11,25 @@ import {
   type ToolMiddlewareContext,
 } from '@toolgate/core';
 import { isSafePattern, SHELL_METACHARACTERS } from './internal/safe-pattern';
+import { isShellLine, stringValues } from './internal/value-shapes';
 
 export interface CommandGuardOptions {
   /** Tools to guard besides those that declare the capability. */
   readonly tools?: readonly string[];
   /** The capability that marks a tool that runs a shell; default `'shell'`. */
   readonly capability?: string;
+  /** Also refuse, in every other tool's arguments, a value shaped like a shell line that chains or substitutes a command; default true. */
+  readonly values?: boolean;
 }
 
-type Problem = 'substitution' | 'newline' | 'metacharacter' | 'option';
+type Problem = 'substitution' | 'newline' | 'metacharacter' | 'option' | 'shell-line';
 
 const WORDS: Record<Problem, string> = {
   substitution: "contains shell command substitution ('$(', '${' or a backtick)",
   newline: 'contains a line break, which a shell reads as a second command',
   metacharacter: 'contains a shell metacharacter',
   option: "starts with '-', which the command would read as an option",
+  'shell-line': 'is shaped like a shell command line that chains or substitutes a command',
 };
 
 const CODES: Record<Problem, string> = {
@@ -33,6 +37,7 @@ const CODES: Record<Problem, string> = {
   newline: 'COMMAND_NEWLINE',
   metacharacter: 'COMMAND_METACHARACTER',
   option: 'COMMAND_OPTION',
+  'shell-line': 'COMMAND_SHELL_LINE',
 };
 
 const LISTED = SHELL_METACHARACTERS.replace(/[\n\r]/g, '')
@@ -156,10 +161,15 @@ export function commandGuard(options: CommandGuardOptions = {}): Middleware {
     name: 'command-guard',
     after: ['validate-args', 'wants'],
     before: ['check-in', 'credentials'],
-    fingerprint: `capability ${capability}${named.size > 0 ? `, tools ${[...named].sort().join(',')}` : ''}`,
-    passThrough: (tool) => (guarded(tool) ? undefined : { why: 'not a shell tool' }),
+    fingerprint: `capability ${capability}${named.size > 0 ? `, tools ${[...named].sort().join(',')}` : ''}${options.values === false ? ', declared only' : ''}`,
+    passThrough: (tool) =>
+      guarded(tool) || options.values !== false ? undefined : { why: 'not a shell tool' },
     run: function commandGuardRun(ctx, next) {
       if (!guarded(ctx.tool)) {
+        // Values first: a tool that declares nothing may still hand a value to a shell.
+        if (options.values !== false)
+          for (const { at, value } of stringValues(ctx.args))
+            if (isShellLine(value)) refuse(ctx, at, 'shell-line');
         ctx.note('not a shell tool');
         return next();
       }

@@ -17,6 +17,7 @@ import { isIpLiteral, privateKind, type PrivateKind } from './internal/addresses
 import { destinationOf, type DestinationKind } from './internal/destinations';
 import { assertDeadline } from './internal/consult';
 import { itemsAt, pathsWithFormat } from './internal/values';
+import { destinationShape, hostOfShape, stringValues } from './internal/value-shapes';
 
 /** Resolves a host name to its addresses (IPv4 dotted quads or IPv6). Node: see docs/guards.md. */
 export type EgressResolver = (
@@ -37,6 +38,8 @@ export interface EgressGuardOptions {
   readonly deadlineMs?: number;
   /** Judge arguments whose schema says `format: 'uri'`, `'hostname'`, … even when the tool declares no `egress`; default true. */
   readonly detectFormats?: boolean;
+  /** Also judge every argument value shaped like a URL or a bare address, declared or not (imported tools declare nothing); default true. */
+  readonly values?: boolean;
 }
 
 /** What the guard leaves in `ctx.state.egress` for the tool: each judged argument's host and checked addresses. */
@@ -115,7 +118,7 @@ function allowListText(rules: readonly HostRule[]): string {
  * egressGuard({ allowHosts: ['*.wikipedia.org'], tenants: { acme: { allowHosts: ['api.acme.com'] } } })
  */
 export function egressGuard(options: EgressGuardOptions = {}): Middleware {
-  const { resolve, detectFormats = true } = options;
+  const { resolve, detectFormats = true, values: readValues = true } = options;
   if (resolve !== undefined && typeof resolve !== 'function')
     throw new TypeError('egressGuard: resolve must be a function (hostname, { signal }) => addresses.');
   const deadlineMs = assertDeadline('egressGuard', options.deadlineMs ?? DEFAULT_DEADLINE_MS);
@@ -277,6 +280,15 @@ export function egressGuard(options: EgressGuardOptions = {}): Middleware {
         count++;
       }
     }
+    // Values first: a URL the declarations did not name is judged all the same.
+    if (readValues)
+      for (const { at, value } of stringValues(ctx.args)) {
+        if (Object.hasOwn(checked, at) || found.some((target) => target.path === at)) continue;
+        const shape = destinationShape(value);
+        if (shape === undefined) continue;
+        await judge(ctx, at, shape === 'host' ? hostOfShape(value) : value.trim(), shape, checked);
+        count++;
+      }
     ctx.state.egress = checked;
     return count;
   };
@@ -288,6 +300,7 @@ export function egressGuard(options: EgressGuardOptions = {}): Middleware {
     [...schemes],
     resolve !== undefined,
     detectFormats,
+    readValues,
   ]);
   return {
     name: 'egress-guard',
@@ -295,14 +308,13 @@ export function egressGuard(options: EgressGuardOptions = {}): Middleware {
     before: ['check-in', 'credentials'],
     honors: ['egress'],
     fingerprint: `${everywhere === undefined ? 'any public host' : `${everywhere.length} hosts`}${perTenant.size > 0 ? `, ${perTenant.size} tenants` : ''}${resolve === undefined ? '' : ', dns'}, ${shortHash(settings)}`,
-    passThrough: (tool) => (targets(tool).length === 0 ? { why: 'no URL or host arguments' } : undefined),
+    passThrough: (tool) =>
+      !readValues && targets(tool).length === 0 ? { why: 'no URL or host arguments' } : undefined,
     run: async function egressGuardRun(ctx, next) {
       const found = targets(ctx.tool);
-      const count = found.length === 0 ? 0 : await guard(ctx, found);
+      const count = found.length === 0 && !readValues ? 0 : await guard(ctx, found);
       ctx.note(
-        found.length === 0
-          ? 'no URL or host arguments'
-          : `${count} destination${count === 1 ? '' : 's'} allowed`,
+        count === 0 ? 'no URL or host arguments' : `${count} destination${count === 1 ? '' : 's'} allowed`,
       );
       return next();
     },

@@ -38,6 +38,12 @@ export type { CrossServerFlow, CrossServerGuardOptions } from './cross-server-gu
 export { crossServerGuard } from './cross-server-guard';
 export type { ResultScreenOptions, ScreenMode } from './result-screen';
 export { resultScreen, SCREEN_FINDING_IDS } from './result-screen';
+export {
+  DESCRIPTION_FINDING_IDS,
+  descriptionFindings,
+  descriptionProblem,
+  screenDescriptions,
+} from './description-screen';
 
 // The canonical chain
 export type { CanonicalChainOptions, CanonicalGuards } from './canonical-chain';

@@ -22,6 +22,7 @@ import {
   type Root,
 } from './internal/lexical-path';
 import { itemsAt } from './internal/values';
+import { refuseValuePath } from './internal/value-paths';
 
 /** `{ toolName: { argPath: [root, …] } }`. */
 export type PathRoots = Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
@@ -31,6 +32,8 @@ export interface PathGuardOptions {
   readonly tools?: PathRoots;
   /** Roots per tenant (`identity.tenant`), on top of the others. A tenant not listed gets only `tools` and declarations. */
   readonly tenants?: Readonly<Record<string, PathRoots>>;
+  /** Also read every argument value shaped like a path, declared or not (imported tools declare nothing); default true. */
+  readonly values?: boolean;
   /**
    * The absolute directory a tool resolves relative paths from (its working directory), for every
    * tool or per tool; undefined for a tool means unknown, and its relative paths are refused.
@@ -299,7 +302,7 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
     after: ['validate-args', 'wants'],
     before: ['check-in', 'credentials'],
     honors: ['paths'],
-    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify(fingerprinted))}`,
+    fingerprint: `${everyone.size} tools, ${perTenant.size} tenants, ${shortHash(JSON.stringify(fingerprinted))}${options.values === false ? ', declared only' : ''}`,
     checkTool(tool) {
       try {
         ownOf(tool);
@@ -308,12 +311,14 @@ export function pathGuard(options: PathGuardOptions = {}): Middleware {
         return error instanceof Error ? error.message : 'its paths cannot be read';
       }
     },
-    passThrough: (tool) => (mentioned(tool) ? undefined : { why: 'no path arguments' }),
+    passThrough: (tool) =>
+      options.values !== false || mentioned(tool) ? undefined : { why: 'no path arguments' },
     run: function pathGuardRun(ctx, next) {
       const tenant = ctx.identity?.tenant;
       const extra = tenant === undefined ? undefined : perTenant.get(tenant)?.get(ctx.toolName);
       const confinement = extra === undefined ? ownOf(ctx.tool) : merge(ownOf(ctx.tool), extra);
       const approved = judge(ctx, confinement);
+      if (options.values !== false) refuseValuePath(ctx, confinement);
       const count = approved.length;
       const note =
         confinement.size === 0

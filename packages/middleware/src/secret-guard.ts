@@ -4,6 +4,7 @@
 // scanned with the same rules and the matches redacted before the model reads them.
 
 import {
+  isContentResult,
   redact,
   redactValue,
   refusalReason,
@@ -14,9 +15,12 @@ import {
 import {
   CREDENTIAL_RULES,
   findCredentials,
+  mayHoldReversed,
   redactCredentials,
+  type CredentialFinding,
   type CredentialRule,
 } from './internal/credential-rules';
+import { secretForms } from './internal/normalize';
 import { mapStrings, someString } from './internal/values';
 
 export interface SecretGuardOptions {
@@ -82,6 +86,48 @@ function decodings(text: string): string[] {
   return out;
 }
 
+/** Longer than any credential shape: how much of each side of a seam between two strings is read. */
+const SEAM_CHARS = 320;
+
+/** Credentials that start in `first` and end in `second`, read where the two meet (bounded on each side). */
+function seams(
+  first: string,
+  second: string,
+  list: readonly CredentialRule[],
+): { rule: CredentialRule; startInFirst: number; endInSecond: number }[] {
+  const tail = first.slice(-SEAM_CHARS);
+  const joined = `${tail}${second.slice(0, SEAM_CHARS)}`;
+  return findCredentials(joined, list, false, true)
+    .filter((finding) => finding.start < tail.length && finding.end > tail.length)
+    .map((finding) => ({
+      rule: finding.rule,
+      startInFirst: first.length - tail.length + finding.start,
+      endInSecond: finding.end - tail.length,
+    }));
+}
+
+/**
+ * `value` (JSON data already walked by mapStrings, so no deeper than it allows) with `map` applied to
+ * every string value in document order, keys left alone.
+ */
+function valueStrings(value: unknown, map: (text: string) => string): unknown {
+  if (typeof value === 'string') return map(value);
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown) => valueStrings(item, map));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  let changed = false;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const next = valueStrings(item, map);
+    changed ||= next !== item;
+    // Defined, not assigned: a '__proto__' key stays a key.
+    Object.defineProperty(copy, key, { value: next, enumerable: true, writable: true, configurable: true });
+  }
+  return changed ? copy : value;
+}
+
 function assertValues(values: unknown): readonly string[] {
   if (values === undefined) return [];
   if (!Array.isArray(values) || values.some((v) => typeof v !== 'string' || v.length < MIN_SECRET_CHARS))
@@ -145,19 +191,36 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
     );
   };
 
+  // Every form a credential could be disguised in: the text, what its encodings say, and the text
+  // with spacing, invisible characters, look-alikes and reversal undone (internal/normalize.ts).
+  const formsOf = (text: string): string[] => (decode ? [...secretForms(text), ...decodings(text)] : [text]);
+
   const judgeArgs = (ctx: ToolMiddlewareContext): void => {
     const list = rules(ctx.tool);
     const secrets = known();
     // Every string with its decoded forms, for the one pass that looks for known values below.
     const all: string[] = [];
+    const values: string[] = [];
     someString(ctx.args, (text, at) => {
-      for (const form of decode ? [text, ...decodings(text)] : [text]) {
-        const [finding] = findCredentials(form, list, true);
+      for (const form of formsOf(text)) {
+        const [finding] = findCredentials(form, list, true, decode);
         if (finding !== undefined) refuse(ctx, at, finding.rule.label, finding.rule.id);
         if (secrets.length > 0) all.push(form);
       }
       return false;
     });
+    // A credential split over two arguments reads whole in their concatenation.
+    someString(ctx.args, (text) => (values.push(text), false), { keys: false });
+    if (decode && values.length > 1) {
+      // Walk order is not the fields' order for every shape: read the parts both ways round.
+      const joined = `${values.join('')}\n${values.reverse().join('')}`;
+      for (const form of formsOf(joined)) {
+        const [finding] = findCredentials(form, list, true, true);
+        if (finding !== undefined)
+          refuse(ctx, '', `${finding.rule.label} split across arguments`, finding.rule.id);
+        if (secrets.length > 0) all.push(form);
+      }
+    }
     if (secrets.length === 0) return;
     // One pass over every form finds whether any holds a known value; only then is it located.
     const joined = all.join('\n');
@@ -166,27 +229,124 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
     someString(
       ctx.args,
       (text, at) =>
-        (holds(text) || (decode && decodings(text).some(holds))) &&
+        (holds(text) || (decode && formsOf(text).some(holds))) &&
         refuse(ctx, at, 'a credential value this deployment holds', 'resolved-credential'),
     );
+    refuse(
+      ctx,
+      '',
+      'a credential value this deployment holds, split across arguments',
+      'resolved-credential',
+    );
+  };
+
+  // Credentials in one string of a result, in any case and written backwards too, by position.
+  const credentialsIn = (text: string, list: readonly CredentialRule[]): CredentialFinding[] => {
+    const found = findCredentials(text, list, false, true);
+    if (!mayHoldReversed(text, list)) return found;
+    // Reversed by UTF-16 unit, so a position maps straight back; credential shapes are ASCII.
+    const backwards = text.split('').reverse().join('');
+    for (const finding of findCredentials(backwards, list, false, true))
+      found.push({ rule: finding.rule, start: text.length - finding.end, end: text.length - finding.start });
+    return found.sort((a, b) => a.start - b.start);
+  };
+
+  /**
+   * `value` with every credential that spans two or more of its strings (in walk order) redacted in
+   * each string it touches: the first part reads `[redacted: <rule>]`, the others `[redacted]`.
+   */
+  const splitRedaction = (
+    value: unknown,
+    list: readonly CredentialRule[],
+  ): { value: unknown; count: number; ids: string[] } => {
+    const pieces: string[] = [];
+    valueStrings(value, (piece) => (pieces.push(piece), piece));
+    const cuts = new Map<number, { start: number; end: number; label: string }[]>();
+    const cutAt = (k: number, start: number, end: number, label: string) =>
+      cuts.set(k, [...(cuts.get(k) ?? []), { start, end, label }]);
+    const ids: string[] = [];
+    for (let k = 1; k < pieces.length; k++) {
+      const [a, b] = [pieces[k - 1]!, pieces[k]!];
+      for (const seam of seams(a, b, list)) {
+        ids.push(seam.rule.id);
+        cutAt(k - 1, seam.startInFirst, a.length, `[redacted: ${seam.rule.id}]`);
+        cutAt(k, 0, seam.endInSecond, '[redacted]');
+      }
+    }
+    if (ids.length === 0) return { value, count: 0, ids };
+    let k = -1;
+    const cut = valueStrings(value, (piece) => {
+      k++;
+      const here = cuts.get(k);
+      if (here === undefined) return piece;
+      let out = '';
+      let at = 0;
+      for (const { start, end, label } of here.sort((x, y) => x.start - y.start)) {
+        if (start < at) continue;
+        out += `${piece.slice(at, start)}${label}`;
+        at = end;
+      }
+      return out + piece.slice(at);
+    });
+    return { value: cut, count: ids.length, ids };
   };
 
   const screenResult = (ctx: ToolMiddlewareContext): void => {
     const text = ctx.resultText;
     if (!ctx.ran || text === undefined) return;
     const list = rules(ctx.tool);
-    const findings = findCredentials(text, list);
     const secrets = known();
-    const holdsKnown = secrets.length > 0 && redact(text, secrets) !== text;
-    if (findings.length === 0 && !holdsKnown) return;
-    const ids = [...new Set(findings.map((f) => f.rule.id))];
+    // Most results hold nothing: one look at what the model reads (and at structuredContent, which
+    // an MCP result's text leaves out) clears them before any walk.
+    const structured =
+      isContentResult(ctx.result) && ctx.result.structuredContent !== undefined
+        ? JSON.stringify(ctx.result.structuredContent)
+        : '';
+    const seen = `${text}\n${structured}`;
+    // A credential split across two neighbouring fields reads whole where they meet (either order:
+    // a walk does not keep every shape's order).
+    const pieces: string[] = [];
+    if (typeof ctx.result !== 'string')
+      someString(ctx.result, (piece) => (pieces.push(piece), false), { keys: false });
+    const split = pieces.some(
+      (piece, i) =>
+        i > 0 &&
+        (seams(pieces[i - 1]!, piece, list).length > 0 || seams(piece, pieces[i - 1]!, list).length > 0),
+    );
+    if (
+      !split &&
+      credentialsIn(seen, list).length === 0 &&
+      (secrets.length === 0 || redact(seen, secrets) === seen)
+    )
+      return;
+    const ids = new Set<string>();
+    let count = 0;
+    let holdsKnown = false;
     let value: unknown;
     try {
-      value = typeof ctx.result === 'string' ? ctx.result : (JSON.parse(text) as unknown);
+      // An MCP result is redacted block by block (text, resources, structuredContent, JSON inside a
+      // text), so what is not a credential still reaches the model.
+      value =
+        typeof ctx.result === 'string' || isContentResult(ctx.result)
+          ? ctx.result
+          : (JSON.parse(text) as unknown);
+      holdsKnown = secrets.length > 0 && redact(text, secrets) !== text;
       if (holdsKnown) value = redactValue(value, secrets);
-      value = mapStrings(value, (s) => redactCredentials(s, findCredentials(s, list)));
+      value = mapStrings(value, (s) => {
+        const findings = credentialsIn(s, list);
+        if (findings.length === 0) return s;
+        count += findings.length;
+        for (const finding of findings) ids.add(finding.rule.id);
+        return redactCredentials(s, findings);
+      });
+      if (split) {
+        const across = splitRedaction(value, list);
+        value = across.value;
+        count += across.count;
+        for (const id of across.ids) ids.add(id);
+      }
     } catch {
-      ctx.emit({ type: 'secret.withheld', rules: ids });
+      ctx.emit({ type: 'secret.withheld', rules: [...ids] });
       return ctx.deny(
         refusalReason(
           `'${ctx.toolName}' returned credentials that could not be removed from its result`,
@@ -196,14 +356,16 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
         { code: 'SECRET_IN_RESULT', mentionsRun: true },
       );
     }
+    if (count === 0 && !holdsKnown) return;
+    const rulesFound = [...ids];
     ctx.emit({
       type: 'secret.redacted',
-      rules: holdsKnown ? [...ids, 'resolved-credential'] : ids,
-      count: findings.length,
+      rules: holdsKnown ? [...rulesFound, 'resolved-credential'] : rulesFound,
+      count,
     });
     ctx.setResult(
       value,
-      `redacted ${[...ids, ...(holdsKnown ? ['known credential values'] : [])].join(', ')}`,
+      `redacted ${[...rulesFound, ...(holdsKnown ? ['known credential values'] : [])].join(', ')}`,
     );
   };
 

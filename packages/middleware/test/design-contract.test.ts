@@ -2675,7 +2675,7 @@ describe('§1 layout and portability', () => {
     return walk(join(packages, name, 'src'));
   };
 
-  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv, ajv-formats, the linear-time re2js, and @cfworker/json-schema for eval-free runtimes', () => {
+  it('core depends on koa-compose, eventemitter3 and typebox only; middleware adds ajv, ajv-formats, the linear-time re2js, @cfworker/json-schema for eval-free runtimes, and unhomoglyph for Unicode confusables', () => {
     expect(Object.keys(manifest('core').dependencies ?? {}).sort()).toEqual([
       'eventemitter3',
       'koa-compose',
@@ -2687,6 +2687,7 @@ describe('§1 layout and portability', () => {
       'ajv',
       'ajv-formats',
       're2js',
+      'unhomoglyph',
     ]);
   });
 

@@ -211,11 +211,18 @@ describe('egress guard', () => {
       expect(tool.calls).toHaveLength(1);
     });
 
-    it('leaves them alone when the tool declares egress: [] or detection is off', async () => {
-      const optedOut = setup({}, { inputSchema: schema, egress: [] });
-      const off = setup({ detectFormats: false }, { inputSchema: schema });
+    it('leaves them alone when the tool declares egress: [] or detection is off, and values are not read', async () => {
+      const optedOut = setup({ values: false }, { inputSchema: schema, egress: [] });
+      const off = setup({ detectFormats: false, values: false }, { inputSchema: schema });
       expect(expectResult(await optedOut.call({ endpoint: 'http://10.0.0.8/' })).kind).toBe('result');
       expect(expectResult(await off.call({ endpoint: 'http://10.0.0.8/' })).kind).toBe('result');
+    });
+
+    it('still judges a URL-shaped value when the tool declares egress: [] (declarations refine, they do not enable)', async () => {
+      const optedOut = setup({}, { inputSchema: schema, egress: [] });
+      expect(expectRefused(await optedOut.call({ endpoint: 'http://10.0.0.8/' })).code).toBe(
+        'EGRESS_PRIVATE_ADDRESS',
+      );
     });
   });
 
@@ -344,9 +351,9 @@ describe('egress guard', () => {
     expect(tool.calls).toHaveLength(0);
   });
 
-  it('is planned out of tools with no URL or host arguments, filing the same pass', async () => {
+  it('is planned out of tools with no URL or host arguments when values are not read, filing the same pass', async () => {
     const { call, tool } = setup(
-      {},
+      { values: false },
       { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
     );
 
@@ -388,5 +395,37 @@ describe('egress guard', () => {
     expect(() => recordingTool({ name: 'fetch_page', inputSchema: URL_SCHEMA, egress: ['url..x'] })).toThrow(
       /argument paths/,
     );
+  });
+});
+
+describe('egress guard: values first', () => {
+  const PLAIN = { inputSchema: { type: 'object', properties: {} } };
+
+  it.each([
+    ['cloud metadata', { target: 'http://169.254.169.254/latest/meta-data/' }, 'EGRESS_PRIVATE_ADDRESS'],
+    ['loopback in hex', { target: 'http://0x7f000001:6379/' }, 'EGRESS_PRIVATE_ADDRESS'],
+    [
+      'a nested list item',
+      { hooks: [{ to: 'https://example.com/' }, { to: 'http://10.1.2.3/' }] },
+      'EGRESS_PRIVATE_ADDRESS',
+    ],
+    ['a bare metadata address', { host: '169.254.169.254' }, 'EGRESS_PRIVATE_ADDRESS'],
+    ['localhost with a port', { server: 'localhost:6379' }, 'EGRESS_PRIVATE_ADDRESS'],
+    ['a gopher URL', { target: 'gopher://example.com:70/1' }, 'EGRESS_SCHEME'],
+    ['credentials in a URL', { target: 'https://user:pw@example.com/' }, 'EGRESS_CREDENTIALS'],
+  ])('refuses %s in an argument nothing declares', async (_what, args, code) => {
+    const { call, tool } = setup({}, PLAIN);
+    expect(expectRefused(await call(args)).code).toBe(code);
+    expect(tool.calls).toHaveLength(0);
+  });
+
+  it('lets public URLs, prose that mentions an address, and version numbers through', async () => {
+    const { call, tool } = setup({}, PLAIN);
+    for (const args of [
+      { url: 'https://en.wikipedia.org/wiki/Koa', note: 'see http://127.0.0.1 in the logs' },
+      { version: '1.2.3.4', ip: '8.8.8.8', link: '/docs/page.html' },
+    ])
+      expect(expectResult(await call(args)).kind).toBe('result');
+    expect(tool.calls).toHaveLength(2);
   });
 });

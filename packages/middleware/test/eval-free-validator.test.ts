@@ -1,7 +1,7 @@
 import { createDispatcher, defineTool, type JsonSchema } from '@toolgate/core';
 import { ajvValidator, canonicalChain, evalFreeValidator, type ValidationResult } from '@toolgate/middleware';
 import { Type } from 'typebox';
-import { SCHEMA_CASES } from './schema-cases';
+import { SCHEMA_CASES } from '../../../test-support/schema-cases';
 
 function problems(result: ValidationResult) {
   if (result.valid) throw new Error('expected the args to be invalid');

@@ -1,10 +1,13 @@
 // The toolkit the vector table and the property test play against: our own tools (fetch, post, send,
-// read, run, config, a CRM call that needs a credential) and two MCP servers' tools (web, bank), in
+// read, run, config, a CRM call that needs a credential) and MCP servers' tools (web, bank, files,
+// fetcher, git: imported, declaring nothing), in
 // the three configurations of guard-vectors.ts.
 
 import {
+  contentText,
   createDispatcher,
   defineTool,
+  isContentResult,
   type CredentialProvider,
   type Dispatcher,
   type DispatchOutcome,
@@ -12,7 +15,7 @@ import {
   type Tool,
 } from '@toolgate/core';
 import { canonicalChain, type CanonicalGuards } from '@toolgate/middleware';
-import { CONFIGS, CRM_SECRET, PAGES, type Configuration, type Step } from './guard-vectors';
+import { CONFIGS, CRM_SECRET, FILES, PAGES, type Configuration, type Step } from './guard-vectors';
 
 const str = { type: 'string' } as const;
 
@@ -54,7 +57,15 @@ const SPECS: readonly ToolSpec[] = [
     respond: () => 'clean',
     declares: { capabilities: ['shell'] },
   },
-  { name: 'get_config', properties: { which: str }, respond: (args) => CONFIGS[String(args['which'])] ?? '' },
+  {
+    name: 'get_config',
+    properties: { which: str },
+    // A JSON config comes back as data, the others as text.
+    respond: (args) => {
+      const config = CONFIGS[String(args['which'])] ?? '';
+      return config.startsWith('{') ? (JSON.parse(config) as unknown) : config;
+    },
+  },
   {
     name: 'call_crm',
     properties: { query: str },
@@ -67,6 +78,15 @@ const SPECS: readonly ToolSpec[] = [
     source: 'web',
     respond: (args) => PAGES[String(args['page'])] ?? '',
   },
+  // An MCP filesystem, fetch and git server's tools: imported, so they declare nothing.
+  {
+    name: 'mcp_read',
+    properties: { file: str },
+    source: 'files',
+    respond: (args) => ({ content: [{ type: 'text', text: FILES[String(args['file'])] ?? 'a,b\n1,2' }] }),
+  },
+  { name: 'mcp_fetch', properties: { target: str }, source: 'fetcher', respond: () => 'page text' },
+  { name: 'mcp_git', properties: { args: str }, source: 'git', respond: () => 'On branch main' },
   {
     name: 'bank_transfer',
     properties: { to: str, amount: { type: 'number' } },
@@ -113,7 +133,15 @@ export function toolkit(configuration: Configuration, permissions?: PermissionCh
       execute: async (args: Record<string, unknown>) => {
         runs.set(spec.name, (runs.get(spec.name) ?? 0) + 1);
         const value = spec.respond(args);
-        returned.set(spec.name, typeof value === 'string' ? value : JSON.stringify(value));
+        // What the model reads unguarded: an MCP result's blocks as their text.
+        returned.set(
+          spec.name,
+          typeof value === 'string'
+            ? value
+            : spec.source !== undefined && isContentResult(value)
+              ? contentText(value)
+              : JSON.stringify(value),
+        );
         return value;
       },
     } as never) as Tool;

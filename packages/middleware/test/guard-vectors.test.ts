@@ -8,7 +8,7 @@ const cases = VECTORS.flatMap((vector) =>
   CONFIGURATIONS.map((configuration) => [vector.id, configuration, vector] as const),
 );
 
-describe('the guards against 24 attack vectors, each with a benign control', () => {
+describe('the guards against 46 attack vectors, each with a benign control', () => {
   it.each(cases)('%s with %s guards: stopped as the table says', async (_id, configuration, vector) => {
     const kit = toolkit(configuration);
     const outcome = await play(kit, vector.steps);
@@ -29,11 +29,11 @@ describe('the guards against 24 attack vectors, each with a benign control', () 
     },
   );
 
-  it('scores 2 of 24 without guards, 4 with their defaults and 22 configured, as docs/guards.md says', () => {
-    expect(VECTORS).toHaveLength(24);
-    expect([scoreOf('none'), scoreOf('defaults'), scoreOf('configured')]).toEqual([2, 4, 22]);
+  it('scores 2 of 46 without guards, 14 with their defaults and 44 configured, as docs/guards.md says', () => {
+    expect(VECTORS).toHaveLength(46);
+    expect([scoreOf('none'), scoreOf('defaults'), scoreOf('configured')]).toEqual([2, 14, 44]);
     const docs = readFileSync(resolve(__dirname, '../../../docs/guards.md'), 'utf8');
-    expect(docs).toContain('without guards 2 of 24, with `guards: {}` 4 of 24, configured 22 of 24');
+    expect(docs).toContain('without guards 2 of 46, with `guards: {}` 14 of 46, configured 44 of 46');
     for (const vector of VECTORS) expect(docs).toContain(`| \`${vector.id}\``);
   });
 });

@@ -242,8 +242,8 @@ describe('path guard', () => {
     });
   });
 
-  it('is planned out of tools with no path arguments', async () => {
-    const { call } = setup({}, {});
+  it('is planned out of tools with no path arguments when values are not read', async () => {
+    const { call } = setup({ values: false }, {});
     const outcome = expectResult(await call({ path: '/etc/passwd' }));
     expect(outcome.ledger.find((row) => row.gate === 'path-guard')).toEqual({
       gate: 'path-guard',
@@ -288,5 +288,38 @@ describe('path guard', () => {
     createDispatcher({ tools: [tool], chain: canonicalChain({ guards: {} }) });
     expect(Object.isFrozen(tool.paths)).toBe(true);
     expect(Object.isFrozen(tool.paths!['path'])).toBe(true);
+  });
+});
+
+describe('path guard: values first', () => {
+  it.each([
+    ['/etc/passwd', 'PATH_SENSITIVE'],
+    ['/home/ann/.ssh/id_ed25519', 'PATH_SENSITIVE'],
+    ['~/.aws/credentials', 'PATH_SENSITIVE'],
+    ['file:///root/.bash_history', 'PATH_SENSITIVE'],
+    ['/proc/self/environ', 'PATH_SENSITIVE'],
+    ['C:\\Windows\\System32\\config\\SAM', 'PATH_SENSITIVE'],
+    ['../../../../etc/hosts', 'PATH_TRAVERSAL'],
+    ['notes/%2e%2e/%2e%2e/%2e%2e/x', 'PATH_TRAVERSAL'],
+    ['..\\..\\boot.ini', 'PATH_TRAVERSAL'],
+    ['/srv/data/report\u0000.png', 'PATH_NUL'],
+  ])('refuses %j in an argument nothing declares', async (path, code) => {
+    const { call, tool } = setup({}, {});
+    expect(expectRefused(await call({ target: { file: path } })).code).toBe(code);
+    expect(tool.calls).toHaveLength(0);
+  });
+
+  it('lets everyday paths and prose that mentions a file through', async () => {
+    const { call, tool } = setup({}, {});
+    for (const path of [
+      '/home/ann/projects/site/src/index.ts',
+      '../README.md',
+      'src/components/Button.tsx',
+      '~/Documents/taxes-2031.pdf',
+      'Please do not share ~/.ssh/id_rsa with anyone',
+      '/etc/nginx/nginx.conf',
+    ])
+      expect(expectResult(await call({ target: path })).kind).toBe('result');
+    expect(tool.calls).toHaveLength(6);
   });
 });

@@ -241,3 +241,154 @@ describe('secret guard: results', () => {
     expect(() => secretGuard({ args: false, results: false })).toThrow(/nothing to guard/);
   });
 });
+
+describe('secret guard: a credential disguised in the arguments', () => {
+  const token = SAMPLES['github-token']!;
+  const aws = SAMPLES['aws-access-key']!;
+  const b64 = (text: string) => btoa(text);
+  const DISGUISES: [string, unknown][] = [
+    ['spaced out', [...token].join(' ')],
+    ['reversed', [...token].reverse().join('')],
+    ['upper-cased', token.toUpperCase()],
+    ['lower-cased', aws.toLowerCase()],
+    ['with a zero-width space inside', `${token.slice(0, 10)}\u200B${token.slice(10)}`],
+    ['with a soft hyphen entity inside', `${token.slice(0, 10)}&shy;${token.slice(10)}`],
+    ['split over two arguments', [token.slice(0, 18), token.slice(18)]],
+    ['split over two fields', { a: token.slice(0, 20), b: token.slice(20) }],
+    ['base64 twice', b64(b64(token))],
+    ['wrapped base64', b64(`config:\n  token: ${token}\n  region: eu-west-1\n`).replace(/(.{16})/g, '$1\n')],
+    ['in Cyrillic look-alikes', token.replace(/a/g, '\u0430').replace(/e/g, '\u0435')],
+  ];
+
+  it.each(DISGUISES)('refuses a token %s', async (_how, text) => {
+    const { send, call, events } = setup();
+    const outcome = expectRefused(await call(text));
+    expect(send.calls).toHaveLength(0);
+    expect(outcome).toMatchObject({ gate: 'secret-guard', code: 'SECRET_IN_ARGS' });
+    expect(outcome.content).not.toContain(token.slice(4, 16));
+    expect(eventsOf(events, 'secret.refused')).toHaveLength(1);
+  });
+
+  it('lets ordinary text split over arguments through', async () => {
+    const { send, call } = setup();
+    for (const text of [
+      ['ghp_', 'is how a GitHub token starts'],
+      { subject: 'Release notes', body: 'AKIA is the prefix of an access key id; do not paste one here.' },
+      'The quick brown fox jumps over the lazy dog. '.repeat(20),
+      'a b c d e f g h i j k l m n o p q r s t u v w x y z',
+    ])
+      expect(expectResult(await call(text)).kind).toBe('result');
+    expect(send.calls).toHaveLength(4);
+  });
+});
+
+describe('secret guard: an MCP result is redacted in place, not withheld', () => {
+  const token = SAMPLES['github-token']!;
+  const aws = SAMPLES['aws-access-key']!;
+
+  function imported(result: unknown) {
+    const tool = { ...recordingTool({ name: 'read_file' }, () => result), source: 'files' };
+    const dispatcher = createDispatcher({
+      tools: [tool],
+      chain: canonicalChain({ guards: { secrets: {} }, checkInKey: KEY }),
+    });
+    const events = recordEvents(dispatcher, ['secret.redacted', 'secret.withheld']);
+    return { call: () => dispatcher.dispatch({ toolName: 'read_file', args: { path: '.env' } }), events };
+  }
+
+  it('redacts a credential in a text block and keeps the rest of the result', async () => {
+    const { call, events } = imported({
+      content: [
+        { type: 'text', text: `# settings\nGITHUB_TOKEN=${token}\nREGION=eu-west-1` },
+        { type: 'text', text: 'second block' },
+        { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      ],
+    });
+    const outcome = expectResult(await call());
+    expect(outcome.content).toMatch(
+      /^# settings\nGITHUB_TOKEN=\[redacted: github-token\]\nREGION=eu-west-1\nsecond block\n/,
+    );
+    expect(outcome.content).toContain('REGION=eu-west-1');
+    expect(outcome.content).not.toContain(token);
+    expect(outcome.value).toMatchObject({
+      content: [
+        { type: 'text', text: '# settings\nGITHUB_TOKEN=[redacted: github-token]\nREGION=eu-west-1' },
+        { type: 'text', text: 'second block' },
+        { type: 'image', data: 'iVBORw0KGgo=' },
+      ],
+    });
+    expect(eventsOf(events, 'secret.withheld')).toHaveLength(0);
+  });
+
+  it('redacts structuredContent, a resource and JSON inside a text block', async () => {
+    const { call } = imported({
+      content: [
+        { type: 'text', text: JSON.stringify({ env: { AWS_ACCESS_KEY_ID: aws, REGION: 'eu-west-1' } }) },
+        { type: 'resource', resource: { uri: 'file:///app/.env', text: `TOKEN=${token}` } },
+      ],
+      structuredContent: { env: { key: aws, region: 'eu-west-1' } },
+    });
+    const outcome = expectResult(await call());
+    const json = JSON.stringify(outcome.value);
+    expect(json).not.toContain(aws);
+    expect(json).not.toContain(token);
+    expect(outcome.value).toMatchObject({
+      content: [
+        {
+          text: JSON.stringify({
+            env: { AWS_ACCESS_KEY_ID: '[redacted: aws-access-key]', REGION: 'eu-west-1' },
+          }),
+        },
+        { resource: { uri: 'file:///app/.env', text: 'TOKEN=[redacted: github-token]' } },
+      ],
+      structuredContent: { env: { key: '[redacted: aws-access-key]', region: 'eu-west-1' } },
+    });
+  });
+
+  it('redacts a credential only structuredContent holds', async () => {
+    const { call } = imported({
+      content: [{ type: 'text', text: 'see the structured part' }],
+      structuredContent: { token },
+    });
+    const outcome = expectResult(await call());
+    expect(JSON.stringify(outcome.value)).not.toContain(token);
+  });
+
+  it.each([
+    ['upper-cased', token.toUpperCase()],
+    ['reversed', [...token].reverse().join('')],
+  ])('redacts a credential %s', async (_how, shape) => {
+    const { call } = imported({ content: [{ type: 'text', text: `value: ${shape} (end)` }] });
+    const outcome = expectResult(await call());
+    expect(outcome.content).toBe('value: [redacted: github-token] (end)');
+  });
+});
+
+describe('secret guard: a credential split across fields of a result', () => {
+  const token = SAMPLES['github-token']!;
+
+  it('redacts each part, and leaves the other fields as they were', async () => {
+    const { call, events } = setup({}, () => ({
+      region: 'eu-west-1',
+      token_a: token.slice(0, 20),
+      token_b: token.slice(20),
+      note: 'rotate monthly',
+    }));
+    const outcome = expectResult(await call('show'));
+    expect(outcome.value).toEqual({
+      region: 'eu-west-1',
+      token_a: '[redacted: github-token]',
+      token_b: '[redacted]',
+      note: 'rotate monthly',
+    });
+    expect(eventsOf(events, 'secret.redacted')).toEqual([
+      expect.objectContaining({ rules: ['github-token'], count: 1 }),
+    ]);
+  });
+
+  it('leaves fields that only start like a credential', async () => {
+    const value = { prefix: 'ghp_', rest: 'is how a GitHub token starts', list: ['AKIA', 'QWERTY'] };
+    const { call } = setup({}, () => value);
+    expect(expectResult(await call('show')).value).toBe(value);
+  });
+});

@@ -30,7 +30,7 @@ import {
   throwingObject,
   type Fault,
   type PortCall,
-} from '../../core/test/hardening/support';
+} from '../../../test-support/hardening';
 import { exportedParts, telemetry } from './fixtures';
 
 const BASE62 = [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'];

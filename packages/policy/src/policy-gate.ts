@@ -212,6 +212,7 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
       rule === undefined ? saidByDefault : said.get(rule)![verdict.failed ? 1 : 0];
     for (const shadow of shadows) ctx.emit(shadowEvent(shadow));
     ctx.emit(event);
+    if (rule !== undefined) ctx.decidedBy(rule.name);
     const note = shadows.length === 0 ? plain : withShadows(plain, shadows);
     if (verdict.effect === 'deny') {
       ctx.deny(refusal(ctx, verdict), { code: 'POLICY_DENIED', detail: note });

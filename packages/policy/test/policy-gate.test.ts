@@ -51,6 +51,7 @@ describe('policyGate: first match decides', () => {
       gate: 'policy',
       outcome: 'allow',
       why: "rule 'small-ok' allows",
+      rule: 'small-ok',
       changed: false,
     });
     const big = refused(
@@ -58,6 +59,8 @@ describe('policyGate: first match decides', () => {
     );
     expect(big.gate).toBe('policy');
     expect(big.code).toBe('POLICY_DENIED');
+    // The deciding rule travels as a field on the refusal's row, for audit and the gateway to read.
+    expect(policyRow(big)).toMatchObject({ outcome: 'deny', rule: 'no-refunds' });
     expect(tool.runs).toBe(1);
   });
 
@@ -146,6 +149,7 @@ describe('policyGate: each effect', () => {
       gate: 'policy',
       outcome: 'allow',
       why: "rule 'agents' allows",
+      rule: 'agents',
       changed: false,
     });
     expect(outcome.ledger.map((r) => r.gate)).toEqual([
@@ -175,6 +179,7 @@ describe('policyGate: each effect', () => {
       gate: 'policy',
       outcome: 'allow',
       why: "rule 'big-refunds-ask' asks for a person",
+      rule: 'big-refunds-ask',
       changed: false,
     });
     expect(events.filter((e) => e.type === 'policy.decided')).toEqual([
@@ -359,6 +364,8 @@ describe('policyGate: the default', () => {
       "[policy refused: no policy rule allows 'issue_refund' for this caller. Retrying will not help. Tell the user this action is not permitted.]",
     );
     expect(events.find((e) => e.type === 'policy.decided')).toMatchObject({ effect: 'deny', default: true });
+    // The default decided: no rule is named, not even one the sentence quotes.
+    expect(policyRow(outcome)).not.toHaveProperty('rule');
     expect(tool.runs).toBe(0);
   });
 

@@ -11,7 +11,7 @@ import {
   type PostgresAuditStore,
   type PostgresAuditStoreOptions,
 } from '@toolgate/store-postgres';
-import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM } from '../../audit/test/fixtures';
+import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM } from '../../../test-support/audit-fixtures';
 import {
   describePostgres,
   finished,

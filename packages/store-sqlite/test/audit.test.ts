@@ -9,7 +9,7 @@ import { canonicalChain } from '@toolgate/middleware';
 import { mockTool } from '@toolgate/testing';
 import { auditLog, verifyAuditLog } from '@toolgate/audit';
 import { sqliteAuditStore, sqliteCheckIns, type SqliteAuditStore } from '@toolgate/store-sqlite';
-import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM } from '../../audit/test/fixtures';
+import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM } from '../../../test-support/audit-fixtures';
 import { migrate, MIGRATIONS } from '../src/schema';
 import { finished, lastJson, printed, startFixture, tempDir } from './support';
 

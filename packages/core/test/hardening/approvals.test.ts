@@ -19,7 +19,7 @@ import {
   type Middleware,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
-import { fcOptions, PROPERTY_TIMEOUT_MS, settles, sharedValidator } from './support';
+import { fcOptions, PROPERTY_TIMEOUT_MS, settles, sharedValidator } from '../../../../test-support/hardening';
 
 const KEY = 'approvals-key-'.padEnd(32, 'k');
 const OTHER_KEY = 'another-key-'.padEnd(32, 'x');

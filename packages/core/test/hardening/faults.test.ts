@@ -34,7 +34,7 @@ import {
   throwingObject,
   type Fault,
   type PortCall,
-} from './support';
+} from '../../../../test-support/hardening';
 
 const KEY = 'faults-key-'.padEnd(32, 'k');
 const IDENTITY = { tenant: 'acme' };

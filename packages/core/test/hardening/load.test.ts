@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 import { Type } from 'typebox';
 import { createDispatcher, defineTool, type DispatchOutcome } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
-import { DEEP, never, sharedValidator } from './support';
+import { DEEP, never, sharedValidator } from '../../../../test-support/hardening';
 
 const CONCURRENT = 10_000;
 const ROUNDS = DEEP ? 5 : 1;

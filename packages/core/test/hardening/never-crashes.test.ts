@@ -23,7 +23,7 @@ import {
   settles,
   sharedValidator,
   throwingObject,
-} from './support';
+} from '../../../../test-support/hardening';
 
 const MB = 'x'.repeat(1 << 20);
 

@@ -30,7 +30,7 @@ import {
   visibleParts,
   type Fault,
   type PortCall,
-} from './support';
+} from '../../../../test-support/hardening';
 
 const BASE62 = [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'];
 // Characters a serializer escapes: quotes, backslashes, '/', control characters, non-ASCII and the

@@ -15,7 +15,15 @@ import {
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
 import { getEventListeners } from 'node:events';
-import { deferred, flush, never, recordEvents, settles, sharedValidator, throwingObject } from './support';
+import {
+  deferred,
+  flush,
+  never,
+  recordEvents,
+  settles,
+  sharedValidator,
+  throwingObject,
+} from '../../../../test-support/hardening';
 
 const KEY = 'regressions-key-'.padEnd(32, 'k');
 

@@ -14,7 +14,7 @@ import {
   settles,
   type Deferred,
   type RecordedEvent,
-} from './support';
+} from '../../../../test-support/hardening';
 import { build, predict, scenario, TENANT, type Built, type Expected } from './world';
 
 function checkAgainst(

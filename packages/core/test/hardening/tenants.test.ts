@@ -15,7 +15,13 @@ import {
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
 import { sqliteArtifacts } from '@toolgate/store-sqlite';
-import { fcOptions, PROPERTY_TIMEOUT_MS, recordEvents, sharedValidator, type RecordedEvent } from './support';
+import {
+  fcOptions,
+  PROPERTY_TIMEOUT_MS,
+  recordEvents,
+  sharedValidator,
+  type RecordedEvent,
+} from '../../../../test-support/hardening';
 
 const KINDS = ['doc/text', 'image/png'] as const;
 

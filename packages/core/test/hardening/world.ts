@@ -16,7 +16,7 @@ import {
   type Tool,
 } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
-import { GATE_DEADLINE_MS, never, sharedValidator } from './support';
+import { GATE_DEADLINE_MS, never, sharedValidator } from '../../../../test-support/hardening';
 
 export const KEY = 'hardening-key-'.padEnd(32, 'k');
 export const CAPS = ['external_net', 'user_data', 'payments'] as const;

@@ -36,6 +36,8 @@ export function describeRuntime(runtime: Runtime): string {
   for (const [name, upstream] of runtime.upstreams) {
     const kind = config.upstreams[name]?.command !== undefined ? 'stdio' : 'http';
     lines.push(`  ${name} (${kind}): ${upstream.status().state}, ${upstream.tools.length} tool(s)`);
+    for (const skipped of upstream.status().skipped ?? [])
+      lines.push(`    not listed: ${skipped.tool}: ${skipped.reason}`);
   }
   lines.push('tenants:');
   for (const [name, tenant] of runtime.tenants) {

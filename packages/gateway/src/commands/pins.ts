@@ -4,7 +4,7 @@
 // every gateway on the store at the tool's next call.
 
 import type { PinRecord, PinStore } from '@toolgate/core';
-import { acceptPin } from '@toolgate/mcp';
+import { acceptPin, SERVER_IDENTITY, TOOL_SET } from '@toolgate/mcp';
 import { openAudit } from '../audit';
 import type { LoadedConfig } from '../config/load';
 import { openStateStore, type StateStore } from '../stores';
@@ -46,6 +46,7 @@ function openPins(loaded: LoadedConfig): StateStore {
 
 /** The name the model sees: the upstream's prefix and the server's own name. */
 function localName(loaded: LoadedConfig, record: PinRecord): string {
+  if (record.kind === 'server') return `${record.name === TOOL_SET ? 'tools' : 'server'}:${record.source}`;
   const prefix = loaded.config.upstreams[record.source]?.prefix ?? '';
   return `${prefix}${record.name}`;
 }
@@ -60,7 +61,7 @@ async function list(loaded: LoadedConfig, pins: PinStore, args: ParsedArgs, io: 
     return 0;
   }
   const rows = records.map((record) => {
-    const name = record.kind === 'server' ? `(server ${record.source})` : localName(loaded, record);
+    const name = localName(loaded, record);
     const where = record.kind === 'server' ? '' : `${record.source}/${record.name}`;
     const state =
       record.changed === undefined
@@ -70,7 +71,7 @@ async function list(loaded: LoadedConfig, pins: PinStore, args: ParsedArgs, io: 
   });
   const width = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) io.out(`${row[0].padEnd(width[0]!)}  ${row[1].padEnd(width[1]!)}  ${row[2]}`);
-  const changed = records.filter((record) => record.changed !== undefined && record.kind === 'tool');
+  const changed = records.filter((record) => record.changed !== undefined);
   if (changed.length > 0)
     io.out(
       `\n${changed.length} changed definition(s) refused until accepted: toolgate pins accept ${localName(loaded, changed[0]!)}`,
@@ -119,6 +120,7 @@ async function accept(
     source: record.source,
     name: record.name,
     digest: record.changed.digest,
+    kind: record.kind === 'server' ? 'server' : 'tool',
   });
   if (!accepted) {
     io.err(
@@ -139,6 +141,17 @@ async function find(
   args: ParsedArgs,
 ): Promise<PinRecord> {
   const only = args.flags.get('upstream');
+  // `server:UPSTREAM` names an upstream's identity (endpoint, TLS key, command); `tools:UPSTREAM` its tool set.
+  const server = /^(server|tools):(.+)$/.exec(tool);
+  if (server !== null) {
+    const [, what, source] = server;
+    const record = await pins.get(source!, 'server', what === 'tools' ? TOOL_SET : SERVER_IDENTITY);
+    if (record === undefined)
+      throw new PinsCommandError(
+        `no pinned ${what === 'tools' ? 'tool set' : 'identity'} for upstream '${source}'`,
+      );
+    return record;
+  }
   const candidates: PinRecord[] = [];
   for (const [source, upstream] of Object.entries(loaded.config.upstreams)) {
     if (typeof only === 'string' && source !== only) continue;

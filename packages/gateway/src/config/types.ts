@@ -253,6 +253,32 @@ export interface GatewayConfig {
   readonly guards?: GuardsConfig;
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   readonly telemetry?: TelemetryConfig;
+  readonly metrics?: MetricsConfig;
   readonly inbox?: InboxConfig;
   readonly stdio?: { readonly identity: IdentityConfig };
+  readonly pins?: PinsConfig;
+  readonly reload?: ReloadConfig;
+}
+
+/** What a reload may do on its own. */
+export interface ReloadConfig {
+  /** `weakening`: a reload that weakens security waits for an approver (not built yet: it is refused). */
+  readonly requireApproval?: 'weakening' | 'never';
+}
+
+/** How upstreams' tool sets are pinned. */
+export interface PinsConfig {
+  /** A tool an upstream adds or renames while serving: held for review (`toolgate pins accept tools:UPSTREAM`) or listed at once. Default review. */
+  readonly newTools?: 'review' | 'allow';
+}
+
+export interface MetricsConfig {
+  /** Default true. */
+  readonly enabled?: boolean;
+  /** A listener of its own; default /metrics on the gateway's listener. */
+  readonly listen?: { readonly host?: string; readonly port: number };
+  /** Bearer token a scraper sends; required when /metrics is reachable beyond loopback. */
+  readonly token?: string;
+  /** Label calls by principal too (unbounded when principals come from JWTs); default false. */
+  readonly principals?: boolean;
 }

@@ -25,6 +25,10 @@ import { grantsPage } from '../views/grants';
 import { layout } from '../views/layout';
 import { listPage, liveBlock, type ListView } from '../views/list';
 import { screenView } from '../views/screen';
+import { statusPage } from '../views/status';
+
+/** The role that opens the status page. */
+export const OPERATOR_ROLE = 'operator';
 
 type Env = { Variables: { session: Session } };
 
@@ -150,6 +154,21 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
   app.get('/fragments/live', signedIn, async (c) =>
     c.html(liveBlock(await listView(inbox, c.get('session'), c))),
   );
+
+  // Only for operators; anyone else (and every approver when the host gives no status) gets 404.
+  app.get('/status', signedIn, async (c) => {
+    const session = c.get('session');
+    if (inbox.status === undefined || !(session.approver.roles ?? []).includes(OPERATOR_ROLE))
+      return notFoundPage(inbox, c, session);
+    let body: Html;
+    try {
+      body = statusPage(await inbox.status());
+    } catch {
+      body = html`<h1>Gateway status</h1>
+        <p class="notice bad" role="alert">The status could not be read; try again shortly.</p>`;
+    }
+    return c.html(layout({ base, title: 'Status', session }, body));
+  });
 
   app.get('/check-ins/:id', signedIn, (c) => checkInResponse(inbox, c, c.req.param('id')));
 

@@ -142,24 +142,64 @@ function privateKeyEnd(text: string, headerEnd: number, scan: KeyScan): number {
   return KEY_BODY.lastIndex;
 }
 
-/** Every credential-shaped value in `text`; with `first`, stops at the first. Linear in `text`. */
+// The same shapes in any case: a token upper-cased to slip past still reads as one.
+const caseless = new WeakMap<CredentialRule, RegExp>();
+function caselessPattern(rule: CredentialRule): RegExp {
+  let pattern = caseless.get(rule);
+  if (pattern === undefined) {
+    pattern = new RegExp(rule.pattern.source, 'yi');
+    caseless.set(rule, pattern);
+  }
+  return pattern;
+}
+
+const UPPER_ASCII = /[A-Z]/g;
+// eslint-disable-next-line no-control-regex -- the class is everything outside ASCII
+const NON_ASCII = /[^\u0000-\u007F]/;
+// ASCII text lowers in place natively; other text letter by letter, so no position moves.
+const lowerAscii = (text: string) =>
+  NON_ASCII.test(text)
+    ? text.replace(UPPER_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) + 32))
+    : text.toLowerCase();
+
+const reversedLiterals = new WeakMap<readonly CredentialRule[], string[]>();
+
+/** Whether `text` holds, in any case, a literal some rule starts with written backwards. */
+export function mayHoldReversed(text: string, rules: readonly CredentialRule[] = CREDENTIAL_RULES): boolean {
+  let backwards = reversedLiterals.get(rules);
+  if (backwards === undefined) {
+    backwards = rules.flatMap((rule) => rule.literals.map((l) => lowerAscii(l).split('').reverse().join('')));
+    reversedLiterals.set(rules, backwards);
+  }
+  const lower = lowerAscii(text);
+  return backwards.some((literal) => lower.includes(literal));
+}
+
+/**
+ * Every credential-shaped value in `text`; with `first`, stops at the first; with `anyCase`, the
+ * shapes match in upper or lower case too. Linear in `text`.
+ */
 export function findCredentials(
   text: string,
   rules: readonly CredentialRule[] = CREDENTIAL_RULES,
   first = false,
+  anyCase = false,
 ): CredentialFinding[] {
   const found: CredentialFinding[] = [];
   const scan: KeyScan = { footers: undefined, footer: 0, quote: -1 };
+  // ASCII-only lower case keeps every position where it was.
+  const haystack = anyCase ? lowerAscii(text) : text;
   for (const rule of rules) {
-    for (const literal of rule.literals) {
+    const pattern = anyCase ? caselessPattern(rule) : rule.pattern;
+    for (const literal of anyCase ? rule.literals.map(lowerAscii) : rule.literals) {
       let from = 0;
-      for (let at = text.indexOf(literal, from); at !== -1; at = text.indexOf(literal, from)) {
+      for (let at = haystack.indexOf(literal, from); at !== -1; at = haystack.indexOf(literal, from)) {
         if (rule.notAfter !== undefined && at > 0 && rule.notAfter.test(text[at - 1]!)) {
           from = at + 1;
           continue;
         }
-        rule.pattern.lastIndex = at;
-        const match = rule.pattern.exec(text);
+        pattern.lastIndex = at;
+        const match = pattern.exec(text);
         if (match === null) {
           if (rule.skip === undefined) from = at + 1;
           else {

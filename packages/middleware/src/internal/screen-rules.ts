@@ -2,7 +2,9 @@
 // pattern does a fixed amount of work per position and a screen is linear in the text. The rules and
 // their false-positive rate on ordinary results are documented in docs/guards.md.
 
-/* eslint-disable no-control-regex, no-misleading-character-class -- these patterns exist to find control, joiner and invisible characters */
+import { screenForms } from './normalize';
+
+/* eslint-disable no-control-regex -- these patterns exist to find control characters */
 
 // Emoji subdivision flags (England, Scotland, Wales) are spelled with tag characters after a black flag.
 const FLAG_TAG_SEQUENCE = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,7}\u{E007F}/gu;
@@ -53,6 +55,30 @@ export const INSTRUCTION_RULES = [
     pattern:
       /^[ \t]{0,8}(?:#{1,6}[ \t]{0,4}|\*\*|\[)?(?:system|assistant|developer)(?:\*\*|\])?[ \t]{0,4}:[ \t]{0,8}(?:you|your|ignore|always|never|do\s{1,4}not|from\s{1,4}now\s{1,4}on)\b/im,
   },
+  // Mid-line, after a sentence: "Thanks for reading. SYSTEM: you must now …".
+  {
+    id: 'role-marker',
+    pattern:
+      /(?:[.!?;)\]"'>]\s{1,8}|\s{2,}|\t)(?:#{1,6}[ \t]{0,4}|\*\*|\[)?(?:system|assistant|developer)(?:\*\*|\])?[ \t]{0,4}:[ \t]{0,8}(?:you|your|ignore|always|never|do\s{1,4}not|from\s{1,4}now\s{1,4}on|new\s{1,4}instructions?)\b|\[(?:system|assistant|developer)\][ \t]{0,4}:?[ \t]{0,8}(?:you|your|ignore|always|never|do\s{1,4}not)\b/i,
+  },
+  // "Disregard the above and instead …", "forget everything before this and now …".
+  {
+    id: 'override-instruction',
+    pattern:
+      /\b(?:ignore|disregard|forget)\s{1,10}(?:all\s{1,10}(?:of\s{1,10})?)?(?:the\s{1,10}|everything\s{1,10}|what\s{1,10}(?:was\s{1,10})?(?:said|written)\s{1,10})?(?:above|before(?:\s{1,10}this)?|previous(?:ly)?|prior|earlier|foregoing|preceding)(?:\s{1,10}(?:text|content|message|messages|instructions?|context|request|task))?\s{0,4}[,.;:!-]{0,3}\s{0,10}(?:and\s{1,10})?(?:instead|now|from\s{1,4}now\s{1,4}on)\b|\byour\s{1,4}new\s{1,4}(?:instructions?|task|role|goal)\s{1,4}(?:is|are)\b|\bnew\s{1,4}(?:system\s{1,4})?instructions?\s{0,4}:/i,
+  },
+  // A phrase spelled with its letters spaced out reads with its words run together.
+  {
+    id: 'override-instruction',
+    pattern:
+      /(?:ignore|disregard|forget|bypass)(?:all|any|every|the|your|of){0,2}(?:previous|prior|above|earlier|preceding|system|original|developer)(?:instructions?|prompts?|directions?|rules|guidelines|messages|context)/i,
+  },
+  // Hiding the call from the person who approves it.
+  {
+    id: 'addressed-to-model',
+    pattern:
+      /\b(?:do\s{1,4}not|don'?t|never)\s{1,10}(?:tell|inform|mention\s{1,10}(?:this|it)\s{1,10}to|reveal\s{1,10}(?:this|it)\s{1,10}to|notify|alert)\s{1,10}(?:the\s{1,10})?user\b|<\/?important>/i,
+  },
   {
     id: 'tool-call',
     pattern:
@@ -65,12 +91,13 @@ const ANY_INVISIBLE =
   /[\u{E0000}-\u{E007F}\u2061-\u2064\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F]|[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2}|[\u200B-\u200D\u2060\uFEFF\u00AD]{2}|(?!^)\uFEFF/u;
 const CONTROL_ESCAPE = /\\u00(?:[01][0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])/;
 const MAYBE_INSTRUCTION =
-  /ignore|disregard|forget|override|bypass|attention|note|message|instruction|system|assistant|developer|<\||<<\/?SYS|INST\]|_of_turn>|"tool_calls"|"function_call"|"tool_use"|"type"|"(?:name|tool|function)"|<function_calls|<tool_call|<tool_use|<invoke/i;
+  /ignore|disregard|forget|override|bypass|attention|note|message|instruction|system|assistant|developer|instead|user|important|erongi|dragersid|tegrof|metsys|tnatsissa|<\||<<\/?SYS|INST\]|_of_turn>|"tool_calls"|"function_call"|"tool_use"|"type"|"(?:name|tool|function)"|<function_calls|<tool_call|<tool_use|<invoke/i;
 
-// What can hide a word from MAYBE_INSTRUCTION: a joiner inside it, or letters NFKC folds to ASCII
-// (fullwidth forms, mathematical alphanumerics, ligatures, circled and parenthesized letters).
+// What can hide a word from MAYBE_INSTRUCTION: any character outside ASCII (joiners, compatibility
+// forms, look-alike letters of other scripts), an HTML entity, letters spelled out one by one, or a
+// base64 or hex run, or a keyword written backwards; such text is normalized before it is matched.
 const DISGUISED =
-  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uFE00-\uFE0F\u200B-\u200F\u2060-\u2064\uFEFF\u00AD\u034F\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\uFF01-\uFF5E\u{1D400}-\u{1D7FF}\uFB00-\uFB06\u2460-\u24FF\u1D2C-\u1D6A\u2070-\u209C]/u;
+  /[^\u0000-\u007F]|&#?[A-Za-z0-9]{2,8};?|(?:[A-Za-z][ ._*|~-]){3}[A-Za-z]|erongi|dragersid|tegrof|metsys|tnatsissa|snoitcurtsni|[A-Za-z0-9+/_-]{24}|(?:[0-9a-fA-F]{2}){12}/i;
 
 /** Whether `text` (a result's text as the model reads it) could hold anything the screen finds. */
 export function mayHoldFindings(text: string, json: boolean): boolean {
@@ -82,20 +109,19 @@ export function mayHoldFindings(text: string, json: boolean): boolean {
   );
 }
 
-// Every invisible character, single zero-width ones included, so they cannot split a word to hide it.
-const ALL_INVISIBLE =
-  /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uFE00-\uFE0F\u200B-\u200F\u2060-\u2064\uFEFF\u00AD\u034F\u180E\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069]/gu;
-const NON_ASCII = /[^\u0000-\u007F]/;
-
-/** Adds to `found` the id of every rule `text` trips. */
+/** Adds to `found` the id of every rule `text` trips, in the text as it is and in every normalized form. */
 export function screen(text: string, found: Set<string>): void {
   if (ANY_INVISIBLE.test(text))
     for (const rule of INVISIBLE_RULES) if (!found.has(rule.id) && rule.test(text)) found.add(rule.id);
-  let plain = DISGUISED.test(text) ? text.replace(ALL_INVISIBLE, '') : text;
-  // Fullwidth and other compatibility letters (ｉｇｎｏｒｅ) read as their plain forms.
-  if (NON_ASCII.test(plain)) plain = plain.normalize('NFKC');
-  for (const rule of INSTRUCTION_RULES)
-    if (!found.has(rule.id) && rule.pattern.test(plain)) found.add(rule.id);
+  const forms = DISGUISED.test(text) ? [text, ...screenForms(text)] : [text];
+  for (const rule of INSTRUCTION_RULES) {
+    if (found.has(rule.id)) continue;
+    for (const form of forms)
+      if (rule.pattern.test(form)) {
+        found.add(rule.id);
+        break;
+      }
+  }
 }
 
 export const INVISIBLE_IDS: ReadonlySet<string> = new Set(INVISIBLE_RULES.map((rule) => rule.id));
