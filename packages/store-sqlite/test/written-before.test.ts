@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { verifyAuditLog } from '@toolgate/audit';
 import { sqliteArtifacts, sqliteAuditStore, sqliteCheckIns, sqlitePins } from '@toolgate/store-sqlite';
-import { PUBLIC_PEM } from '../../audit/test/fixtures';
+import { PUBLIC_PEM } from '../../../test-support/audit-fixtures';
 import { MIGRATIONS } from '../src/schema';
 import { T0, tempDir } from './support';
 
