@@ -2,6 +2,9 @@
 // The `toolgate` bin: a thin shell over runCli.
 
 import { runCli } from './commands/main';
+import { quietSqliteWarning } from './commands/quiet-warnings';
+
+quietSqliteWarning();
 
 runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),

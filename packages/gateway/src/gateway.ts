@@ -430,7 +430,13 @@ function stdioIdentityOf(loaded: LoadedConfig) {
 async function readiness(runtime: Runtime): Promise<Readiness> {
   const upstreams: Record<
     string,
-    { state: string; tools: number; error?: string; skipped?: readonly { tool: string; reason: string }[] }
+    {
+      state: string;
+      tools: number;
+      error?: string;
+      stderr?: readonly string[];
+      skipped?: readonly { tool: string; reason: string }[];
+    }
   > = {};
   for (const [name, upstream] of runtime.upstreams) {
     const status = upstream.status();
@@ -438,6 +444,7 @@ async function readiness(runtime: Runtime): Promise<Readiness> {
       state: status.state,
       tools: status.tools,
       ...(status.error !== undefined ? { error: status.error } : {}),
+      ...(status.stderr !== undefined ? { stderr: status.stderr } : {}),
       ...(status.skipped !== undefined ? { skipped: status.skipped } : {}),
     };
   }

@@ -41,6 +41,7 @@ export interface Readiness {
         readonly state: string;
         readonly tools: number;
         readonly error?: string;
+        readonly stderr?: readonly string[];
         readonly skipped?: readonly { readonly tool: string; readonly reason: string }[];
       }
     >

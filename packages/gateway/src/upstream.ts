@@ -4,6 +4,7 @@
 // configuration's declarations per tool (`declare`) and by annotation (`fromAnnotations`). Its tools
 // follow the server: a list change, a reconnect or an accepted pin imports them again.
 
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -32,6 +33,7 @@ import { durationMs, sizeBytes } from './config/units';
 import { fillCredentials, resolveCredential } from './credentials';
 import { followStderr } from './upstream-stderr';
 import { globMatcher, matchesAny } from './glob';
+import { stderrTail, type StderrTail } from './stderr-tail';
 
 export type UpstreamState = McpClientStatus['state'];
 
@@ -41,6 +43,8 @@ export interface UpstreamStatus {
   readonly tools: number;
   /** Why it is not connected, in words that name no secret. */
   readonly error?: string;
+  /** The last lines a stdio server that did not complete its handshake wrote to stderr, redacted. */
+  readonly stderr?: readonly string[];
   /** Times the connection came back after it was lost. */
   readonly restarts: number;
   /** Tools the server lists that are not served, with why (invisible characters, a description addressed to the model, …). */
@@ -144,9 +148,15 @@ export async function connectUpstream(
   const changed = new Set<string>();
   const listeners = new Set<() => void>();
 
+  // The stderr of the newest stdio connection, kept until its handshake completes.
+  let tail: StderrTail | undefined;
   const client = mcpClient({
     name,
-    transport: () => transport(name, config, context),
+    transport: () => {
+      const made = transport(name, config, context);
+      tail = made.tail;
+      return made.transport;
+    },
     prefix,
     timeoutMs,
     backoff,
@@ -169,6 +179,7 @@ export async function connectUpstream(
       case 'mcp.status': {
         const { state, reason } = event.status;
         if (state === 'connected') {
+          tail?.stop();
           if (wasConnected) {
             restarts += 1;
             context.log?.({ level: 'info', msg: 'upstream.restarted', upstream: name, restarts });
@@ -245,7 +256,7 @@ export async function connectUpstream(
     closed = true;
     await client.close().catch(() => undefined);
     if (cause instanceof UpstreamError) throw cause;
-    throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}`);
+    throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}${stderrNote(tail)}`);
   }
 
   let refreshing: Promise<void> | undefined;
@@ -339,6 +350,9 @@ export async function connectUpstream(
         state: status.state,
         tools: current.tools.length,
         ...(status.reason !== undefined && status.state !== 'connected' ? { error: status.reason } : {}),
+        ...(status.state !== 'connected' && tail !== undefined && tail.lines().length > 0
+          ? { stderr: tail.lines() }
+          : {}),
         restarts,
         ...(client.skipped.length > 0
           ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
@@ -359,15 +373,24 @@ export async function connectUpstream(
 }
 
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
-function transport(name: string, config: UpstreamConfig, context: UpstreamContext): Transport {
+function transport(
+  name: string,
+  config: UpstreamConfig,
+  context: UpstreamContext,
+): { transport: Transport; tail?: StderrTail } {
+  const secrets: string[] = [];
   const lookup = (credential: string) => {
     const value = resolveCredential(credential, context.credentials, context.baseDir, context.env);
     context.onCredential?.(value);
+    secrets.push(value);
     return value;
   };
   try {
     if (config.command !== undefined) {
       const [command, ...args] = config.command;
+      const cwd = resolve(context.baseDir, config.cwd ?? '.');
+      // spawn reports a missing working folder as the command missing (ENOENT); name it as what it is.
+      if (!isDirectory(cwd)) throw new UpstreamError(`upstream '${name}': ${MISSING_CWD}'${cwd}'`);
       const env: Record<string, string> = { ...getDefaultEnvironment() };
       const handed: string[] = [];
       for (const [key, value] of Object.entries(config.env ?? {})) {
@@ -378,18 +401,22 @@ function transport(name: string, config: UpstreamConfig, context: UpstreamContex
         command: command!,
         args,
         env,
-        cwd: resolve(context.baseDir, config.cwd ?? '.'),
-        stderr: context.log === undefined ? 'ignore' : 'pipe',
+        cwd,
+        // Kept until the handshake for start errors (stderr-tail.ts); followed into the log when there is one.
+        stderr: 'pipe',
       });
-      if (context.log !== undefined && stdio.stderr !== null)
-        followStderr(name, stdio.stderr as Readable, handed, context.log);
-      return stdio;
+      const stream = stdio.stderr as Readable | null;
+      if (context.log !== undefined && stream !== null) followStderr(name, stream, handed, context.log);
+      return { transport: stdio, tail: stderrTail(stream, secrets) };
     }
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.headers ?? {}))
       headers[key] = fillCredentials(value, lookup);
-    return new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } });
+    return {
+      transport: new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } }),
+    };
   } catch (cause) {
+    if (cause instanceof UpstreamError) throw cause;
     throw new UpstreamError(`upstream '${name}': ${(cause as Error).message}`);
   }
 }
@@ -500,6 +527,9 @@ function connectProblem(config: UpstreamConfig, cause: unknown): string {
   const deepest = (inner as { cause?: unknown } | undefined)?.cause ?? inner;
   const text = [cause, inner, deepest].map((e) => (e instanceof Error ? e.message : String(e))).join(' ');
   const code = (deepest as { code?: unknown } | undefined)?.code ?? (inner as { code?: unknown })?.code;
+  // Our own finding (a missing working folder) already says what is wrong.
+  const ours = [cause, inner, deepest].find((e) => e instanceof UpstreamError);
+  if (ours !== undefined) return ours.message.replace(/^upstream '[^']*': /, '');
   if (config.command !== undefined) {
     if (code === 'ENOENT' || /ENOENT/.test(text))
       return `the command '${config.command[0]}' was not found; check 'command' (relative paths resolve against the configuration file)`;
@@ -507,6 +537,22 @@ function connectProblem(config: UpstreamConfig, cause: unknown): string {
   }
   // An HTTP error may carry the response body or URL; only its kind is passed on.
   return `the server at its 'url' could not be reached or did not speak MCP (${inner instanceof Error ? inner.name : 'error'})`;
+}
+
+/** What a server that failed to start printed last, to end a start error with. */
+function stderrNote(tail: StderrTail | undefined): string {
+  const lines = tail?.lines() ?? [];
+  return lines.length === 0 ? '' : `; its stderr ended with: ${lines.join(' | ')}`;
+}
+
+const MISSING_CWD = 'its working folder (cwd) does not exist: ';
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function firstLine(text: string): string {

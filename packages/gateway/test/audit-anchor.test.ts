@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { loadConfig, runCli } from '@toolgate/gateway';
 import { openAudit } from '../src/audit';
 import { tempDir, fixtureServer, type TempDir } from './helpers';

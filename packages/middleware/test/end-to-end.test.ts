@@ -311,12 +311,17 @@ describe('end to end through canonicalChain', () => {
     w.policy.provider = 'down';
     await w.send({ draft: ref, customer: 'cus_9', amount: 240 });
     // A per-tenant chain that cannot serve the tool: its calls are refused and an operator event says why.
+    const warnings: string[] = [];
     const misconfigured = createDispatcher({
       tools: [w.invoice],
       chain: () => canonicalChain(),
       events: w.dispatcher.events,
+      warn: (message) => warnings.push(message),
     });
     w.outcomes.push(await misconfigured.dispatch({ toolName: 'send_invoice', args: {} }, { identity: ANN }));
+    expect(warnings).toEqual([
+      expect.stringContaining("tool 'send_invoice' cannot be served by gate 'wants'"),
+    ]);
     try {
       createDispatcher({ tools: [w.invoice], chain: canonicalChain() });
     } catch (error) {

@@ -13,7 +13,8 @@ import {
   type ArtifactStore,
   type StoredArtifact,
 } from '@toolgate/core';
-import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+import type { SQLInputValue } from 'node:sqlite';
+import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 
 export type SqliteArtifactsOptions = SqliteStoreOptions & {
   /** The most refs one `list` answers, whatever limit is asked for. Default 100. */
@@ -59,10 +60,11 @@ function prepare(db: SqliteDatabase) {
   );
   return {
     sweep,
-    put: db.transaction((row: Record<string, unknown>, now: number) => {
-      sweep.run(now);
-      insert.run(row);
-    }),
+    put: (row: Record<string, SQLInputValue>, now: number) =>
+      transaction(db, () => {
+        sweep.run(now);
+        insert.run(row);
+      }),
     get: db.prepare(
       `SELECT ${META_COLUMNS}, data_json, data_blob FROM toolgate_artifacts WHERE ref = @ref AND ${SCOPE} AND ${LIVE}`,
     ),
@@ -86,7 +88,7 @@ function metaOf(row: Row): ArtifactMeta {
 }
 
 /**
- * Artifacts in SQLite (better-sqlite3), in WAL mode with `user_version` migrations. A `Uint8Array`
+ * Artifacts in SQLite (Node's built-in node:sqlite), in WAL mode with `user_version` migrations. A `Uint8Array`
  * is kept as bytes with `meta.contentType` (default `application/octet-stream`); anything else as JSON.
  */
 export function sqliteArtifacts(options: SqliteArtifactsOptions): SqliteArtifactStore {
@@ -136,7 +138,10 @@ export function sqliteArtifacts(options: SqliteArtifactsOptions): SqliteArtifact
     async get(scope, ref): Promise<StoredArtifact | undefined> {
       if (typeof ref !== 'string') return undefined;
       const params = { ...scopeFields(STORE, scope), ref, now: connection.now() };
-      const row = connection.use('read an artifact', (s) => s.get.get(params) as DataRow | undefined);
+      const row = connection.use(
+        'read an artifact',
+        (s) => s.get.get(params) as unknown as DataRow | undefined,
+      );
       if (row === undefined) return undefined;
       const data =
         row.data_blob !== null ? Uint8Array.from(row.data_blob) : (JSON.parse(row.data_json!) as unknown);
@@ -147,11 +152,11 @@ export function sqliteArtifacts(options: SqliteArtifactsOptions): SqliteArtifact
       // Bounded whatever is asked: a limit below zero or not a number lists nothing.
       const bound = Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.trunc(limit), maxList));
       const params = { ...scopeFields(STORE, scope), kind, now: connection.now(), limit: bound };
-      const rows = connection.use(`list '${kind}' artifacts`, (s) => s.list.all(params) as Row[]);
+      const rows = connection.use(`list '${kind}' artifacts`, (s) => s.list.all(params) as unknown as Row[]);
       return rows.map(metaOf);
     },
     async sweep() {
-      return connection.use('sweep expired artifacts', (s) => s.sweep.run(connection.now()).changes);
+      return connection.use('sweep expired artifacts', (s) => Number(s.sweep.run(connection.now()).changes));
     },
     close() {
       connection.close();

@@ -1,11 +1,11 @@
 // A durable AuditStore: the log is one chain in the file whichever process appends. An append seals
 // its records against the head it read, then commits inside BEGIN IMMEDIATE only if the head is still
 // that one, and seals again if another writer moved it. The write lock is never held across the
-// (asynchronous) seal: a better-sqlite3 write elsewhere in the process waits synchronously for the
+// (asynchronous) seal: a node:sqlite write elsewhere in the process waits synchronously for the
 // lock, and would then wait for a seal that cannot finish while the event loop is blocked.
 
 import { auditContinues, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
-import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 import { SqliteStoreError } from './errors';
 
 export type SqliteAuditStoreOptions = SqliteStoreOptions;
@@ -38,25 +38,28 @@ function prepare(db: SqliteDatabase) {
     head,
     read: db.prepare(`SELECT seq, record FROM toolgate_audit WHERE seq > ? ORDER BY seq LIMIT ?`),
     /** Stores `records` if the head is still `expected`; false when another writer moved it. */
-    commit: db.transaction(
-      (expected: AuditHead | undefined, records: readonly AuditRecord[], next: AuditHead | undefined) => {
-        const current = head.get() as HeadRow | undefined;
-        if (current?.seq !== expected?.seq || current?.hash !== expected?.hash) return false;
-        for (const record of records) {
-          insert.run({
-            seq: record.seq,
-            at: record.at,
-            tenant: record.tenant ?? null,
-            tool: record.tool ?? null,
-            kind: record.kind,
-            hash: record.hash,
-            record: JSON.stringify(record),
-          });
-        }
-        if (next !== undefined) moveHead.run(next);
-        return true;
-      },
-    ),
+    commit: (expected: AuditHead | undefined, records: readonly AuditRecord[], next: AuditHead | undefined) =>
+      transaction(
+        db,
+        () => {
+          const current = head.get() as HeadRow | undefined;
+          if (current?.seq !== expected?.seq || current?.hash !== expected?.hash) return false;
+          for (const record of records) {
+            insert.run({
+              seq: record.seq,
+              at: record.at,
+              tenant: record.tenant ?? null,
+              tool: record.tool ?? null,
+              kind: record.kind,
+              hash: record.hash,
+              record: JSON.stringify(record),
+            });
+          }
+          if (next !== undefined) moveHead.run({ seq: next.seq, hash: next.hash });
+          return true;
+        },
+        'immediate',
+      ),
   };
 }
 
@@ -73,7 +76,7 @@ const headOf = (row: HeadRow | undefined): AuditHead | undefined =>
   row === undefined ? undefined : { seq: row.seq, hash: row.hash };
 
 /**
- * The audit log in SQLite (better-sqlite3), in WAL mode with `user_version` migrations: shared safely
+ * The audit log in SQLite (Node's built-in node:sqlite), in WAL mode with `user_version` migrations: shared safely
  * by every process that opens the file.
  *
  * ```ts
@@ -83,7 +86,7 @@ const headOf = (row: HeadRow | undefined): AuditHead | undefined =>
 export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditStore {
   const connection = new Connection(STORE, options, prepare);
   const readHead = () =>
-    connection.use('read the audit head', (s) => headOf(s.head.get() as HeadRow | undefined));
+    connection.use('read the audit head', (s) => headOf(s.head.get() as unknown as HeadRow | undefined));
   // One append at a time from this store, so its own appends never race each other for the head.
   let tail: Promise<unknown> = Promise.resolve();
 
@@ -93,7 +96,7 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
       const records = await seal(head);
       const next = auditContinues(STORE, head, records);
       if (records.length === 0) return records;
-      const stored = connection.use('append audit records', (s) => s.commit.immediate(head, records, next));
+      const stored = connection.use('append audit records', (s) => s.commit(head, records, next));
       if (stored) return records;
       // Another process took the head: a short, random pause spreads writers that keep colliding.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
@@ -121,7 +124,7 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
       }
       const rows = connection.use(
         'read audit records',
-        (s) => s.read.all(after, limit) as { seq: number; record: string }[],
+        (s) => s.read.all(after, limit) as unknown as { seq: number; record: string }[],
       );
       return rows.map(recordOf);
     },

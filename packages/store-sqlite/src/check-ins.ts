@@ -12,8 +12,8 @@ import {
   type CheckInStore,
   type RecordedDecision,
 } from '@toolgate/core';
-import type { Statement } from 'better-sqlite3';
-import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+import type { StatementSync as Statement } from 'node:sqlite';
+import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 
 export type SqliteCheckInsOptions = SqliteStoreOptions & {
   /** How long a record stays after its request expires, for audit, before `sweep` deletes it. Default 7 days. */
@@ -57,12 +57,10 @@ function prepare(db: SqliteDatabase) {
        VALUES (@id, @tenant, @principal, @toolName, @argsDigest, 'pending', @expiresMs, @request)`,
     ),
     get: db.prepare(`SELECT ${COLUMNS} FROM toolgate_check_ins WHERE id = ?`),
-    consume: db.transaction(
-      (id: string, receipt: string | null, now: number) => consume.run(receipt, id, now).changes === 1,
-    ),
-    decide: db.transaction(
-      (id: string, decision: string, now: number) => decide.run(decision, id, now).changes === 1,
-    ),
+    consume: (id: string, receipt: string | null, now: number) =>
+      transaction(db, () => consume.run(receipt, id, now).changes === 1, 'immediate'),
+    decide: (id: string, decision: string, now: number) =>
+      transaction(db, () => decide.run(decision, id, now).changes === 1, 'immediate'),
     revoke: db.prepare(`UPDATE toolgate_check_ins SET state = 'revoked' WHERE id = ? AND state = 'pending'`),
     sweep: db.prepare(`DELETE FROM toolgate_check_ins WHERE expires_ms <= ?`),
     list(filter: ListParams): Statement {
@@ -81,7 +79,12 @@ function prepare(db: SqliteDatabase) {
       const order = filter.newest ? 'DESC' : 'ASC';
       const sql = `SELECT ${COLUMNS} FROM toolgate_check_ins ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${order} LIMIT @limit`;
       let statement = lists.get(sql);
-      if (statement === undefined) lists.set(sql, (statement = db.prepare(sql)));
+      if (statement === undefined) {
+        statement = db.prepare(sql);
+        // One parameter object serves every variant; a variant ignores the filters it does not test.
+        statement.setAllowUnknownNamedParameters(true);
+        lists.set(sql, statement);
+      }
       return statement;
     },
   };
@@ -109,7 +112,7 @@ interface ListParams {
   readonly toolName?: string;
   readonly state?: string;
   readonly argsDigest?: string;
-  /** better-sqlite3 binds no booleans. */
+  /** SQLite binds no booleans. */
   readonly decided?: 0 | 1;
   readonly newest: boolean;
   readonly limit: number;
@@ -130,7 +133,7 @@ function filterParams(raw: CheckInFilter): ListParams {
 }
 
 /**
- * Check-ins in SQLite (better-sqlite3), in WAL mode with `user_version` migrations.
+ * Check-ins in SQLite (Node's built-in node:sqlite), in WAL mode with `user_version` migrations.
  *
  * ```ts
  * const checkIns = sqliteCheckIns({ path: './toolgate.db' });
@@ -167,28 +170,26 @@ export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInSto
     },
     async get(id) {
       if (typeof id !== 'string') return undefined;
-      const row = connection.use(`read check-in '${id}'`, (s) => s.get.get(id) as Row | undefined);
+      const row = connection.use(`read check-in '${id}'`, (s) => s.get.get(id) as unknown as Row | undefined);
       return row === undefined ? undefined : recordOf(row);
     },
     async consume(id, receipt) {
       if (typeof id !== 'string') return false;
       const stored = receipt === undefined ? null : JSON.stringify(receipt);
-      return connection.use(`consume check-in '${id}'`, (s) =>
-        s.consume.immediate(id, stored, connection.now()),
-      );
+      return connection.use(`consume check-in '${id}'`, (s) => s.consume(id, stored, connection.now()));
     },
     async decide(id, decision) {
       const kept = JSON.stringify(recordedDecision(STORE, decision));
       if (typeof id !== 'string') return false;
       return connection.use(`record a decision on check-in '${id}'`, (s) =>
-        s.decide.immediate(id, kept, connection.now()),
+        s.decide(id, kept, connection.now()),
       );
     },
     async list(filter = {}) {
       const params = filterParams(filter);
       // `newest` picks the statement; it is no parameter of it.
       const { newest: _newest, ...bound } = params;
-      const rows = connection.use('list check-ins', (s) => s.list(params).all(bound) as Row[]);
+      const rows = connection.use('list check-ins', (s) => s.list(params).all(bound) as unknown as Row[]);
       return rows.map(recordOf);
     },
     async revoke(id) {
@@ -196,9 +197,8 @@ export function sqliteCheckIns(options: SqliteCheckInsOptions): SqliteCheckInSto
       return connection.use(`revoke check-in '${id}'`, (s) => s.revoke.run(id).changes === 1);
     },
     async sweep() {
-      return connection.use(
-        'sweep expired check-ins',
-        (s) => s.sweep.run(connection.now() - retainMs).changes,
+      return connection.use('sweep expired check-ins', (s) =>
+        Number(s.sweep.run(connection.now() - retainMs).changes),
       );
     },
     close() {

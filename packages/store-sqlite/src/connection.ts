@@ -1,12 +1,57 @@
-// One better-sqlite3 connection per store, opened on first use rather than in the factory, so a locked
+// One node:sqlite connection per store, opened on first use rather than in the factory, so a locked
 // or corrupt file never throws where the store is built: every operation rejects instead, and the
 // next operation tries to open the file again.
 
-import Database from 'better-sqlite3';
+import type { DatabaseSync } from 'node:sqlite';
 import { SqliteStoreError, storeError } from './errors';
 import { migrate } from './schema';
 
-export type SqliteDatabase = Database.Database;
+/** A database opened with Node's built-in `node:sqlite` (`new DatabaseSync(path)`). */
+export type SqliteDatabase = DatabaseSync;
+
+/**
+ * Node's built-in SQLite, loaded on first use: importing this package costs nothing (and warns
+ * nothing, where Node still flags the module experimental) until a store opens a file, and a Node
+ * without `node:sqlite` fails that open with a reason instead of failing every import.
+ */
+function sqlite(): typeof import('node:sqlite') {
+  const loaded = process.getBuiltinModule?.('node:sqlite') as typeof import('node:sqlite') | undefined;
+  if (loaded === undefined) {
+    throw new Error(
+      `this Node (${process.version}) has no built-in node:sqlite; @toolgate/store-sqlite needs Node 22.13 or later`,
+    );
+  }
+  return loaded;
+}
+
+/**
+ * Runs `work` in one transaction: BEGIN (IMMEDIATE takes the write lock first), COMMIT when it
+ * returns, ROLLBACK when it throws. Inside a transaction already open on `db` it runs under a
+ * savepoint instead, so a caller's own transaction stays whole.
+ */
+export function transaction<T>(
+  db: SqliteDatabase,
+  work: () => T,
+  mode: 'deferred' | 'immediate' = 'deferred',
+): T {
+  const nested = db.isTransaction;
+  db.exec(nested ? 'SAVEPOINT toolgate' : mode === 'immediate' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+  let result: T;
+  try {
+    result = work();
+  } catch (error) {
+    // A failed COMMIT or a busy BEGIN may have ended the transaction already; only roll back one still open.
+    if (db.isTransaction) db.exec(nested ? 'ROLLBACK TO toolgate; RELEASE toolgate' : 'ROLLBACK');
+    throw error;
+  }
+  try {
+    db.exec(nested ? 'RELEASE toolgate' : 'COMMIT');
+  } catch (error) {
+    if (!nested && db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+  return result;
+}
 
 interface SharedOptions {
   /** Milliseconds since the epoch; injectable for deterministic tests. */
@@ -50,20 +95,20 @@ export class Connection<S> {
     const hasDatabase = options.database !== undefined;
     if (hasPath === hasDatabase) {
       throw new TypeError(
-        `${store}: pass exactly one of 'path' (a file or ':memory:') and 'database' (an open better-sqlite3 Database).`,
+        `${store}: pass exactly one of 'path' (a file or ':memory:') and 'database' (an open node:sqlite DatabaseSync).`,
       );
     }
     if (hasPath && (typeof options.path !== 'string' || options.path === '')) {
       throw new TypeError(`${store}: 'path' must be a non-empty string: a file path or ':memory:'.`);
     }
     if (hasDatabase && typeof options.database?.prepare !== 'function') {
-      throw new TypeError(`${store}: 'database' must be an open better-sqlite3 Database.`);
+      throw new TypeError(`${store}: 'database' must be an open node:sqlite DatabaseSync.`);
     }
     const busy = options.busyTimeoutMs;
     if (busy !== undefined && !(Number.isInteger(busy) && busy >= 0)) {
       throw new TypeError(`${store}: 'busyTimeoutMs' must be a non-negative integer of milliseconds.`);
     }
-    this.path = options.path ?? options.database!.name;
+    this.path = options.path ?? options.database!.location() ?? ':memory:';
     this.now = options.now ?? Date.now;
     this.#source = options;
     this.#prepare = prepare;
@@ -106,20 +151,22 @@ export class Connection<S> {
       this.#open = { db, statements: this.#prepare(db) };
       return this.#open;
     } catch (error) {
-      if (given === undefined && db?.open === true) db.close();
+      if (given === undefined && db?.isOpen === true) db.close();
       throw storeError(this.store, this.path, 'open the database', error);
     }
   }
 
   #openFile(path: string): SqliteDatabase {
-    const db = new Database(path, { timeout: this.#source.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    const db = new (sqlite().DatabaseSync)(path);
     try {
-      if (!db.memory) {
+      // A PRAGMA rather than the constructor's `timeout`, which older Node 22 releases lack.
+      db.exec(`PRAGMA busy_timeout = ${this.#source.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
+      if (db.location() !== null) {
         // WAL lets readers run beside a writer, so a slow UI listing never blocks a consume.
-        db.pragma('journal_mode = WAL');
-        // better-sqlite3 builds with NORMAL under WAL, where a power cut can undo a commit
-        // and hand an already-consumed approval back as pending.
-        db.pragma('synchronous = FULL');
+        db.exec('PRAGMA journal_mode = WAL');
+        // Under WAL, NORMAL lets a power cut undo a commit and hand an already-consumed approval
+        // back as pending.
+        db.exec('PRAGMA synchronous = FULL');
       }
       return db;
     } catch (error) {

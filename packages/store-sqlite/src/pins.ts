@@ -9,7 +9,7 @@ import {
   type PinRecord,
   type PinStore,
 } from '@toolgate/core';
-import { Connection, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 
 export type SqlitePinsOptions = SqliteStoreOptions;
 
@@ -68,27 +68,32 @@ function prepare(db: SqliteDatabase) {
   );
   return {
     get,
-    observe: db.transaction((seen: PinObservation, at: string): { record: PinRecord; pinned: boolean } => {
-      const key = [seen.source, seen.kind, seen.name] as const;
-      const current = get.get(...key) as Row | undefined;
-      if (current === undefined) {
-        insert.run(...key, seen.digest, JSON.stringify(seen.definition), at);
-        return { record: { ...seen, pinnedAt: at }, pinned: true };
-      }
-      if (current.digest === seen.digest) {
-        if (current.changed_digest !== null) setChanged.run(null, null, null, ...key);
-      } else if (current.changed_digest !== seen.digest) {
-        setChanged.run(seen.digest, JSON.stringify(seen.definition), at, ...key);
-      }
-      return { record: recordOf(get.get(...key) as Row), pinned: false };
-    }),
+    observe: (seen: PinObservation, at: string): { record: PinRecord; pinned: boolean } =>
+      transaction(
+        db,
+        () => {
+          const key = [seen.source, seen.kind, seen.name] as const;
+          const current = get.get(...key) as Row | undefined;
+          if (current === undefined) {
+            insert.run(...key, seen.digest, JSON.stringify(seen.definition), at);
+            return { record: { ...seen, pinnedAt: at }, pinned: true };
+          }
+          if (current.digest === seen.digest) {
+            if (current.changed_digest !== null) setChanged.run(null, null, null, ...key);
+          } else if (current.changed_digest !== seen.digest) {
+            setChanged.run(seen.digest, JSON.stringify(seen.definition), at, ...key);
+          }
+          return { record: recordOf(get.get(...key) as unknown as Row), pinned: false };
+        },
+        'immediate',
+      ),
     accept,
     all: db.prepare(`SELECT * FROM toolgate_pins ORDER BY source, kind, name`),
   };
 }
 
 /**
- * Pins in SQLite (better-sqlite3), beside the check-ins and artifacts in the same file if you like.
+ * Pins in SQLite (Node's built-in node:sqlite), beside the check-ins and artifacts in the same file if you like.
  *
  * ```ts
  * const pins = sqlitePins({ path: './toolgate.db' });
@@ -99,7 +104,7 @@ export function sqlitePins(options: SqlitePinsOptions): SqlitePinStore {
   const connection = new Connection(STORE, options, prepare);
   return {
     async observe(seen, at) {
-      return connection.use(`pin '${seen.source}/${seen.name}'`, (s) => s.observe.immediate(seen, at));
+      return connection.use(`pin '${seen.source}/${seen.name}'`, (s) => s.observe(seen, at));
     },
     async get(source, kind, name) {
       const row = connection.use(
@@ -115,7 +120,7 @@ export function sqlitePins(options: SqlitePinsOptions): SqlitePinStore {
       );
     },
     async list(filter: PinFilter = {}) {
-      const rows = connection.use('list pins', (s) => s.all.all() as Row[]);
+      const rows = connection.use('list pins', (s) => s.all.all() as unknown as Row[]);
       return rows.map(recordOf).filter((record) => pinMatches(record, filter));
     },
     close() {

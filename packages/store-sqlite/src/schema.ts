@@ -1,7 +1,7 @@
 // The schema, versioned in code: entry i brings a database from `user_version` i to i + 1. Append new
 // entries; never edit a shipped one, so any older file opens by replaying only what it lacks.
 
-import type Database from 'better-sqlite3';
+import { transaction, type SqliteDatabase } from './connection';
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -86,10 +86,11 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;
+const userVersion = (db: SqliteDatabase): number =>
+  (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
 
 /** Brings `db` to the newest schema in `migrations`; refuses a file written by a newer schema. */
-export function migrate(db: Database.Database, migrations: readonly string[] = MIGRATIONS): void {
+export function migrate(db: SqliteDatabase, migrations: readonly string[] = MIGRATIONS): void {
   const newest = migrations.length;
   const check = (version: number) => {
     if (version > newest) {
@@ -102,10 +103,14 @@ export function migrate(db: Database.Database, migrations: readonly string[] = M
   check(before);
   if (before === newest) return;
   // IMMEDIATE takes the write lock first, so two processes opening an old file migrate it once.
-  db.transaction(() => {
-    const current = userVersion(db);
-    check(current);
-    for (let version = current; version < newest; version++) db.exec(migrations[version]!);
-    db.pragma(`user_version = ${newest}`);
-  }).immediate();
+  transaction(
+    db,
+    () => {
+      const current = userVersion(db);
+      check(current);
+      for (let version = current; version < newest; version++) db.exec(migrations[version]!);
+      db.exec(`PRAGMA user_version = ${newest}`);
+    },
+    'immediate',
+  );
 }

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { writeFileSync } from 'node:fs';
 import { isArtifactRef, type ArtifactScope } from '@toolgate/core';
 import { sqliteArtifacts, sqliteCheckIns, type SqliteArtifactStore } from '@toolgate/store-sqlite';
@@ -16,7 +16,7 @@ describe('sqliteArtifacts', () => {
     return created;
   };
   const rowCount = (path: string) => {
-    const db = new Database(path, { readonly: true });
+    const db = new Database(path, { readOnly: true });
     const { n } = db.prepare('SELECT count(*) AS n FROM toolgate_artifacts').get() as { n: number };
     db.close();
     return n;

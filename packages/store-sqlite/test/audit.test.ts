@@ -2,7 +2,7 @@
 // chain, a restarted process continues it, an older file gains the tables, a file that cannot be used
 // refuses calls, and every edit made to the file behind the log's back is found at its seq.
 
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { writeFileSync } from 'node:fs';
 import { createDispatcher, type AuditRecord } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
@@ -34,7 +34,7 @@ describe('sqliteAuditStore under the audit log', () => {
   }
 
   const rows = (path: string) => {
-    const db = new Database(path, { readonly: true });
+    const db = new Database(path, { readOnly: true });
     const all = db.prepare('SELECT seq, record FROM toolgate_audit ORDER BY seq').all() as {
       seq: number;
       record: string;
@@ -107,7 +107,7 @@ describe('sqliteAuditStore under the audit log', () => {
     const { dispatcher, audit } = open(path);
     await dispatcher.dispatch({ toolName: 'refund', args: {} });
     expect(await audit.verify()).toEqual({ ok: true, count: 1 });
-    const after = new Database(path, { readonly: true });
+    const after = new Database(path, { readOnly: true });
     expect(after.prepare('SELECT id FROM toolgate_check_ins').all()).toEqual([{ id: 'chk_1' }]);
     after.close();
   });
@@ -170,11 +170,11 @@ describe('sqliteAuditStore under the audit log', () => {
 
     it('two records swapped', async () => {
       const { db, verify } = await written(6);
-      db.transaction(() => {
-        db.prepare('UPDATE toolgate_audit SET seq = -2 WHERE seq = 2').run();
-        db.prepare('UPDATE toolgate_audit SET seq = 2 WHERE seq = 5').run();
-        db.prepare('UPDATE toolgate_audit SET seq = 5 WHERE seq = -2').run();
-      })();
+      db.exec(`BEGIN;
+        UPDATE toolgate_audit SET seq = -2 WHERE seq = 2;
+        UPDATE toolgate_audit SET seq = 2 WHERE seq = 5;
+        UPDATE toolgate_audit SET seq = 5 WHERE seq = -2;
+        COMMIT;`);
       db.close();
       expect(await verify()).toMatchObject({ ok: false, seq: 2 });
     });

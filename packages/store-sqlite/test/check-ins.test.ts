@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { writeFileSync } from 'node:fs';
 import type { CheckInReceipt } from '@toolgate/core';
 import { sqliteCheckIns, SqliteStoreError, type SqliteCheckInStore } from '@toolgate/store-sqlite';
@@ -260,8 +260,8 @@ describe('sqliteCheckIns', () => {
     it('puts a file in WAL mode', async () => {
       const path = tmp.file('wal.db');
       await store(path).put(request());
-      const db = new Database(path, { readonly: true });
-      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const db = new Database(path, { readOnly: true });
+      expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
       db.close();
     });
 
@@ -279,7 +279,7 @@ describe('sqliteCheckIns', () => {
       const req = request();
       await checkIns.put(req);
       checkIns.close();
-      expect(db.open).toBe(true);
+      expect(db.isOpen).toBe(true);
       expect(db.prepare('SELECT state FROM toolgate_check_ins WHERE id = ?').get(req.id)).toEqual({
         state: 'pending',
       });

@@ -1,7 +1,7 @@
 // End to end: a dispatcher whose check-ins live in SQLite, across processes, restarts, races, and a
 // database that is corrupt or locked. The fixture processes are in test/fixtures.
 
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Type } from 'typebox';
 import {

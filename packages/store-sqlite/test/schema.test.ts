@@ -1,10 +1,11 @@
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { sqliteArtifacts, sqliteCheckIns } from '@toolgate/store-sqlite';
 import { migrate, MIGRATIONS } from '../src/schema';
 import { request, tempDir } from './support';
 
-const versionOf = (db: Database.Database) => db.pragma('user_version', { simple: true });
-const tables = (db: Database.Database) =>
+const versionOf = (db: Database) =>
+  (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+const tables = (db: Database) =>
   (
     db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as {
       name: string;
@@ -90,7 +91,7 @@ describe('schema migrations', () => {
   it('refuses a file written by a newer schema, saying so, and leaves its version and tables as they were', async () => {
     const path = tmp.file('future.db');
     const future = new Database(path);
-    future.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    future.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
     future.close();
 
     const checkIns = sqliteCheckIns({ path });

@@ -215,12 +215,15 @@ describe('never leaks', () => {
             deadlineMs: GATE_DEADLINE_MS,
             validator: sharedValidator,
           });
+          // The operator warning of a chain that cannot be used is checked like every other output.
+          const warnings: string[] = [];
           const dispatcher = createDispatcher({
             tools: [subjectTool(c)],
             chain: () => {
               if (c.chainThrows) throw new Error(`tenant lookup failed: ${secret}`);
               return chain;
             },
+            warn: (message) => warnings.push(message),
           });
           const events = recordEvents(dispatcher);
           const outcomes: DispatchOutcome[] = [];
@@ -230,6 +233,7 @@ describe('never leaks', () => {
             'dispatch',
           );
           outcomes.push(first);
+          expect(warnings.join('\n')).not.toContain(secret);
           if (first.kind === 'paused') {
             const decision =
               c.decision === 'approve'

@@ -1,8 +1,10 @@
-// `toolgate gateway --config F`: serve until SIGINT/SIGTERM (draining in-flight calls); SIGHUP reloads.
+// `toolgate gateway --config F`: serve until SIGINT/SIGTERM (draining in-flight calls) or until the
+// wrapper it was started through exits (parent-watch.ts); SIGHUP reloads.
 
 import { createGateway } from '../gateway';
 import type { CommandIo, ParsedArgs } from './io';
 import { UsageError } from './io';
+import { watchParent } from './parent-watch';
 
 export async function gatewayCommand(file: string, args: ParsedArgs, io: CommandIo): Promise<number> {
   const port = args.flags.get('port');
@@ -25,6 +27,7 @@ export async function gatewayCommand(file: string, args: ParsedArgs, io: Command
     const stop = () => {
       if (stopping) return;
       stopping = true;
+      parent.stop();
       process.off('SIGHUP', reload);
       void gateway.close().then(
         () => done(0),
@@ -32,6 +35,13 @@ export async function gatewayCommand(file: string, args: ParsedArgs, io: Command
       );
     };
     const reload = () => void gateway.reload();
+    // No orphan keeps serving: a gateway whose wrapper is gone stops as if it had been sent SIGTERM.
+    const parent = watchParent((why) => {
+      io.err(
+        JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'gateway.parent-exited', why }),
+      );
+      stop();
+    });
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     process.on('SIGHUP', reload);
