@@ -156,7 +156,11 @@ export async function createGateway(
     try {
       metrics = await createMetrics(
         metricsConfig,
-        { current: () => live, log, sessions: () => serving?.sessionCount ?? (stdioServing === undefined ? 0 : 1) },
+        {
+          current: () => live,
+          log,
+          sessions: () => serving?.sessionCount ?? (stdioServing === undefined ? 0 : 1),
+        },
         { gatewayHost: bindHost },
       );
     } catch (error) {
