@@ -13,9 +13,9 @@ runCli(process.argv.slice(2), {
   cwd: process.cwd(),
 }).then(
   (code) => {
+    // Every command closes what it opened (the gateway drains and closes its servers), so the
+    // process ends when the event loop empties.
     process.exitCode = code;
-    // Serving ended; anything still holding the loop (a lingering socket) must not keep us alive.
-    if (process.argv[2] === 'gateway') setTimeout(() => process.exit(code), 100).unref();
   },
   (error: unknown) => {
     process.stderr.write(`toolgate: ${(error as Error).message}\n`);

@@ -21,8 +21,10 @@ import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 import { weakenings } from './weakening';
+import { version as packageVersion } from '../package.json';
 
-export const GATEWAY_VERSION = '0.1.0';
+/** The version the gateway announces to clients: the package's own. */
+export const GATEWAY_VERSION: string = packageVersion;
 
 export interface GatewayOptions {
   /** Overrides `listen.port` (0: a free port). */

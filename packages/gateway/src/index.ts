@@ -2,7 +2,7 @@
 
 // The gateway
 export type { Gateway, GatewayOptions, ReloadResult } from './gateway';
-export { createGateway } from './gateway';
+export { createGateway, GATEWAY_VERSION } from './gateway';
 export type { Readiness } from './http';
 
 // Configuration
@@ -22,6 +22,14 @@ export type { Upstream, UpstreamContext, UpstreamStatus } from './upstream';
 export { connectUpstream, UpstreamError } from './upstream';
 export type { ListedTool, TenantContext, TenantRuntime } from './tenant';
 export { buildTenant, TenantError } from './tenant';
+
+// What the commands do, as functions
+export type { CheckGatewayOptions } from './check-gateway';
+export { checkGateway } from './check-gateway';
+export type { TestGatewayPolicyOptions } from './policy-cases';
+export { testGatewayPolicy } from './policy-cases';
+export type { AcceptPinnedDefinitionOptions, PinAcceptance } from './pins';
+export { acceptPinnedDefinition, definitionDiff, PinError } from './pins';
 
 // The command line
 export type { CommandIo } from './commands/io';

@@ -27,8 +27,15 @@ export async function gatewayCommand(file: string, args: ParsedArgs, io: Command
     const stop = () => {
       if (stopping) return;
       stopping = true;
+      // Everything this command put on the event loop comes off it, so the process ends by itself.
       parent.stop();
       process.off('SIGHUP', reload);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      if (stdio) {
+        process.stdin.off('end', stop);
+        process.stdin.pause();
+      }
       void gateway.close().then(
         () => done(0),
         () => done(1),

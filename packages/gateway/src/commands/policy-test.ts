@@ -1,13 +1,13 @@
-// `toolgate policy test CASES.yaml --config F`: decides each case with the rules its tenant's chain
-// runs (global, then the tenant's own, typed against the tools the upstreams really serve) and says
-// which decided as expected. Exit 0 when every case passes, 1 otherwise.
+// `toolgate policy test CASES.yaml --config F`: reads the cases file (placing each case at its line),
+// decides them with testGatewayPolicy and prints which decided as expected. Exit 0 when every case
+// passes, 1 otherwise.
 
 import { readFileSync } from 'node:fs';
 import type { Identity } from '@toolgate/core';
-import { runPolicyTests, type PolicyTestCase, type PolicyTestResult } from '@toolgate/policy';
+import type { PolicyTestCase } from '@toolgate/policy';
 import { isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { LoadedConfig } from '../config/load';
-import { buildRuntime, closeRuntime } from '../runtime';
+import { testGatewayPolicy } from '../policy-cases';
 import type { CommandIo } from './io';
 
 interface PlacedCase {
@@ -24,74 +24,26 @@ export async function policyTestCommand(
 ): Promise<number> {
   const cases = readCases(casesFile, io);
   if (cases === undefined) return 1;
-  const runtime = await buildRuntime(loaded, { env: io.env });
-  try {
-    const tenantNames = [...runtime.tenants.keys()];
-    const results = new Map<number, PolicyTestResult>();
-    const fail = (placed: PlacedCase, problem: string) =>
-      results.set(placed.index, {
-        index: placed.index,
-        ...(typeof placed.testCase.name === 'string' ? { name: placed.testCase.name } : {}),
-        passed: false,
-        expected: placed.testCase.expect,
-        shadows: [],
-        problem,
-      });
-    const byTenant = new Map<string, PlacedCase[]>();
-    for (const placed of cases) {
-      const tenant =
-        placed.testCase.identity?.tenant ?? (tenantNames.length === 1 ? tenantNames[0] : undefined);
-      if (tenant === undefined) {
-        fail(placed, `name the tenant in identity.tenant (one of: ${tenantNames.join(', ')}).`);
-        continue;
-      }
-      const served = runtime.tenants.get(tenant);
-      if (served === undefined) {
-        fail(placed, `the tenant '${tenant}' is not configured.`);
-        continue;
-      }
-      const toolName = typeof placed.testCase.tool === 'string' ? placed.testCase.tool : undefined;
-      if (toolName !== undefined && !served.tools.some((tool) => tool.schema.name === toolName)) {
-        fail(placed, `the tenant '${tenant}' serves no tool named '${toolName}'.`);
-        continue;
-      }
-      const group = byTenant.get(tenant) ?? [];
-      group.push({
-        ...placed,
-        testCase: { ...placed.testCase, identity: { ...placed.testCase.identity, tenant } },
-      });
-      byTenant.set(tenant, group);
-    }
-    for (const [tenant, group] of byTenant) {
-      const served = runtime.tenants.get(tenant)!;
-      const report = runPolicyTests(
-        served.policy?.rules ?? [],
-        group.map((placed) => placed.testCase),
-        { tools: served.tools, ...(served.policy !== undefined ? { default: served.policy.default } : {}) },
+  const results = await testGatewayPolicy(
+    loaded,
+    cases.map((placed) => placed.testCase),
+    { env: io.env },
+  );
+  let failed = 0;
+  for (const [position, placed] of cases.entries()) {
+    const result = results[position]!;
+    const label = result.name ?? `case ${placed.index + 1}`;
+    if (result.passed) {
+      io.out(
+        `ok    ${label}: ${result.actual} by ${result.rule === undefined ? 'the default' : `rule '${result.rule}'`}`,
       );
-      report.results.forEach((result, position) => {
-        const placed = group[position]!;
-        results.set(placed.index, { ...result, index: placed.index });
-      });
+    } else {
+      failed += 1;
+      io.out(`FAIL  ${casesFile}:${placed.line}:${placed.column}: ${label}: ${result.problem ?? 'failed'}`);
     }
-    let failed = 0;
-    for (const placed of cases) {
-      const result = results.get(placed.index)!;
-      const label = result.name ?? `case ${placed.index + 1}`;
-      if (result.passed) {
-        io.out(
-          `ok    ${label}: ${result.actual} by ${result.rule === undefined ? 'the default' : `rule '${result.rule}'`}`,
-        );
-      } else {
-        failed += 1;
-        io.out(`FAIL  ${casesFile}:${placed.line}:${placed.column}: ${label}: ${result.problem ?? 'failed'}`);
-      }
-    }
-    io.out(`${cases.length - failed} passed, ${failed} failed`);
-    return failed === 0 ? 0 : 1;
-  } finally {
-    await closeRuntime(runtime);
   }
+  io.out(`${cases.length - failed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
 }
 
 /** The cases file: a YAML or JSON list of `{ name?, identity?, tool, args?, expect, rule?, now? }`. */
