@@ -87,6 +87,14 @@ export function createAuthenticator(
   };
 }
 
+/** `auth.jwt.jwks` names no usable key set; `problem` says why, as a clause. */
+export class JwksError extends TypeError {
+  override readonly name = 'JwksError';
+  constructor(readonly problem: string) {
+    super(`auth.jwt.jwks: ${problem}.`);
+  }
+}
+
 /** A token may live a day unless `auth.jwt.maxLifetime` says otherwise. */
 const DEFAULT_MAX_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -97,7 +105,7 @@ function jwtVerifier(
 ): (token: string) => Promise<Identity | undefined> {
   let keys: JWTVerifyGetKey;
   const problem = jwksProblem(config.jwks);
-  if (problem !== undefined) throw new TypeError(`auth.jwt.jwks: ${problem}.`);
+  if (problem !== undefined) throw new JwksError(problem);
   if (/^https?:\/\//i.test(config.jwks)) {
     keys = createRemoteJWKSet(new URL(config.jwks));
   } else {
@@ -106,12 +114,12 @@ function jwtVerifier(
     try {
       set = JSON.parse(readFileSync(path, 'utf8'));
     } catch {
-      throw new TypeError('auth.jwt.jwks: the file is not a readable JSON Web Key Set.');
+      throw new JwksError('the file is not a readable JSON Web Key Set');
     }
     try {
       keys = createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]);
     } catch {
-      throw new TypeError('auth.jwt.jwks: the file is not a JSON Web Key Set.');
+      throw new JwksError('the file is not a JSON Web Key Set');
     }
   }
   const claims = {

@@ -10,6 +10,7 @@ import type { Tool } from '@toolgate/core';
 import {
   loadPolicy,
   policyGate,
+  PolicyBuildError,
   PolicyConfigError,
   PolicyLoadError,
   type PolicyEffect,
@@ -121,7 +122,8 @@ export function buildTenantPolicy(
     gate = policyGate(policy.rules, { default: policy.default });
   } catch (error) {
     // Each list was checked on its own; what is left is a problem of the two together.
-    report(options.issue(policy.defaultAt, (error as Error).message.replace(/\.$/, '')));
+    const problem = error instanceof PolicyConfigError ? error.problem : (error as Error).message;
+    report(options.issue(policy.defaultAt, problem));
     return { issues, failed };
   }
   const asking = new Set<string>();
@@ -130,11 +132,12 @@ export function buildTenantPolicy(
     try {
       applying = gate.rulesFor(tool);
     } catch (error) {
-      const message = (error as Error).message.replace(/\.$/, '');
-      const rule = /policy rule '([^']+)'/.exec(message)?.[1];
+      const { problem, fix, rule } =
+        error instanceof PolicyBuildError
+          ? error
+          : { problem: (error as Error).message, fix: undefined, rule: undefined };
       const site = rule === undefined ? undefined : policy.site(rule);
-      const [what, fix] = splitFix(message);
-      report(site === undefined ? options.issue(policy.defaultAt, what, fix) : site('when', what, fix));
+      report(site === undefined ? options.issue(policy.defaultAt, problem, fix) : site('when', problem, fix));
       continue;
     }
     for (const name of applying) {
@@ -168,14 +171,6 @@ export function buildTenantPolicy(
   };
 }
 
-/** "what. Fix the x, or …" → ["what", "fix the x, or …"], so the issue's fix reads as one. */
-function splitFix(message: string): [string, string | undefined] {
-  const at = message.search(/\. (Fix|Declare|Remove|Use|Give|Leave|Write) /);
-  if (at < 0) return [message, undefined];
-  const fix = message.slice(at + 2);
-  return [message.slice(0, at), fix.charAt(0).toLowerCase() + fix.slice(1)];
-}
-
 function readLayer(
   policy: PolicyConfig | undefined,
   at: ConfigPath,
@@ -198,8 +193,7 @@ function readLayer(
   } catch (error) {
     if (!(error instanceof PolicyConfigError)) throw error;
     const site = error.index === undefined ? undefined : sites[error.index];
-    const message = error.message.replace(/\.$/, '');
-    issues.push(site === undefined ? loaded.issue(rulesAt, message) : site(error.field, message));
+    issues.push(site === undefined ? loaded.issue(rulesAt, error.problem) : site(error.field, error.problem));
     return undefined;
   }
   return { rules, sites, ...(fallback !== undefined ? { default: fallback } : {}), at };
@@ -232,8 +226,13 @@ function readFileLayer(
     rules = loadPolicy(text, { file: path });
   } catch (error) {
     if (!(error instanceof PolicyLoadError)) throw error;
-    const message = error.message.slice(`${path}:${error.line}:${error.column}: `.length).replace(/\.$/, '');
-    issues.push({ path: [...at, 'file'], file: path, line: error.line, column: error.column, message });
+    issues.push({
+      path: [...at, 'file'],
+      file: path,
+      line: error.line,
+      column: error.column,
+      message: error.problem,
+    });
     return undefined;
   }
   const lines = new LineCounter();

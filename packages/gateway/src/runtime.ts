@@ -3,9 +3,10 @@
 // one, reusing the upstreams and stores whose configuration did not change, and swaps only when
 // every part built; the old generation is closed once its last call has finished.
 
+import { AuditConfigError, AuditUnavailableError } from '@toolgate/audit';
 import { DEFAULT_MAX_PENDING, type ToolgateEmitter } from '@toolgate/core';
 import { auditKeyOf, openAudit, type GatewayAudit } from './audit';
-import { createAuthenticator, type Authenticator } from './auth';
+import { createAuthenticator, JwksError, type Authenticator } from './auth';
 import { ConfigError, type ConfigIssue } from './config/errors';
 import type { LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/types';
@@ -73,7 +74,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         issues.push(
           loaded.issue(
             ['auth', 'jwt', 'jwks'],
-            (error as Error).message.replace(/^auth\.jwt\.jwks: /, '').replace(/\.$/, ''),
+            error instanceof JwksError ? error.problem : (error as Error).message,
             'point it at a JWKS file or an https:// JWKS URL',
           ),
         );
@@ -152,7 +153,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
             issues.push(
               loaded.issue(
                 ['upstreams', name],
-                (error as Error).message.replace(/^upstream '[^']+': /, '').replace(/\.$/, ''),
+                error instanceof UpstreamError ? error.problem : (error as Error).message,
                 'check that the server starts and speaks MCP (`toolgate check` connects to each)',
               ),
             );
@@ -271,12 +272,12 @@ async function openedAudit(
     );
   } catch (error) {
     // The library names the key that is wrong, never its value.
-    const message = (error as Error).message.replace(/^auditLog: /, '').replace(/\.$/, '');
-    const field = /'(signingKey|digestKey)'/.exec(message)?.[1];
+    const problem = error instanceof AuditConfigError ? error.problem : (error as Error).message;
+    const option = error instanceof AuditConfigError ? error.option : undefined;
     issues.push(
       loaded.issue(
-        field !== undefined ? ['audit', field] : ['audit'],
-        `the audit log cannot start: ${message}`,
+        option === 'signingKey' || option === 'digestKey' ? ['audit', option] : ['audit'],
+        `the audit log cannot start: ${problem}`,
       ),
     );
     return undefined;
@@ -289,7 +290,7 @@ async function openedAudit(
     issues.push(
       loaded.issue(
         ['audit'],
-        `the audit log cannot start: ${(error as Error).message.replace(/\.$/, '')}`,
+        `the audit log cannot start: ${auditFailure(error)}`,
         'check audit.signingKey (an Ed25519 private key, e.g. ${file:./audit-key.pem}), audit.digestKey and the store',
       ),
     );
@@ -301,4 +302,11 @@ async function openedAudit(
 function track<T extends { close(): Promise<void> }>(opened: { close(): Promise<void> }[], part: T): T {
   opened.push(part);
   return part;
+}
+
+/** `auditLog: <problem>` from the audit package's typed fields; any other error by its text. */
+function auditFailure(error: unknown): string {
+  if (error instanceof AuditConfigError || error instanceof AuditUnavailableError)
+    return `${error.subject}: ${error.problem}`;
+  return (error as Error).message;
 }

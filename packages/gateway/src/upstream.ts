@@ -101,10 +101,13 @@ export interface UpstreamContext {
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
   constructor(
-    message: string,
+    /** The upstream's name, as configured. */
+    readonly upstream: string,
+    /** What is wrong, as a clause (no upstream name, no closing period). */
+    readonly problem: string,
     readonly issues: readonly ConfigIssue[] = [],
   ) {
-    super(message);
+    super(`upstream '${upstream}': ${problem}`);
   }
 }
 
@@ -256,7 +259,7 @@ export async function connectUpstream(
     closed = true;
     await client.close().catch(() => undefined);
     if (cause instanceof UpstreamError) throw cause;
-    throw new UpstreamError(`upstream '${name}': ${connectProblem(config, cause)}${stderrNote(tail)}`);
+    throw new UpstreamError(name, `${connectProblem(config, cause)}${stderrNote(tail)}`);
   }
 
   let refreshing: Promise<void> | undefined;
@@ -297,7 +300,7 @@ export async function connectUpstream(
       ? namingIssues(name, config, remotes, context, (remote) => live.get(`${prefix}${remote}`))
       : [];
     if (issues.length > 0)
-      throw new UpstreamError(`upstream '${name}': its configuration names tools it does not serve`, issues);
+      throw new UpstreamError(name, 'its configuration names tools it does not serve', issues);
     const tools: Tool[] = [];
     const remoteNames = new Map<string, string>();
     for (const [local, tool] of live) {
@@ -390,7 +393,7 @@ function transport(
       const [command, ...args] = config.command;
       const cwd = resolve(context.baseDir, config.cwd ?? '.');
       // spawn reports a missing working folder as the command missing (ENOENT); name it as what it is.
-      if (!isDirectory(cwd)) throw new UpstreamError(`upstream '${name}': ${MISSING_CWD}'${cwd}'`);
+      if (!isDirectory(cwd)) throw new UpstreamError(name, `${MISSING_CWD}'${cwd}'`);
       const env: Record<string, string> = { ...getDefaultEnvironment() };
       const handed: string[] = [];
       for (const [key, value] of Object.entries(config.env ?? {})) {
@@ -417,7 +420,7 @@ function transport(
     };
   } catch (cause) {
     if (cause instanceof UpstreamError) throw cause;
-    throw new UpstreamError(`upstream '${name}': ${(cause as Error).message}`);
+    throw new UpstreamError(name, (cause as Error).message);
   }
 }
 
@@ -529,7 +532,7 @@ function connectProblem(config: UpstreamConfig, cause: unknown): string {
   const code = (deepest as { code?: unknown } | undefined)?.code ?? (inner as { code?: unknown })?.code;
   // Our own finding (a missing working folder) already says what is wrong.
   const ours = [cause, inner, deepest].find((e) => e instanceof UpstreamError);
-  if (ours !== undefined) return ours.message.replace(/^upstream '[^']*': /, '');
+  if (ours instanceof UpstreamError) return ours.problem;
   if (config.command !== undefined) {
     if (code === 'ENOENT' || /ENOENT/.test(text))
       return `the command '${config.command[0]}' was not found; check 'command' (relative paths resolve against the configuration file)`;

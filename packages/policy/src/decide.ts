@@ -59,9 +59,26 @@ export class PolicyBuildError extends Error {
   override readonly name = 'PolicyBuildError';
   /** `ERR_POLICY_BUILD`, or `POLICY_COST` for a rule whose cost the schema does not bound. */
   readonly code: 'ERR_POLICY_BUILD' | 'POLICY_COST';
-  constructor(message: string, code: 'ERR_POLICY_BUILD' | 'POLICY_COST' = 'ERR_POLICY_BUILD') {
-    super(message);
+  /** What is wrong, as one clause (no fix, no closing period). */
+  readonly problem: string;
+  /** How to fix it, when there is one thing to do (lower-case, no closing period). */
+  readonly fix?: string;
+  /** The rule at fault, when one is. */
+  readonly rule?: string;
+  constructor(
+    problem: string,
+    code: 'ERR_POLICY_BUILD' | 'POLICY_COST' = 'ERR_POLICY_BUILD',
+    facts: { readonly fix?: string; readonly rule?: string } = {},
+  ) {
+    super(
+      facts.fix === undefined
+        ? problem
+        : `${problem}. ${facts.fix.charAt(0).toUpperCase()}${facts.fix.slice(1)}`,
+    );
     this.code = code;
+    this.problem = problem;
+    if (facts.fix !== undefined) this.fix = facts.fix;
+    if (facts.rule !== undefined) this.rule = facts.rule;
   }
 }
 
@@ -72,15 +89,20 @@ function checkCost(rule: Rule, tool: Tool, ast: Parameters<typeof estimateCost>[
   if (estimate.degree >= 2) {
     throw new PolicyBuildError(
       `POLICY_COST: policy rule '${rule.name}' has no cost bound for tool '${toolName}': it walks an argument inside a walk of an argument, ` +
-        `so its cost grows with the square of the input. Bound the list in the tool's schema (maxItems, maxLength) or rewrite the rule to walk it once`,
+        `so its cost grows with the square of the input`,
       'POLICY_COST',
+      {
+        rule: rule.name,
+        fix: "bound the list in the tool's schema (maxItems, maxLength) or rewrite the rule to walk it once",
+      },
     );
   }
   if (estimate.steps > MAX_RULE_COST) {
     throw new PolicyBuildError(
       `POLICY_COST: policy rule '${rule.name}' may take about ${Math.round(estimate.steps).toLocaleString('en')} steps on the largest args tool '${toolName}' allows, ` +
-        `over the limit of ${MAX_RULE_COST.toLocaleString('en')}. Lower maxItems/maxLength in the tool's schema or simplify the rule`,
+        `over the limit of ${MAX_RULE_COST.toLocaleString('en')}`,
       'POLICY_COST',
+      { rule: rule.name, fix: "lower maxItems/maxLength in the tool's schema or simplify the rule" },
     );
   }
   return estimate.steps;
@@ -121,8 +143,9 @@ function entryFor(
     // An unscoped rule applies only where the schema has every arg it reads.
     if (rule.tools === undefined) return undefined;
     throw new PolicyBuildError(
-      `policy rule '${rule.name}' reads args.${missing[0]}, which tool '${toolName}' does not declare (${declared(type)}). ` +
-        `Fix the field name, or leave '${toolName}' out of the rule's tools`,
+      `policy rule '${rule.name}' reads args.${missing[0]}, which tool '${toolName}' does not declare (${declared(type)})`,
+      'ERR_POLICY_BUILD',
+      { rule: rule.name, fix: `fix the field name, or leave '${toolName}' out of the rule's tools` },
     );
   }
   const parsed = env().parse(when.text);
@@ -136,6 +159,8 @@ function entryFor(
       field === undefined
         ? `policy rule '${rule.name}' does not type-check for tool '${toolName}'${where}: ${summaryOf(checked.error)}`
         : `policy rule '${rule.name}' uses args.${field} with the wrong type for tool '${toolName}', whose schema makes it ${type.fields.get(field)}${where}: ${summaryOf(checked.error)}`,
+      'ERR_POLICY_BUILD',
+      { rule: rule.name },
     );
   }
   const cost = checkCost(rule, tool, when.ast);

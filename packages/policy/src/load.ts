@@ -15,7 +15,10 @@ export class PolicyLoadError extends Error {
     readonly file?: string,
   ) {
     super(`${file ?? 'policy'}:${line}:${column}: ${message}`);
+    this.problem = message.endsWith('.') ? message.slice(0, -1) : message;
   }
+  /** What is wrong, without the position (the typed fields carry it) or a closing period. */
+  readonly problem: string;
 }
 
 export interface LoadPolicyOptions {

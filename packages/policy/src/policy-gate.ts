@@ -173,7 +173,7 @@ export function policyGate(rules: readonly PolicyRule[], options: PolicyGateOpti
         policy =
           error instanceof PolicyBuildError
             ? error
-            : new PolicyBuildError(`the policy could not be compiled for tool '${tool.schema.name}'.`);
+            : new PolicyBuildError(`the policy could not be compiled for tool '${tool.schema.name}'`);
       }
       perTool.set(tool, policy);
     }

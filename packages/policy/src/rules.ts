@@ -37,7 +37,10 @@ export class PolicyConfigError extends Error {
     readonly column?: number,
   ) {
     super(message);
+    this.problem = message.endsWith('.') ? message.slice(0, -1) : message;
   }
+  /** The message as a clause (no closing period), to be placed in a sentence of the caller's. */
+  readonly problem: string;
 }
 
 /** A rule, checked and ready to compile per tool. */

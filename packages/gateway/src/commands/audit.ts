@@ -6,6 +6,7 @@
 import { createWriteStream, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  AuditConfigError,
   auditPublicKey,
   exportAuditLog,
   parseAuditHead,
@@ -48,7 +49,9 @@ async function readCheckpoint(where: string, cwd: string): Promise<AuditCheckpoi
   try {
     return parseCheckpoint(text);
   } catch (error) {
-    throw new UsageError(`--checkpoint: ${(error as Error).message.replace(/^audit checkpoint: /, '')}`);
+    throw new UsageError(
+      `--checkpoint: ${error instanceof AuditConfigError ? `${error.problem}.` : (error as Error).message}`,
+    );
   }
 }
 
@@ -59,7 +62,9 @@ function headFlag(value: string | true | undefined): AuditHead | undefined {
   try {
     return parseAuditHead(value);
   } catch (error) {
-    throw new UsageError(`--head: ${(error as Error).message.replace(/^audit head: /, '')}`);
+    throw new UsageError(
+      `--head: ${error instanceof AuditConfigError ? `${error.problem}.` : (error as Error).message}`,
+    );
   }
 }
 
