@@ -4,6 +4,7 @@
 export type { Gateway, GatewayOptions, ReloadResult } from './gateway';
 export { createGateway, GATEWAY_VERSION } from './gateway';
 export type { Readiness } from './http';
+export type { GatewayEventFields, GatewayEventLine, GatewayEventName, GatewayEvents } from './events';
 
 // Configuration
 export type { ConfigIssue, ConfigPath } from './config/errors';

@@ -5,6 +5,7 @@
 
 import { EventEmitter } from 'node:events';
 import { redactValue } from '@toolgate/core';
+import type { GatewayEventName, GatewayEvents } from './events';
 
 /**
  * Every event the gateway logs: a line's `event` (and, as before, `msg`) is one of these, so an
@@ -34,9 +35,13 @@ export const LOG_EVENTS = [
   'upstream.stderr',
   'upstream.stderr-dropped',
   'upstream.tool-skipped',
-] as const;
+] as const satisfies readonly GatewayEventName[];
 
 export type LogEvent = (typeof LOG_EVENTS)[number];
+
+/** Fails to compile while an event of the map in events.ts is missing from LOG_EVENTS. */
+export type EveryEventListed = Listed<Exclude<GatewayEventName, LogEvent>>;
+type Listed<Missing extends never> = Missing;
 export type LogLevel = 'info' | 'warn' | 'error';
 
 export type LogFields = Readonly<Record<string, unknown>> & {
@@ -46,7 +51,7 @@ export type LogFields = Readonly<Record<string, unknown>> & {
 
 export interface GatewayLog {
   (fields: LogFields): void;
-  readonly events: EventEmitter;
+  readonly events: EventEmitter<GatewayEvents>;
 }
 
 /**
@@ -57,7 +62,7 @@ export function createLog(
   write: ((line: string) => void) | undefined,
   secrets: () => readonly string[] = () => [],
 ): GatewayLog {
-  const events = new EventEmitter();
+  const events = new EventEmitter<GatewayEvents>();
   // A listener that throws must not reach the call that logged.
   events.on('error', () => undefined);
   const log = ((fields: LogFields) => {
@@ -74,7 +79,7 @@ export function createLog(
       // A closed stderr must not take a call down.
     }
     try {
-      events.emit(fields.msg, line);
+      (events as EventEmitter).emit(fields.msg, line);
     } catch {
       // as above
     }

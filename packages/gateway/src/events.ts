@@ -1,0 +1,89 @@
+// The gateway's events, in one place: each name `gateway.events` emits (the log's `event`) and the
+// line it carries. A listener is typed by the name it listens to; a new event is added here first.
+
+import type { LogLevel } from './log';
+
+/** What every line carries. */
+export interface EventLineBase<Name extends string> {
+  /** ISO 8601. */
+  readonly time: string;
+  readonly level: LogLevel;
+  readonly event: Name;
+  /** The same name as `event` (kept for existing log filters). */
+  readonly msg: Name;
+}
+
+/** An upstream's pinned and served definition digests. */
+interface DigestChange {
+  readonly upstream: string;
+  readonly pinned: string;
+  readonly served: string;
+}
+
+/** Each event's own fields. Lines carry names, codes and durations, never argument or result values. */
+export interface GatewayEventFields {
+  readonly 'audit.checkpoint.failed': { readonly error: string };
+  readonly call: {
+    readonly tenant?: string;
+    readonly principal?: string;
+    readonly tool: string;
+    readonly upstream?: string;
+    /** `ok`, `refused`, `failed`, … (the dispatch outcome's kind). */
+    readonly kind: string;
+    readonly gate?: string;
+    readonly code?: string;
+    readonly rule?: string;
+    readonly error?: string;
+    readonly ran?: boolean;
+    readonly chainId?: string;
+    readonly checkIn?: string;
+    readonly checkInId?: string;
+    readonly grantId?: string;
+    readonly durationMs: number;
+  };
+  readonly 'http.refused': {
+    readonly status: number;
+    readonly why: string;
+    readonly method?: string;
+    readonly path: string;
+  };
+  readonly 'listen.warning': { readonly code: string; readonly message: string };
+  readonly 'metrics.token-missing': { readonly why: string };
+  readonly 'pin.accepted': { readonly upstream: string; readonly tool: string; readonly digest: string };
+  readonly 'pin.changed': DigestChange & { readonly tool: string; readonly voided?: unknown };
+  readonly 'pin.pinned': { readonly upstream: string; readonly tool: string; readonly digest: string };
+  readonly reload: {
+    readonly tenants: readonly string[];
+    readonly upstreams: readonly string[];
+    /** How the reload weakens security, when it does. */
+    readonly weakens?: readonly string[];
+  };
+  readonly 'reload.listen-unchanged': { readonly why: string };
+  readonly 'reload.refused': { readonly issues?: unknown; readonly error: string };
+  readonly 'reload.watch-unavailable': Record<never, never>;
+  readonly 'shutdown.done': Record<never, never>;
+  readonly 'shutdown.draining': { readonly inFlight: number };
+  readonly 'tools.refresh-refused': { readonly error: string };
+  readonly 'tools.refreshed': Record<never, never>;
+  readonly 'upstream.down': { readonly upstream: string; readonly why: string };
+  readonly 'upstream.failed': { readonly upstream: string; readonly why: string };
+  readonly 'upstream.identity-changed': DigestChange;
+  readonly 'upstream.restarted': { readonly upstream: string; readonly restarts: number };
+  readonly 'upstream.stderr': { readonly upstream: string; readonly line: string };
+  readonly 'upstream.stderr-dropped': { readonly upstream: string; readonly lines: number };
+  readonly 'upstream.tool-skipped': {
+    readonly upstream: string;
+    readonly tool: string;
+    readonly why: string;
+  };
+}
+
+export type GatewayEventName = keyof GatewayEventFields;
+
+/** The line an event carries: the common fields and its own. */
+export type GatewayEventLine<Name extends GatewayEventName> = EventLineBase<Name> & GatewayEventFields[Name];
+
+/** The map `gateway.events` is typed by (`error` is where a throwing listener's error goes, ignored). */
+export type GatewayEvents = { [Name in GatewayEventName]: [line: GatewayEventLine<Name>] } & {
+  error: [error: unknown];
+};
