@@ -19,6 +19,7 @@ import {
   type CompleteResult,
   type GetPromptResult,
   type LoggingLevel,
+  type McpSubscription,
   type ListPromptsResult,
   type ListResourcesResult,
   type ListResourceTemplatesResult,
@@ -805,6 +806,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     );
   }
 
+  const listening = new Map<string, McpSubscription>();
   const upstream = {
     async listResources(cursor?: string): Promise<ListResourcesResult> {
       const client = await connection.client();
@@ -887,17 +889,34 @@ export function mcpClient(options: McpClientOptions): McpClient {
         ...(signal !== undefined ? { signal } : {}),
       });
     },
+    // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
     async subscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
-      await client.subscribeResource(
-        { uri: unprefixed(uri, 'resource') },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const remote = unprefixed(uri, 'resource');
+      const options = { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) };
+      if (!speaksModern(client)) {
+        await client.subscribeResource({ uri: remote }, options);
+        return;
+      }
+      if (listening.has(remote)) return;
+      const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
+      listening.set(remote, stream);
+      void stream.closed.then(() => {
+        if (listening.get(remote) === stream) listening.delete(remote);
+      });
     },
     async unsubscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
+      const remote = unprefixed(uri, 'resource');
+      const stream = listening.get(remote);
+      if (stream !== undefined) {
+        listening.delete(remote);
+        await stream.close();
+        return;
+      }
+      if (speaksModern(client)) return;
       await client.unsubscribeResource(
-        { uri: unprefixed(uri, 'resource') },
+        { uri: remote },
         { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
       );
     },
@@ -976,6 +995,11 @@ function urlOrUndefined(text: string | undefined): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether the connection speaks revision 2026-07-28 or later (revisions are dates, so they sort as text). */
+function speaksModern(client: Client): boolean {
+  return (client.getNegotiatedProtocolVersion() ?? '') >= '2026-07-28';
 }
 
 /** The name a server's identity is pinned under (kind `'server'`). */
