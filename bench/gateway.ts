@@ -10,9 +10,8 @@
 // run; nothing asserted.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { writeGoverningConfig } from './gateway/processes';
 
 // The SDK client's transport adds an abort listener per request to one signal; 32 in flight for
 // thousands of calls trips Node's leak warning without being one.
@@ -159,49 +159,8 @@ async function floorTarget(): Promise<Target> {
   };
 }
 
-// Five rules a tenant writes: each applies to `echo` and none matches the bench's call, so every call
-// evaluates all five (membership, a negated annotation, startsWith, size(), a regex) and then the default.
-const POLICY = `- name: interns-read-only
-  when: "'intern' in identity.roles && !tool.annotations.readOnlyHint"
-  effect: deny
-  reason: interns may only use read-only tools
-- name: no-admin-tools
-  when: "tool.name.startsWith('admin_') && identity.principal != 'ops'"
-  effect: deny
-  reason: admin tools are for the ops principal
-- name: text-size-cap
-  tools: [echo]
-  when: size(args.text) > 4096
-  effect: deny
-  reason: Send at most 4,096 characters
-- name: no-secrets-in-text
-  tools: [echo]
-  when: "args.text.matches('(?i)(password|api[_-]?key|secret)[=:]')"
-  effect: deny
-  reason: Do not send credentials through echo
-- name: quarantined-tenant
-  when: identity.tenant == 'quarantine'
-  effect: deny
-  reason: this tenant is quarantined
-`;
-
 async function gatewayTarget(dir: string, name: string, audit: boolean): Promise<Target> {
-  const config = join(dir, audit ? 'audit-on.yaml' : 'audit-off.yaml');
-  writeFileSync(join(dir, 'policy.yaml'), POLICY);
-  if (audit) {
-    const { privateKey } = generateKeyPairSync('ed25519');
-    writeFileSync(join(dir, 'audit-key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  }
-  writeFileSync(
-    config,
-    `listen: { maxSessions: ${SESSIONS + 100}, maxSessionsPerClient: ${SESSIONS + 100} }
-auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench, roles: [agent] } }] }
-stores: { state: 'sqlite:./${audit ? 'audit-on' : 'audit-off'}.db' }
-upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
-policy: { file: ./policy.yaml, default: allow }
-tenants: { bench: { upstreams: [up] } }
-${audit ? 'audit: { signingKey: "${file:./audit-key.pem}" }\n' : ''}`,
-  );
+  const config = writeGoverningConfig(dir, { audit, maxSessions: SESSIONS + 100 });
   const started = await startChild(process.execPath, [
     '--import',
     'tsx',
