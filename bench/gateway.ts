@@ -40,6 +40,10 @@ const LOAD_SESSIONS = Number(process.env['BENCH_LOAD_SESSIONS'] ?? 8);
 const PER_SESSION = 32 / LOAD_SESSIONS;
 const GATEWAY = 'toolgate gateway (governing: policy, audit, SQLite)';
 const GATEWAY_NO_AUDIT = 'the same gateway, audit off';
+const GATEWAY_MEMORY = 'the same gateway, audit on, in-memory store';
+// BENCH_AUDIT_MEMORY=1 adds the governing gateway on an in-memory store: what the audit costs without
+// SQLite's commits (each one a synchronous fsync on the event loop, `synchronous=FULL`).
+const WITH_MEMORY_STORE = process.env['BENCH_AUDIT_MEMORY'] === '1';
 
 function bin(pkg: string, path: string): string {
   return join(dirname(require.resolve(`${pkg}/package.json`)), path);
@@ -159,8 +163,13 @@ async function floorTarget(): Promise<Target> {
   };
 }
 
-async function gatewayTarget(dir: string, name: string, audit: boolean): Promise<Target> {
-  const config = writeGoverningConfig(dir, { audit, maxSessions: SESSIONS + 100 });
+async function gatewayTarget(
+  dir: string,
+  name: string,
+  audit: boolean,
+  memoryStore = false,
+): Promise<Target> {
+  const config = writeGoverningConfig(dir, { audit, memoryStore, maxSessions: SESSIONS + 100 });
   const started = await startChild(process.execPath, [
     '--import',
     'tsx',
@@ -273,6 +282,7 @@ async function main(): Promise<void> {
     );
     targets.push(await gatewayTarget(dir, GATEWAY, true));
     targets.push(await gatewayTarget(dir, GATEWAY_NO_AUDIT, false));
+    if (WITH_MEMORY_STORE) targets.push(await gatewayTarget(dir, GATEWAY_MEMORY, true, true));
     const proxyPort = await freePort();
     targets.push(
       httpTarget(
@@ -382,6 +392,11 @@ async function main(): Promise<void> {
     console.log(
       `gateway CPU per call, audit on ÷ off: c=1 ${ratio(gateway.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(gateway.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (goal ≤ 1.1×)`,
     );
+    const memory = results.get(GATEWAY_MEMORY);
+    if (memory !== undefined)
+      console.log(
+        `  the same, both on an in-memory store: c=1 ${ratio(memory.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(memory.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (the audit log without SQLite's commits, against the SQLite audit-off twin)`,
+      );
     for (const name of ['mcp-proxy (npm)', 'supergateway (npm)']) {
       const other = results.get(name)!;
       console.log(

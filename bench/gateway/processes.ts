@@ -56,11 +56,14 @@ const POLICY = `- name: interns-read-only
 
 /**
  * Writes into `dir` the configuration users run: the bench token with a role, the five rules above,
- * a SQLite state store and, with `audit`, the audit log signed with a fresh Ed25519 key. Returns
- * its path. Needs a Node with `node:sqlite` (22.13+).
+ * a SQLite state store (in memory with `memoryStore`, to tell the store's commits from the rest of
+ * the audit's cost) and, with `audit`, the audit log signed with a fresh Ed25519 key. Returns its path. Needs a Node with `node:sqlite` (22.13+).
  */
-export function writeGoverningConfig(dir: string, options: { audit: boolean; maxSessions?: number }): string {
-  const name = options.audit ? 'audit-on' : 'audit-off';
+export function writeGoverningConfig(
+  dir: string,
+  options: { audit: boolean; maxSessions?: number; memoryStore?: boolean },
+): string {
+  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}`;
   const config = join(dir, `${name}.yaml`);
   writeFileSync(join(dir, 'policy.yaml'), POLICY);
   if (options.audit) {
@@ -71,7 +74,7 @@ export function writeGoverningConfig(dir: string, options: { audit: boolean; max
   writeFileSync(
     config,
     `${limit === undefined ? '' : `listen: { maxSessions: ${limit}, maxSessionsPerClient: ${limit} }\n`}auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench, roles: [agent] } }] }
-stores: { state: 'sqlite:./${name}.db' }
+stores: { state: '${options.memoryStore === true ? 'memory:' : `sqlite:./${name}.db`}' }
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 policy: { file: ./policy.yaml, default: allow }
 tenants: { bench: { upstreams: [up] } }
