@@ -395,7 +395,7 @@ async function main(): Promise<void> {
     const memory = results.get(GATEWAY_MEMORY);
     if (memory !== undefined)
       console.log(
-        `  the same, both on an in-memory store: c=1 ${ratio(memory.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(memory.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (the audit log without SQLite's commits, against the SQLite audit-off twin)`,
+        `  audit on with an in-memory store ÷ audit off: c=1 ${ratio(memory.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(memory.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (the audit log without SQLite's commits, against the SQLite audit-off twin)`,
       );
     for (const name of ['mcp-proxy (npm)', 'supergateway (npm)']) {
       const other = results.get(name)!;
