@@ -250,15 +250,26 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
+/**
+ * MB of RSS per 1,000 open sessions: the least-squares slope of RSS over the count of open sessions,
+ * read after each of 5 equal steps, so one heap growth or GC at the wrong moment moves it less than
+ * a before/after difference.
+ */
 async function sessionMemory(target: Target): Promise<number | undefined> {
   if (target.pid === undefined || process.platform !== 'linux') return undefined;
-  const before = rssMb(target.pid);
+  const points: [number, number][] = [[0, rssMb(target.pid)]];
   const clients: Client[] = [];
-  for (let opened = 0; opened < SESSIONS; opened++) clients.push(await target.connect());
-  await new Promise((done) => setTimeout(done, 500));
-  const after = rssMb(target.pid);
+  for (let step = 1; step <= 5; step++) {
+    while (clients.length < (SESSIONS * step) / 5) clients.push(await target.connect());
+    await new Promise((done) => setTimeout(done, 300));
+    points.push([clients.length, rssMb(target.pid)]);
+  }
   await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
-  return ((after - before) / SESSIONS) * 1000;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  const covariance = points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0);
+  const variance = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0);
+  return (covariance / variance) * 1000;
 }
 
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
@@ -404,7 +415,9 @@ async function main(): Promise<void> {
       );
     }
 
-    console.log(`\nmemory per open session (RSS growth while ${SESSIONS} sessions are open):`);
+    console.log(
+      `\nmemory per open session (slope of RSS while 0 to ${SESSIONS} sessions are open, in 5 steps):`,
+    );
     for (const target of targets.slice(1, 4)) {
       const perThousand = await sessionMemory(target);
       console.log(
