@@ -27,30 +27,24 @@ import {
   type StandingGrantStore,
   type TraceContext,
 } from '@toolgate/core';
-import { approvalForm, askPerson, canElicitForm, isModernRequest, type McpRequestExtra } from '@toolgate/mcp';
+import {
+  approvalForm,
+  askPerson,
+  canElicitForm,
+  isModernRequest,
+  type McpRequestExtra,
+  type McpSettled,
+} from '@toolgate/mcp';
 import { useStandingGrant } from './standing-grants';
 import type { Server } from '@modelcontextprotocol/server';
 
 /** How a person's answer reached the call: a single-use grant, a standing grant, the client, the inbox. */
-export type Via = 'grant' | 'standing-grant' | 'elicitation' | 'inbox';
+type McpOutcome = Extract<McpSettled, { kind: 'outcome' }>;
 
-/** How a paused call ended, for the log line and the client. */
-export type Settled =
-  | {
-      readonly kind: 'outcome';
-      readonly outcome: DispatchOutcome;
-      readonly via: Via;
-      /** The standing grant that answered, when one did. */
-      readonly grantId?: string;
-    }
-  | {
-      readonly kind: 'refused';
-      readonly gate: string;
-      readonly code: string;
-      readonly retryable: boolean;
-      readonly text: string;
-      readonly checkInId?: string;
-    };
+export type Via = NonNullable<McpOutcome['via']>;
+
+/** How a paused call ended, for the log line and the client: mcpServe's settled form, always saying how. */
+export type Settled = Exclude<McpSettled, McpOutcome> | (McpOutcome & { readonly via: Via });
 
 export interface CheckInFlowOptions {
   readonly server: Server;
