@@ -1,13 +1,17 @@
-// pnpm bench:gateway — the governing gateway against the same stdio upstream as: a direct SDK client
-// (the floor), a plain pass-through proxy on the SDK, and the non-governing proxies users run from
-// npm (mcp-proxy, supergateway). Per target, at concurrency 1 and 32 (concurrent calls on one
-// session): added p50/p99 per tools/call over the floor, and calls per second. Then memory per 1,000
-// open sessions for the gateway and the SDK pass-through (mcp-proxy and supergateway start one
-// upstream process per session, so theirs is that process). Ratios in one run; nothing asserted.
+// pnpm bench:gateway — the gateway as users run it (a bearer token, five policy rules that apply to
+// the tool, the audit log on, a SQLite state store) against the same stdio upstream as: a direct
+// SDK client (the floor), a plain pass-through proxy on the SDK, the same gateway with the audit log
+// off, and the non-governing proxies users run from npm (mcp-proxy, supergateway). Per target: at
+// concurrency 1 on one session, and at concurrency 32 spread over several sessions (8 × 4 by
+// default): added p50/p99 per tools/call over the floor, calls per second, and the proxy process's
+// own CPU per call (user+system from /proc; the upstream processes are not counted for anyone).
+// Then memory per open session for the gateway and the SDK pass-through (mcp-proxy and
+// supergateway start one upstream process per session, so theirs is that process). Ratios in one
+// run; nothing asserted.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -16,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { writeGoverningConfig } from './gateway/processes';
 
 // The SDK client's transport adds an abort listener per request to one signal; 32 in flight for
 // thousands of calls trips Node's leak warning without being one.
@@ -30,6 +35,15 @@ const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
 const CALLS_C32 = CALLS_C1 * 2;
 const ROUNDS = 5;
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1000);
+// Concurrency 32 as many agents make it: LOAD_SESSIONS sessions with PER_SESSION calls in flight each.
+const LOAD_SESSIONS = Number(process.env['BENCH_LOAD_SESSIONS'] ?? 8);
+const PER_SESSION = 32 / LOAD_SESSIONS;
+const GATEWAY = 'toolgate gateway (governing: policy, audit, SQLite)';
+const GATEWAY_NO_AUDIT = 'the same gateway, audit off';
+const GATEWAY_MEMORY = 'the same gateway, audit on, in-memory store';
+// BENCH_AUDIT_MEMORY=1 adds the governing gateway on an in-memory store: what the audit costs without
+// SQLite's commits (each one a synchronous fsync on the event loop, `synchronous=FULL`).
+const WITH_MEMORY_STORE = process.env['BENCH_AUDIT_MEMORY'] === '1';
 
 function bin(pkg: string, path: string): string {
   return join(dirname(require.resolve(`${pkg}/package.json`)), path);
@@ -149,16 +163,13 @@ async function floorTarget(): Promise<Target> {
   };
 }
 
-async function gatewayTarget(dir: string): Promise<Target> {
-  const config = join(dir, 'toolgate.yaml');
-  writeFileSync(
-    config,
-    `listen: { maxSessions: ${SESSIONS + 100}, maxSessionsPerClient: ${SESSIONS + 100} }
-auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
-upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
-tenants: { bench: { upstreams: [up] } }
-`,
-  );
+async function gatewayTarget(
+  dir: string,
+  name: string,
+  audit: boolean,
+  memoryStore = false,
+): Promise<Target> {
+  const config = writeGoverningConfig(dir, { audit, memoryStore, maxSessions: SESSIONS + 100 });
   const started = await startChild(process.execPath, [
     '--import',
     'tsx',
@@ -170,7 +181,7 @@ tenants: { bench: { upstreams: [up] } }
     '0',
   ]);
   started.child.stderr!.resume();
-  return httpTarget('toolgate gateway (governing)', started, { authorization: `Bearer ${TOKEN}` });
+  return httpTarget(name, started, { authorization: `Bearer ${TOKEN}` });
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -180,35 +191,58 @@ interface Run {
   readonly p50: number;
   readonly p99: number;
   readonly perSecond: number;
+  /** The proxy process's CPU per call in µs. */
+  readonly cpuPerCall?: number;
 }
 
 interface Sample {
   readonly latencies: number[];
   wall: number;
   calls: number;
+  /** The proxy process's own CPU over these calls, in ms (no pid: not measured). */
+  cpu: number;
 }
 
-/** Adds `calls` calls at `concurrency` to `into`. */
-async function measure(client: Client, calls: number, concurrency: number, into: Sample): Promise<void> {
+/** User+system CPU of `pid` in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** Adds `calls` calls to `into`, `perSession` at a time on each of `sessions`. */
+async function measure(
+  sessions: readonly Client[],
+  calls: number,
+  perSession: number,
+  into: Sample,
+  pid?: number,
+): Promise<void> {
   let next = 0;
+  const cpuBefore = pid === undefined ? 0 : cpuMs(pid);
   const started = performance.now();
-  const worker = async () => {
+  const worker = async (client: Client) => {
     while (next < calls) {
       next += 1;
       const t0 = performance.now();
       const result = await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
       into.latencies.push(performance.now() - t0);
-      if (result.isError === true) throw new Error('a bench call failed');
+      if (result.isError === true) throw new Error(`a bench call failed: ${JSON.stringify(result.content)}`);
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(sessions.flatMap((client) => Array.from({ length: perSession }, () => worker(client))));
   into.wall += (performance.now() - started) / 1000;
   into.calls += calls;
+  if (pid !== undefined) into.cpu += cpuMs(pid) - cpuBefore;
 }
 
-function summary(sample: Sample): Run {
+function summary(sample: Sample, pid?: number): Run {
   const sorted = [...sample.latencies].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), perSecond: sample.calls / sample.wall };
+  return {
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    perSecond: sample.calls / sample.wall,
+    ...(pid !== undefined ? { cpuPerCall: (sample.cpu / sample.calls) * 1000 } : {}),
+  };
 }
 
 function rssMb(pid: number): number {
@@ -216,15 +250,26 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
+/**
+ * MB of RSS per 1,000 open sessions: the least-squares slope of RSS over the count of open sessions,
+ * read after each of 5 equal steps, so one heap growth or GC at the wrong moment moves it less than
+ * a before/after difference.
+ */
 async function sessionMemory(target: Target): Promise<number | undefined> {
   if (target.pid === undefined || process.platform !== 'linux') return undefined;
-  const before = rssMb(target.pid);
+  const points: [number, number][] = [[0, rssMb(target.pid)]];
   const clients: Client[] = [];
-  for (let opened = 0; opened < SESSIONS; opened++) clients.push(await target.connect());
-  await new Promise((done) => setTimeout(done, 500));
-  const after = rssMb(target.pid);
+  for (let step = 1; step <= 5; step++) {
+    while (clients.length < (SESSIONS * step) / 5) clients.push(await target.connect());
+    await new Promise((done) => setTimeout(done, 300));
+    points.push([clients.length, rssMb(target.pid)]);
+  }
   await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
-  return ((after - before) / SESSIONS) * 1000;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  const covariance = points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0);
+  const variance = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0);
+  return (covariance / variance) * 1000;
 }
 
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
@@ -246,7 +291,9 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-    targets.push(await gatewayTarget(dir));
+    targets.push(await gatewayTarget(dir, GATEWAY, true));
+    targets.push(await gatewayTarget(dir, GATEWAY_NO_AUDIT, false));
+    if (WITH_MEMORY_STORE) targets.push(await gatewayTarget(dir, GATEWAY_MEMORY, true, true));
     const proxyPort = await freePort();
     targets.push(
       httpTarget(
@@ -298,59 +345,84 @@ async function main(): Promise<void> {
         .join(' ')}`,
     );
     console.log(
-      `${CALLS_C1} calls at concurrency 1, ${CALLS_C32} at concurrency 32 (concurrent calls on one session), after 200 warm-up calls, in ${ROUNDS} interleaved rounds\n`,
+      `${CALLS_C1} calls at concurrency 1 (one session), ${CALLS_C32} at concurrency 32 (${LOAD_SESSIONS} sessions × ${PER_SESSION} calls in flight), after 200 warm-up calls, in ${ROUNDS} interleaved rounds\n`,
     );
-    // Every target's session stays open, and the calls go in ROUNDS interleaved slices, so a change
+    // Every target's sessions stay open, and the calls go in ROUNDS interleaved slices, so a change
     // in the machine's load over the run lands on every target alike.
-    const clients = new Map<Target, Client>();
+    const sessions = new Map<Target, Client[]>();
     for (const target of targets) {
-      const client = await target.connect();
-      await measure(client, 200, 4, { latencies: [], wall: 0, calls: 0 });
-      clients.set(target, client);
+      const opened: Client[] = [];
+      for (let index = 0; index < LOAD_SESSIONS; index++) opened.push(await target.connect());
+      await measure(opened, 200, 1, { latencies: [], wall: 0, calls: 0, cpu: 0 });
+      sessions.set(target, opened);
     }
-    const empty = (): Sample => ({ latencies: [], wall: 0, calls: 0 });
+    const empty = (): Sample => ({ latencies: [], wall: 0, calls: 0, cpu: 0 });
     const samples = new Map(targets.map((target) => [target, { c1: empty(), c32: empty() }]));
     for (let round = 0; round < ROUNDS; round++) {
+      for (const target of targets) {
+        const first = sessions.get(target)!.slice(0, 1);
+        await measure(first, CALLS_C1 / ROUNDS, 1, samples.get(target)!.c1, target.pid);
+      }
       for (const target of targets)
-        await measure(clients.get(target)!, CALLS_C1 / ROUNDS, 1, samples.get(target)!.c1);
-      for (const target of targets)
-        await measure(clients.get(target)!, CALLS_C32 / ROUNDS, 32, samples.get(target)!.c32);
+        await measure(
+          sessions.get(target)!,
+          CALLS_C32 / ROUNDS,
+          PER_SESSION,
+          samples.get(target)!.c32,
+          target.pid,
+        );
     }
-    await Promise.all([...clients.values()].map((client) => client.close()));
+    await Promise.all([...sessions.values()].flat().map((client) => client.close()));
     const results = new Map<string, { c1: Run; c32: Run }>();
     for (const [target, { c1, c32 }] of samples)
-      results.set(target.name, { c1: summary(c1), c32: summary(c32) });
+      results.set(target.name, { c1: summary(c1, target.pid), c32: summary(c32, target.pid) });
     const floor = results.get(targets[0]!.name)!;
     const sdk = results.get(targets[1]!.name)!;
+    const cpu = (run: Run) => (run.cpuPerCall === undefined ? '—' : `${run.cpuPerCall.toFixed(0)} µs`);
     const rows = [
-      '| target | c=1 p50 | c=1 p99 | added p50 / p99 over floor | calls/s c=1 | c=32 p50 | c=32 p99 | calls/s c=32 |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| target | c=1 p50 | c=1 p99 | added p50 / p99 over floor | calls/s c=1 | CPU/call c=1 | c=32 p50 | c=32 p99 | calls/s c=32 | CPU/call c=32 |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ];
     for (const [name, { c1, c32 }] of results) {
       const added =
         name === targets[0]!.name ? '—' : `${fmt(c1.p50 - floor.c1.p50)} / ${fmt(c1.p99 - floor.c1.p99)}`;
       rows.push(
-        `| ${name} | ${fmt(c1.p50)} | ${fmt(c1.p99)} | ${added} | ${c1.perSecond.toFixed(0)} | ${fmt(c32.p50)} | ${fmt(c32.p99)} | ${c32.perSecond.toFixed(0)} |`,
+        `| ${name} | ${fmt(c1.p50)} | ${fmt(c1.p99)} | ${added} | ${c1.perSecond.toFixed(0)} | ${cpu(c1)} | ${fmt(c32.p50)} | ${fmt(c32.p99)} | ${c32.perSecond.toFixed(0)} | ${cpu(c32)} |`,
       );
     }
     console.log(rows.join('\n'));
-    const gateway = results.get('toolgate gateway (governing)')!;
+    const gateway = results.get(GATEWAY)!;
+    const noAudit = results.get(GATEWAY_NO_AUDIT)!;
+    const ratio = (a: number | undefined, b: number | undefined) =>
+      a === undefined || b === undefined ? 'n/a' : `${(a / b).toFixed(2)}×`;
     const addedGateway = gateway.c1.p50 - floor.c1.p50;
     const addedSdk = sdk.c1.p50 - floor.c1.p50;
     console.log(
       `\ngateway's added p50 / SDK pass-through's added p50: ${(addedGateway / addedSdk).toFixed(2)}× (goal ≤ 1.3×)`,
     );
+    console.log(
+      `gateway CPU per call, audit on ÷ off: c=1 ${ratio(gateway.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(gateway.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (goal ≤ 1.1×)`,
+    );
+    const memory = results.get(GATEWAY_MEMORY);
+    if (memory !== undefined)
+      console.log(
+        `  audit on with an in-memory store ÷ audit off: c=1 ${ratio(memory.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(memory.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (the audit log without SQLite's commits, against the SQLite audit-off twin)`,
+      );
     for (const name of ['mcp-proxy (npm)', 'supergateway (npm)']) {
       const other = results.get(name)!;
       console.log(
-        `gateway calls/s ÷ ${name}: c=1 ${(gateway.c1.perSecond / other.c1.perSecond).toFixed(2)}×, c=32 ${(gateway.c32.perSecond / other.c32.perSecond).toFixed(2)}× (goal ≥ 1×)`,
+        `gateway ÷ ${name}: calls/s c=1 ${(gateway.c1.perSecond / other.c1.perSecond).toFixed(2)}×, c=32 ${(gateway.c32.perSecond / other.c32.perSecond).toFixed(2)}× (goal ≥ 1×); CPU per call c=1 ${ratio(gateway.c1.cpuPerCall, other.c1.cpuPerCall)}, c=32 ${ratio(gateway.c32.cpuPerCall, other.c32.cpuPerCall)} (goal ≤ 1×)`,
       );
     }
 
-    console.log(`\nmemory per 1,000 open sessions (RSS growth while ${SESSIONS} sessions are open):`);
-    for (const target of targets.slice(1, 3)) {
+    console.log(
+      `\nmemory per open session (slope of RSS while 0 to ${SESSIONS} sessions are open, in 5 steps):`,
+    );
+    for (const target of targets.slice(1, 4)) {
       const perThousand = await sessionMemory(target);
-      console.log(`  ${target.name}: ${perThousand === undefined ? 'n/a' : `${perThousand.toFixed(1)} MB`}`);
+      console.log(
+        `  ${target.name}: ${perThousand === undefined ? 'n/a' : `${(perThousand * 1.024).toFixed(1)} kB per session (${perThousand.toFixed(1)} MB per 1,000)`}`,
+      );
     }
     console.log(
       '  mcp-proxy, supergateway (stateful): one upstream process per session, so ~1,000 node processes; not measured',

@@ -1,6 +1,7 @@
 // The proxy processes bench/gateway/cpu.ts and profile.ts drive: one configuration (a bench tenant in
 // front of upstream.mjs), each proxy started as its own node process, and an SDK client on it.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,61 @@ export function writeBenchConfig(dir: string): string {
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 tenants: { bench: { upstreams: [up] } }
 `,
+  );
+  return config;
+}
+
+// Five rules a tenant writes: each applies to `echo` and none matches the bench's call, so every call
+// evaluates all five (membership, a negated annotation, startsWith, size(), a regex) and then the default.
+const POLICY = `- name: interns-read-only
+  when: "'intern' in identity.roles && !tool.annotations.readOnlyHint"
+  effect: deny
+  reason: interns may only use read-only tools
+- name: no-admin-tools
+  when: "tool.name.startsWith('admin_') && identity.principal != 'ops'"
+  effect: deny
+  reason: admin tools are for the ops principal
+- name: text-size-cap
+  tools: [echo]
+  when: size(args.text) > 4096
+  effect: deny
+  reason: Send at most 4,096 characters
+- name: no-secrets-in-text
+  tools: [echo]
+  when: "args.text.matches('(?i)(password|api[_-]?key|secret)[=:]')"
+  effect: deny
+  reason: Do not send credentials through echo
+- name: quarantined-tenant
+  when: identity.tenant == 'quarantine'
+  effect: deny
+  reason: this tenant is quarantined
+`;
+
+/**
+ * Writes into `dir` the configuration users run: the bench token with a role, the five rules above,
+ * a SQLite state store (in memory with `memoryStore`, to tell the store's commits from the rest of
+ * the audit's cost) and, with `audit`, the audit log signed with a fresh Ed25519 key. Returns its path. Needs a Node with `node:sqlite` (22.13+).
+ */
+export function writeGoverningConfig(
+  dir: string,
+  options: { audit: boolean; maxSessions?: number; memoryStore?: boolean },
+): string {
+  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}`;
+  const config = join(dir, `${name}.yaml`);
+  writeFileSync(join(dir, 'policy.yaml'), POLICY);
+  if (options.audit) {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    writeFileSync(join(dir, 'audit-key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  }
+  const limit = options.maxSessions;
+  writeFileSync(
+    config,
+    `${limit === undefined ? '' : `listen: { maxSessions: ${limit}, maxSessionsPerClient: ${limit} }\n`}auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench, roles: [agent] } }] }
+stores: { state: '${options.memoryStore === true ? 'memory:' : `sqlite:./${name}.db`}' }
+upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
+policy: { file: ./policy.yaml, default: allow }
+tenants: { bench: { upstreams: [up] } }
+${options.audit ? 'audit: { signingKey: "${file:./audit-key.pem}" }\n' : ''}`,
   );
   return config;
 }

@@ -1,19 +1,25 @@
 // Profiles one gateway process under the bench's workload: `node --import tsx bench/gateway/profile.ts DIR`
 // starts `toolgate gateway` with --cpu-prof (profile written into DIR on shutdown), drives
 // BENCH_CALLS tools/call at concurrency 1 and 32 through one session, then stops it, and prints
-// the heaviest self-time frames of the profile.
+// the heaviest self-time frames of the profile. BENCH_GOVERNING=audit-on (or audit-off) profiles the
+// configuration bench:gateway calls governing (five rules, SQLite; run it on Node 22.13+) instead of
+// the bare one.
 
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchClient, gatewayCli, startProxy, writeBenchConfig } from './processes';
+import { benchClient, gatewayCli, startProxy, writeBenchConfig, writeGoverningConfig } from './processes';
 
 setMaxListeners(100_000);
 const out = resolve(process.argv[2] ?? mkdtempSync(join(tmpdir(), 'toolgate-profile-')));
 mkdirSync(out, { recursive: true });
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 3000);
-const config = writeBenchConfig(out);
+const governing = process.env['BENCH_GOVERNING'];
+const config =
+  governing === undefined
+    ? writeBenchConfig(out)
+    : writeGoverningConfig(out, { audit: governing === 'audit-on' });
 const { child, url } = await startProxy(
   ['--cpu-prof', `--cpu-prof-dir=${out}`],
   [gatewayCli, 'gateway', '--config', config, '--port', '0'],

@@ -352,6 +352,7 @@ tenants:
       expect(prompts).toContain('ev_simple-prompt');
       const prompt = await acme.getPrompt({ name: 'ev_simple-prompt' });
       expect(JSON.stringify(prompt.messages)).toContain('This is a simple prompt without arguments.');
+      await expect(acme.subscribeResource({ uri: 'ev_demo://resource/dynamic/text/1' })).resolves.toEqual({});
     } finally {
       await acme.close();
     }
@@ -366,6 +367,16 @@ tenants:
         /no upstream serves it/,
       );
       await expect(globex.getPrompt({ name: 'ev_simple-prompt' })).rejects.toThrow(/no upstream serves it/);
+      // Completions and subscriptions reach only the tenant's own upstreams too.
+      await expect(
+        globex.complete({
+          ref: { type: 'ref/prompt', name: 'ev_simple-prompt' },
+          argument: { name: 'x', value: '' },
+        }),
+      ).rejects.toThrow(/no upstream serves it/);
+      await expect(globex.subscribeResource({ uri: 'ev_demo://resource/dynamic/text/1' })).rejects.toThrow(
+        /no upstream serves it/,
+      );
     } finally {
       await globex.close();
     }

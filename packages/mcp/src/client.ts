@@ -7,14 +7,18 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { StreamableHTTPClientTransport, type Client, type Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
   ProtocolError,
   ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
+  LOG_LEVEL_META_KEY,
   type CallToolResult,
+  type CompleteRequest,
+  type CompleteResult,
   type GetPromptResult,
+  type LoggingLevel,
+  type McpSubscription,
   type ListPromptsResult,
   type ListResourcesResult,
   type ListResourceTemplatesResult,
@@ -60,6 +64,7 @@ import {
   type ListedExtras,
 } from './imported';
 import { downstreamOf } from './relay';
+import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
 export type { AnnotationHint, ImportDeclaration } from './imported';
@@ -192,6 +197,12 @@ export type McpClientEvent =
       readonly type: 'mcp.list.changed';
       readonly source: string;
       readonly list: 'tools' | 'resources' | 'prompts';
+    }
+  | {
+      /** A resource the server was asked to watch changed; `uri` is prefixed. */
+      readonly type: 'mcp.resource.updated';
+      readonly source: string;
+      readonly uri: string;
     };
 
 /** An upstream's resources and prompts, under the client's prefix; what mcpServe proxies. */
@@ -209,6 +220,13 @@ export interface McpUpstream {
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
   ): Promise<GetPromptResult>;
+  /** Asks the server for completions of a prompt argument or template variable; the reference's name or URI is prefixed. */
+  complete?(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult>;
+  /** Sets the server's log level (a server without logging is left alone). */
+  setLoggingLevel?(level: LoggingLevel, signal?: AbortSignal): Promise<void>;
+  /** Asks the server to report changes of a resource (prefixed URI) as `mcp.resource.updated` events. */
+  subscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
+  unsubscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
   /** Hears list changes ('tools' also after a reconnect or an accepted pin); answers a function that stops listening. */
   subscribe(listener: (event: McpClientEvent) => void): () => void;
 }
@@ -348,8 +366,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
         // An upstream's question reaches the person at the downstream client of the one call running
         // now; with none, or several, nobody can tell whose it is, and it is declined.
         client.setRequestHandler('elicitation/create', async (request, extra) => {
-          const calls = [...inFlight].map((id) => downstreamOf(id)).filter((call) => call !== undefined);
-          const only = calls.length === 1 ? calls[0] : undefined;
+          const only = onlyCallRunning()?.call;
           if (only === undefined || !only.canElicit) return { action: 'decline' };
           try {
             return await only.elicit(request.params, extra.mcpReq.signal);
@@ -357,6 +374,25 @@ export function mcpClient(options: McpClientOptions): McpClient {
             return { action: 'cancel' };
           }
         });
+        // Sampling, like elicitation, belongs to the one call running now; without a client that can
+        // sample it is refused (sampling has no "decline").
+        client.setRequestHandler('sampling/createMessage', async (request, extra) => {
+          const only = onlyCallRunning();
+          if (only === undefined || !only.call.canSample)
+            throw new ProtocolError(
+              ProtocolErrorCode.InvalidRequest,
+              'sampling is not available: no calling client that supports it',
+            );
+          return only.call.sample(only.redact(request.params), extra.mcpReq.signal);
+        });
+        // A log message goes to the client whose call is running, never to other callers.
+        client.setNotificationHandler('notifications/message', (notification) => {
+          const only = onlyCallRunning();
+          only?.call.log(only.redact(notification.params));
+        });
+        client.setNotificationHandler('notifications/resources/updated', (notification) =>
+          emit({ type: 'mcp.resource.updated', source: name, uri: `${prefix}${notification.params.uri}` }),
+        );
       },
       async connected(client, again) {
         await pinServer(client);
@@ -369,13 +405,24 @@ export function mcpClient(options: McpClientOptions): McpClient {
     },
     options.backoff ?? {},
     {
-      capabilities: { elicitation: { form: {} } },
+      capabilities: { elicitation: { form: {} }, sampling: {} },
       // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
       // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
     },
   );
-  const inFlight = new Set<string>();
+  // The calls in flight, with the credential values each must never pass on downstream.
+  const inFlight = new Map<string, readonly string[]>();
+  // With several calls in flight, nobody can tell whose a question or a log message is.
+  const onlyCallRunning = () => {
+    const [only, ...others] = inFlight;
+    if (only === undefined || others.length > 0) return undefined;
+    const [id, secrets] = only;
+    const call = downstreamOf(id);
+    return call === undefined
+      ? undefined
+      : { call, redact: <T>(value: T) => redactValue(value, secrets) as T };
+  };
 
   // The server's identity is its endpoint (and, over TLS, its key) or its command, and the name it
   // reports; its version is not: a version bump re-checks every tool against its pin at the listing
@@ -687,13 +734,15 @@ export function mcpClient(options: McpClientOptions): McpClient {
     const downstream = downstreamOf(ctx.toolCallId);
     const secrets = ctx.credential?.secrets() ?? [];
     const meta = metaFor(ctx.identity, options.traceContext, downstream?.traceContext);
+    // A 2026-07-28 server logs only at the level each request carries.
+    if (downstream?.logLevel !== undefined) meta[LOG_LEVEL_META_KEY] = downstream.logLevel;
     let nonce: string | undefined;
     if (options.credentialHeaders !== undefined && ctx.credential !== undefined) {
       nonce = crypto.randomUUID();
       headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
-    inFlight.add(ctx.toolCallId);
+    inFlight.set(ctx.toolCallId, secrets);
     let result: CallToolResult;
     try {
       result = (await client.callTool(
@@ -757,6 +806,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     );
   }
 
+  const listening = new Map<string, McpSubscription>();
   const upstream = {
     async listResources(cursor?: string): Promise<ListResourcesResult> {
       const client = await connection.client();
@@ -816,6 +866,59 @@ export function mcpClient(options: McpClientOptions): McpClient {
           content: prefixedBlock(message.content as ContentBlock, prefix) as typeof message.content,
         })),
       };
+    },
+    async complete(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+      const client = await connection.client();
+      if (client.getServerCapabilities()?.completions === undefined)
+        return { completion: { values: [], total: 0, hasMore: false } };
+      const { ref } = params;
+      const remoteRef =
+        ref.type === 'ref/prompt'
+          ? { ...ref, name: unprefixed(ref.name, 'prompt') }
+          : { ...ref, uri: unprefixed(ref.uri, 'resource') };
+      return client.complete(
+        { ...params, ref: remoteRef },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
+    },
+    async setLoggingLevel(level: LoggingLevel, signal?: AbortSignal): Promise<void> {
+      const client = await connection.client();
+      if (client.getServerCapabilities()?.logging === undefined) return;
+      await client.setLoggingLevel(level, {
+        timeout: timeoutMs,
+        ...(signal !== undefined ? { signal } : {}),
+      });
+    },
+    // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
+    async subscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
+      const client = await connection.client();
+      const remote = unprefixed(uri, 'resource');
+      const options = { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) };
+      if (!speaksModern(client)) {
+        await client.subscribeResource({ uri: remote }, options);
+        return;
+      }
+      if (listening.has(remote)) return;
+      const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
+      listening.set(remote, stream);
+      void stream.closed.then(() => {
+        if (listening.get(remote) === stream) listening.delete(remote);
+      });
+    },
+    async unsubscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
+      const client = await connection.client();
+      const remote = unprefixed(uri, 'resource');
+      const stream = listening.get(remote);
+      if (stream !== undefined) {
+        listening.delete(remote);
+        await stream.close();
+        return;
+      }
+      if (speaksModern(client)) return;
+      await client.unsubscribeResource(
+        { uri: remote },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
     },
   };
 
@@ -892,6 +995,11 @@ function urlOrUndefined(text: string | undefined): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether the connection speaks revision 2026-07-28 or later (revisions are dates, so they sort as text). */
+function speaksModern(client: Client): boolean {
+  return (client.getNegotiatedProtocolVersion() ?? '') >= '2026-07-28';
 }
 
 /** The name a server's identity is pinned under (kind `'server'`). */
@@ -1005,7 +1113,7 @@ function transportFactory(
   if (command !== undefined) {
     const [program, ...args] = command;
     return () =>
-      new StdioClientTransport({
+      new InPlaceStdioClientTransport({
         command: program,
         args,
         ...(options.env !== undefined ? { env: { ...options.env } } : {}),

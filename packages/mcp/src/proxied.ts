@@ -26,6 +26,69 @@ export interface ProxySetup {
     | ((extra: McpRequestExtra) => readonly McpUpstream[] | Promise<readonly McpUpstream[]>);
   readonly chain: ChainSource;
   identify(extra: McpRequestExtra): Promise<Identity | undefined>;
+  /** Who watches which upstream resources; with it, resources/subscribe and unsubscribe are served. */
+  readonly watch?: ResourceWatch;
+}
+
+/**
+ * Resource subscriptions across the servers of one `mcpServe`: an upstream is asked to watch a URI
+ * while at least one downstream connection subscribes to it, and its updates reach only those.
+ */
+export interface ResourceWatch {
+  add(server: Server, upstream: McpUpstream, uri: string, signal?: AbortSignal): Promise<void>;
+  remove(server: Server, upstream: McpUpstream, uri: string): void;
+  /** Forgets a closed connection's subscriptions. */
+  drop(server: Server): void;
+  close(): void;
+}
+
+export function resourceWatch(): ResourceWatch {
+  const watched = new Map<McpUpstream, { stop: () => void; uris: Map<string, Set<Server>> }>();
+  const remove = (server: Server, upstream: McpUpstream, uri: string): void => {
+    const entry = watched.get(upstream);
+    const servers = entry?.uris.get(uri);
+    if (entry === undefined || servers === undefined || !servers.delete(server) || servers.size > 0) return;
+    entry.uris.delete(uri);
+    upstream.unsubscribeResource?.(uri).catch(() => undefined);
+  };
+  return {
+    async add(server, upstream, uri, signal) {
+      if (upstream.subscribeResource === undefined)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Resource subscriptions are not supported by the upstream serving '${uri.slice(0, 200)}'`,
+        );
+      let entry = watched.get(upstream);
+      if (entry === undefined) {
+        const uris = new Map<string, Set<Server>>();
+        const stop = upstream.subscribe((event) => {
+          if (event.type !== 'mcp.resource.updated') return;
+          for (const subscriber of uris.get(event.uri) ?? [])
+            subscriber.sendResourceUpdated({ uri: event.uri }).catch(() => undefined);
+        });
+        entry = { stop, uris };
+        watched.set(upstream, entry);
+      }
+      const servers = entry.uris.get(uri);
+      if (servers !== undefined) {
+        servers.add(server);
+        return;
+      }
+      await upstream.subscribeResource(uri, signal);
+      const now = entry.uris.get(uri);
+      if (now !== undefined) now.add(server);
+      else entry.uris.set(uri, new Set([server]));
+    },
+    remove,
+    drop(server) {
+      for (const [upstream, entry] of watched)
+        for (const [uri, servers] of [...entry.uris]) if (servers.has(server)) remove(server, upstream, uri);
+    },
+    close() {
+      for (const entry of watched.values()) entry.stop();
+      watched.clear();
+    },
+  };
 }
 
 /** Throws when two upstreams share a prefix: a URI or prompt name could not tell which one it names. */
@@ -103,8 +166,8 @@ async function govern(
   capability: 'resource_read' | 'prompt_get',
   target: string,
   upstream: McpUpstream,
+  what = capability === 'resource_read' ? `reading '${target}'` : `the prompt '${target}'`,
 ): Promise<void> {
-  const what = capability === 'resource_read' ? `reading '${target}'` : `the prompt '${target}'`;
   let identity: Identity | undefined;
   let consulted: { checker: unknown; deadlineMs: number } | undefined;
   try {
@@ -155,7 +218,7 @@ async function govern(
   );
 }
 
-/** Registers resources/* and prompts/* handlers on `server`. */
+/** Registers resources/*, prompts/* and completion/complete handlers on `server`. */
 export function serveProxied(server: Server, setup: ProxySetup): void {
   const upstreamsOf = (extra: McpRequestExtra) =>
     typeof setup.upstreams === 'function' ? setup.upstreams(extra) : setup.upstreams;
@@ -203,5 +266,36 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     const upstream = owner(await upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
     return upstream.getPrompt(name, args, extra.mcpReq.signal);
+  });
+  // Completing an argument tells what values exist, so it is governed as reading the prompt or resource.
+  server.setRequestHandler('completion/complete', async (request, extra) => {
+    const { ref } = request.params;
+    const prompt = ref.type === 'ref/prompt';
+    const target = prompt ? ref.name : ref.uri;
+    const upstream = owner(await upstreamsOf(extra), target, prompt ? 'prompt' : 'resource');
+    await govern(
+      setup,
+      extra,
+      prompt ? 'prompt_get' : 'resource_read',
+      target,
+      upstream,
+      `completing an argument of '${target}'`,
+    );
+    if (upstream.complete === undefined) return { completion: { values: [] } };
+    return upstream.complete(request.params, extra.mcpReq.signal);
+  });
+  const { watch } = setup;
+  if (watch === undefined) return;
+  server.setRequestHandler('resources/subscribe', async (request, extra) => {
+    const { uri } = request.params;
+    const upstream = owner(await upstreamsOf(extra), uri, 'resource');
+    await govern(setup, extra, 'resource_read', uri, upstream, `watching '${uri}'`);
+    await watch.add(server, upstream, uri, extra.mcpReq.signal);
+    return {};
+  });
+  server.setRequestHandler('resources/unsubscribe', async (request, extra) => {
+    const { uri } = request.params;
+    watch.remove(server, owner(await upstreamsOf(extra), uri, 'resource'), uri);
+    return {};
   });
 }

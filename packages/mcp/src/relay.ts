@@ -2,7 +2,15 @@
 // mcpServe opens one entry per tools/call, keyed by the toolCallId it dispatches with, and an imported
 // tool reads it to relay progress and elicitation, and to hand back an error result's own blocks.
 
-import type { CallToolResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+  LoggingLevel,
+  LoggingMessageNotification,
+} from '@modelcontextprotocol/server';
 import type { TraceContext } from '@toolgate/core';
 
 /** The downstream side of one call in flight. */
@@ -11,6 +19,14 @@ export interface DownstreamCall {
   readonly canElicit: boolean;
   /** Forwards an upstream server's elicitation to the downstream client. */
   elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult>;
+  /** Whether the downstream client declared sampling. */
+  readonly canSample: boolean;
+  /** Forwards an upstream server's sampling request to the downstream client. */
+  sample(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult>;
+  /** The least severe log level the downstream client wants; absent: it wants no log messages. */
+  readonly logLevel?: LoggingLevel;
+  /** Relays an upstream server's log message to the downstream client, as part of this call. */
+  log(params: LoggingMessageNotification['params']): void;
   /** Present when the downstream client asked for progress (sent a progress token). */
   readonly progress?: (progress: number, total?: number, message?: string) => void;
   /** The W3C trace context the downstream request carried in `_meta`, passed on upstream. */

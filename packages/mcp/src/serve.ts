@@ -3,12 +3,15 @@
 
 import {
   InMemoryServerEventBus,
+  LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   Server,
   type ServerEventBus,
   type AuthInfo,
   type CallToolRequest,
   type CallToolResult,
+  type CreateMessageRequestParams,
+  type LoggingLevel,
   type Tool as McpTool,
   type ElicitRequestFormParams,
   type ServerContext,
@@ -33,7 +36,7 @@ import {
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
-import { assertDistinctPrefixes, serveProxied } from './proxied';
+import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 
@@ -305,6 +308,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   }
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
+  const watch = resourceWatch();
+  // The log level each 2025-11-25 connection set; a 2026-07-28 request carries its own.
+  const logLevels = new WeakMap<Server, LoggingLevel>();
   const bus = new InMemoryServerEventBus();
   const announce = (list: 'tools' | 'resources' | 'prompts'): void => {
     bus.publish({ kind: `${list}_list_changed` });
@@ -451,6 +457,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     return scoped === undefined || 'refused' in scoped ? undefined : scoped;
   };
 
+  // Without a level set, a 2025-11-25 client gets every message (as an SDK server sends them); a
+  // 2026-07-28 request without one wants none.
+  function logLevelOf(server: Server, extra: McpRequestExtra): { logLevel?: LoggingLevel } {
+    if (isModernRequest(extra)) {
+      const level = extra.mcpReq.envelope?.[LOG_LEVEL_META_KEY as keyof typeof extra.mcpReq.envelope];
+      return typeof level === 'string' ? { logLevel: level as LoggingLevel } : {};
+    }
+    return { logLevel: logLevels.get(server) ?? 'debug' };
+  }
+
   // One tools/call: identity, admission, the scope's dispatcher, the chain, the pause, the report.
   async function call(
     server: Server,
@@ -514,6 +530,17 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const downstream: DownstreamCall = {
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
+      canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
+      sample: (params, signal) =>
+        server.createMessage(params as CreateMessageRequestParams, {
+          relatedRequestId: extra.mcpReq.id,
+          signal,
+          timeout: checkInTimeoutMs,
+        }),
+      ...logLevelOf(server, extra),
+      log: (params) => {
+        extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
+      },
       ...(traceContext !== undefined ? { traceContext } : {}),
       elicit: (params, signal) =>
         server.elicitInput(params as ElicitRequestFormParams, {
@@ -579,7 +606,13 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       { name, version },
       {
         capabilities: proxying
-          ? { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } }
+          ? {
+              tools: { listChanged: true },
+              resources: { listChanged: true, subscribe: true },
+              prompts: { listChanged: true },
+              completions: {},
+              logging: {},
+            }
           : { tools: { listChanged: true } },
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
@@ -587,15 +620,31 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     server.setRequestHandler('tools/list', async (_request, extra) => ({
       tools: (await listedFor(extra)).map((tool) => ({ ...tool }) as McpTool),
     }));
+    const upstreamsFor = async (extra: McpRequestExtra): Promise<readonly McpUpstream[]> => {
+      if (scope === undefined) return upstreams;
+      try {
+        return scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+      } catch {
+        return [];
+      }
+    };
+    if (proxying)
+      // The level applies to this connection's calls; the caller's upstreams are told too, for the
+      // 2025-11-25 ones that log outside a request's own level.
+      server.setRequestHandler('logging/setLevel', async (request, extra) => {
+        const { level } = request.params;
+        logLevels.set(server, level);
+        await Promise.all(
+          (await upstreamsFor(extra)).map((upstream) =>
+            upstream.setLoggingLevel?.(level, extra.mcpReq.signal).catch(() => undefined),
+          ),
+        );
+        return {};
+      });
     if (scope !== undefined)
       serveProxied(server, {
-        upstreams: async (extra) => {
-          try {
-            return scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
-          } catch {
-            return [];
-          }
-        },
+        upstreams: upstreamsFor,
+        watch,
         chain: (identity): Chain => {
           const scoped = scopeOf(identity);
           // Thrown, so the read is refused as unidentified rather than served without a chain.
@@ -609,11 +658,13 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         upstreams,
         chain: options.chain!,
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+        watch,
       });
     server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
     const previous = server.onclose;
     server.onclose = () => {
       servers.delete(server);
+      watch.drop(server);
       previous?.();
     };
     servers.add(server);
@@ -640,6 +691,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     bus,
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
+      watch.close();
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       servers.clear();
     },
