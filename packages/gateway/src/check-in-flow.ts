@@ -44,7 +44,7 @@ import {
   type McpRequestExtra,
   type McpSettled,
 } from '@toolgate/mcp';
-import { mintState, type CheckInState, type StateMode } from './request-state';
+import { mintState, type RequestStateClaims, type StateMode } from './request-state';
 import { useStandingGrant } from './standing-grants';
 import type { Server } from '@modelcontextprotocol/server';
 
@@ -81,7 +81,7 @@ export interface CheckInFlowOptions {
   /** Where the inbox is served, as the client reaches it (`{publicUrl}/inbox`). */
   readonly inboxUrl?: string;
   /** The verified state a 2026-07-28 retry echoed (see request-state.ts). */
-  readonly retry?: CheckInState;
+  readonly retry?: RequestStateClaims;
 }
 
 // Each round answers a different middleware's ask in the same call; more than this is a loop.
@@ -274,7 +274,7 @@ function askAtClient(request: CheckInRequest, options: CheckInFlowOptions): Sett
 }
 
 /** The call a state was minted for is this call: same caller, tool, asker's chain and arguments. */
-function sameCall(state: CheckInState, request: CheckInRequest): boolean {
+function sameCall(state: RequestStateClaims, request: CheckInRequest): boolean {
   return (
     state.tenant === (request.identity?.tenant ?? null) &&
     state.principal === (request.identity?.principal ?? null) &&
@@ -309,7 +309,7 @@ const revokeQuietly = async (store: CheckInStore, id: string): Promise<void> => 
  */
 async function settleRetry(
   first: PausedOutcome,
-  state: CheckInState,
+  state: RequestStateClaims,
   options: CheckInFlowOptions,
 ): Promise<Settled | { readonly outcome: DispatchOutcome; readonly via: Via }> {
   const store = options.store;

@@ -9,7 +9,7 @@ import type { CheckInRequest, Identity } from '@toolgate/core';
 export type StateMode = 'url' | 'form';
 
 /** What a `requestState` binds: who asked, for which call, about which check-in, until when. */
-export interface CheckInState {
+export interface RequestStateClaims {
   readonly tenant: string | null;
   readonly principal: string | null;
   readonly tool: string;
@@ -33,7 +33,7 @@ const mac = (key: string, payload: string): Buffer =>
 
 /** A signed state for `request`, asked in `mode`, expiring with the check-in. */
 export function mintState(key: string, request: CheckInRequest, mode: StateMode): string {
-  const claims: CheckInState = {
+  const claims: RequestStateClaims = {
     tenant: request.identity?.tenant ?? null,
     principal: request.identity?.principal ?? null,
     tool: request.toolName,
@@ -52,7 +52,7 @@ export function mintState(key: string, request: CheckInRequest, mode: StateMode)
 export type StateProblem = 'malformed' | 'signature' | 'expired' | 'caller' | 'tool' | 'replayed';
 
 export type ReadState =
-  | { readonly ok: true; readonly state: CheckInState }
+  | { readonly ok: true; readonly state: RequestStateClaims }
   | { readonly ok: false; readonly problem: StateProblem };
 
 /**
@@ -74,9 +74,9 @@ export function readState(
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     return { ok: false, problem: 'signature' };
-  let state: CheckInState;
+  let state: RequestStateClaims;
   try {
-    state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as CheckInState;
+    state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as RequestStateClaims;
   } catch {
     return { ok: false, problem: 'malformed' };
   }

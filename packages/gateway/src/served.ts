@@ -15,7 +15,7 @@ import {
   type McpUpstream,
 } from '@toolgate/mcp';
 import { settlePaused } from './check-in-flow';
-import { readState, SpentStates, type CheckInState } from './request-state';
+import { readState, SpentStates, type RequestStateClaims } from './request-state';
 import type { GatewayLog, LogFields } from './log';
 import type { Runtime } from './runtime';
 import { definitionOf, grantUseRecorder } from './standing-grants';
@@ -141,7 +141,7 @@ export function gatewayServed(
         elicitTimeoutMs: call.checkInTimeoutMs,
         ...(runtime.config.checkIns?.key !== undefined ? { checkInKey: runtime.config.checkIns.key } : {}),
         ...(inboxUrl !== undefined ? { inboxUrl } : {}),
-        ...(call.requestState !== undefined ? { retry: call.requestState as CheckInState } : {}),
+        ...(call.requestState !== undefined ? { retry: call.requestState as RequestStateClaims } : {}),
       });
     },
     onCall: (report) => host.log(callLine(report)),
