@@ -228,9 +228,9 @@ export const APPROVAL_INPUT = 'approval';
 function askingMode(options: CheckInFlowOptions): StateMode | undefined {
   const { extra } = options;
   if (!isModernRequest(extra) || options.checkInKey === undefined) return undefined;
-  const declared = extra.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof typeof extra.mcpReq.envelope] as
-    | ClientCapabilities
-    | undefined;
+  const declared = extra.mcpReq.envelope?.[
+    CLIENT_CAPABILITIES_META_KEY as keyof typeof extra.mcpReq.envelope
+  ] as ClientCapabilities | undefined;
   const elicitation = declared?.elicitation;
   if (elicitation === undefined) return undefined;
   if (elicitation.url !== undefined && options.inboxUrl !== undefined) return 'url';
@@ -334,7 +334,12 @@ async function settleRetry(
   // A URL-mode answer only says the person opened the page: the decision is the inbox's.
   const answer = options.extra.mcpReq.inputResponses?.[APPROVAL_INPUT];
   let via: Via = 'inbox';
-  if (record.decision === undefined && state.mode === 'form' && typeof answer === 'object' && answer !== null) {
+  if (
+    record.decision === undefined &&
+    state.mode === 'form' &&
+    typeof answer === 'object' &&
+    answer !== null
+  ) {
     const decision = formDecision(
       answer as { action?: unknown; content?: Record<string, unknown> },
       options.identity?.principal ?? 'mcp-client',
@@ -344,7 +349,12 @@ async function settleRetry(
       .decide(
         asked.id,
         decision.approved
-          ? { approved: true, by: decision.by, ...(decision.note !== undefined ? { note: decision.note } : {}), decidedAt }
+          ? {
+              approved: true,
+              by: decision.by,
+              ...(decision.note !== undefined ? { note: decision.note } : {}),
+              decidedAt,
+            }
           : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
       )
       .catch(() => false);
@@ -353,7 +363,12 @@ async function settleRetry(
     if (record === undefined) return pending(asked, 'the check-in store could not be read');
   }
   if (record.decision === undefined) {
-    if (state.mode === 'url' && typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action !== 'accept')
+    if (
+      state.mode === 'url' &&
+      typeof answer === 'object' &&
+      answer !== null &&
+      (answer as { action?: unknown }).action !== 'accept'
+    )
       return pending(asked, 'the inbox page was not opened');
     return askAtClient(asked, options) ?? pending(asked, 'nobody has decided yet');
   }

@@ -105,7 +105,9 @@ export function gatewayServed(
     readRequestState: (token, call) => {
       const key = host.current().config.checkIns?.key;
       const read =
-        key === undefined ? ({ ok: false, problem: 'signature' } as const) : readState(key, token, call, spent);
+        key === undefined
+          ? ({ ok: false, problem: 'signature' } as const)
+          : readState(key, token, call, spent);
       // Why (read.problem) is not told: the refusal is the same for a forged, spent or foreign state.
       if (read.ok) return { state: read.state };
       return {

@@ -9,7 +9,15 @@ import {
   StreamableHTTPClientTransport as V2Transport,
   type ClientCapabilities,
 } from '@modelcontextprotocol/client';
-import { CHECKIN_KEY, fixtureServer, startGateway, tempDir, textOf, type GatewayProcess, type TempDir } from './helpers';
+import {
+  CHECKIN_KEY,
+  fixtureServer,
+  startGateway,
+  tempDir,
+  textOf,
+  type GatewayProcess,
+  type TempDir,
+} from './helpers';
 
 const TOKENS = {
   BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789abc',
@@ -45,12 +53,14 @@ interface Asked {
   inputRequests?: Record<string, { method: string; params: Record<string, unknown> }>;
 }
 
-type ElicitAnswer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
+type ElicitAnswer = {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean>;
+};
 
 const refusalOf = (result: unknown) =>
   (result as { _meta?: Record<string, unknown> })._meta?.['io.toolgate/refusal'] as
-    | { gate: string; code: string; retryable: boolean }
-    | undefined;
+    { gate: string; code: string; retryable: boolean } | undefined;
 
 describe('input-required answers to 2026-07-28 clients through toolgate gateway', () => {
   let dir: TempDir;
@@ -102,7 +112,9 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
     if (answer !== undefined)
       made.setRequestHandler('elicitation/create', async (request) => answer(request.params as never));
     await made.connect(
-      new V2Transport(new URL(gateway.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      new V2Transport(new URL(gateway.url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
     );
     return made;
   }

@@ -68,7 +68,10 @@ describe('requestState', () => {
   it("refuses another principal's, another tenant's and another tool's use, without spending it", () => {
     const spent = new SpentStates();
     const token = mintState(KEY, request, 'form');
-    const as = (tenant: string, principal: string) => ({ identity: { tenant, principal }, toolName: 'shop_refund' });
+    const as = (tenant: string, principal: string) => ({
+      identity: { tenant, principal },
+      toolName: 'shop_refund',
+    });
     expect(readState(KEY, token, as('acme', 'eve'), spent, NOW)).toEqual({ ok: false, problem: 'caller' });
     expect(readState(KEY, token, as('globex', 'support-bot'), spent, NOW)).toEqual({
       ok: false,
@@ -78,7 +81,9 @@ describe('requestState', () => {
       ok: false,
       problem: 'tool',
     });
-    expect(readState(KEY, token, { identity: undefined, toolName: 'shop_refund' }, spent, NOW).ok).toBe(false);
+    expect(readState(KEY, token, { identity: undefined, toolName: 'shop_refund' }, spent, NOW).ok).toBe(
+      false,
+    );
     expect(readState(KEY, token, caller, spent, NOW).ok).toBe(true);
   });
 });
