@@ -26,13 +26,13 @@ const TOKENS = {
 };
 const MODERN = '2026-07-28';
 
-function config(dir: TempDir): string {
+function config(dir: TempDir, ttl = '10m'): string {
   return `auth:
   tokens:
     - { token: "\${env:BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
     - { token: "\${env:EVE_TOKEN}", identity: { tenant: acme, principal: eve } }
     - { token: "\${env:ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver] } }
-checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
+checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms, ttl: ${ttl} }
 upstreams:
   shop:
     command: [node, ${JSON.stringify(fixtureServer)}]
@@ -285,6 +285,56 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
       const result = await bot.callTool({ name: 'shop_refund', arguments: { amount: 600, order: 'h-1' } });
       expect(refusalOf(result)).toMatchObject({ code: 'CHECKIN_PENDING', retryable: true });
       expect(refunds()).toBe(before);
+    } finally {
+      await bot.close();
+    }
+  });
+});
+
+describe('an expired requestState', () => {
+  let dir: TempDir;
+  let gateway: GatewayProcess;
+  beforeAll(async () => {
+    dir = tempDir();
+    gateway = await startGateway(dir.write('toolgate.yaml', config(dir, '1s')), {
+      ...TOKENS,
+      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
+    });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    dir?.remove();
+  });
+
+  it('is CHECKIN_STATE_INVALID once its check-in expired, and the tool never runs', async () => {
+    const bot = new V2Client(
+      { name: 'expired-state-test', version: '1.0.0' },
+      {
+        capabilities: { elicitation: { form: {} } },
+        versionNegotiation: { mode: { pin: MODERN } },
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    await bot.connect(
+      new V2Transport(new URL(gateway.url), {
+        requestInit: { headers: { authorization: `Bearer ${TOKENS.BOT_TOKEN}` } },
+      }),
+    );
+    const args = { amount: 700, order: 'e-1' };
+    const call = (extra: Record<string, unknown> = {}) =>
+      bot.callTool({ name: 'shop_refund', arguments: args, ...extra } as never, {
+        allowInputRequired: true,
+      }) as Promise<Asked>;
+    try {
+      const first = await call();
+      expect(first.resultType).toBe('input_required');
+      await new Promise((done) => setTimeout(done, 1200));
+      const late = await call({
+        requestState: first.requestState,
+        inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
+      });
+      expect(refusalOf(late)?.code).toBe('CHECKIN_STATE_INVALID');
+      expect(dir.runs()).not.toContain('refund');
     } finally {
       await bot.close();
     }
