@@ -278,6 +278,31 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
     }
   });
 
+  it('two valid states for one approved check-in, retried at once, run the call once', async () => {
+    const before = refunds();
+    const args = { amount: 550, order: 'race-1' };
+    const bot = await client(TOKENS.BOT_TOKEN, { elicitation: { url: {} } }, undefined, false);
+    try {
+      const first = await round(bot, args);
+      // The model calls again without the state: the same check-in, asked about with a second state.
+      const second = await round(bot, args);
+      const urlOf = (asked: Asked) => String(asked.inputRequests?.['approval']?.params['url']);
+      expect(urlOf(second)).toBe(urlOf(first));
+      expect((await inboxApi(`/${encodeURIComponent(checkInIdOf(urlOf(first)))}/approve`, {})).status).toBe(
+        200,
+      );
+      const answers = await Promise.all(
+        [first, second].map((asked) =>
+          round(bot, args, asked.requestState!, { approval: { action: 'accept' } }),
+        ),
+      );
+      expect(answers.filter((answer) => answer.resultType === undefined && !answer.isError)).toHaveLength(1);
+      expect(refunds()).toBe(before + 1);
+    } finally {
+      await bot.close();
+    }
+  });
+
   it('a 2026-07-28 client that declares no elicitation is held and answered CHECKIN_PENDING, as before', async () => {
     const before = refunds();
     const bot = await client(TOKENS.BOT_TOKEN, {});
