@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 import type { CheckInStore, PinStore, Tool, ToolArgs } from '@toolgate/core';
@@ -19,6 +19,7 @@ import {
   type McpClient,
   type McpClientEvent,
   type McpClientStatus,
+  InPlaceStdioClientTransport,
 } from '@toolgate/mcp';
 import type { ConfigIssue, ConfigPath } from './config/errors';
 import type { LogFields } from './log';
@@ -397,7 +398,7 @@ function transport(
         env[key] = fillCredentials(value, lookup);
         handed.push(env[key]);
       }
-      const stdio = new StdioClientTransport({
+      const stdio = new InPlaceStdioClientTransport({
         command: command!,
         args,
         env,

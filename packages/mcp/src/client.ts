@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { StreamableHTTPClientTransport, type Client, type Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -60,6 +59,7 @@ import {
   type ListedExtras,
 } from './imported';
 import { downstreamOf } from './relay';
+import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
 export type { AnnotationHint, ImportDeclaration } from './imported';
@@ -1005,7 +1005,7 @@ function transportFactory(
   if (command !== undefined) {
     const [program, ...args] = command;
     return () =>
-      new StdioClientTransport({
+      new InPlaceStdioClientTransport({
         command: program,
         args,
         ...(options.env !== undefined ? { env: { ...options.env } } : {}),

@@ -2,7 +2,7 @@
 // and a fresh SDK client; a connection that drops is attempted again with bounded exponential
 // backoff, and `status()` says where it stands and why.
 
-import { Client } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 
 /** Where a client's connection stands. `reason` says why it is not connected, in words safe to show. */
@@ -141,8 +141,20 @@ export class Connection {
   }
 
   async #open(again: boolean): Promise<Client> {
+    try {
+      return await this.#openWith(again, this.#capabilities);
+    } catch (error) {
+      // A stdio server that closed on the in-place server/discover probe predates 2026-07-28 and
+      // cannot take an unknown request before initialize: start it once more, in the 2025 handshake.
+      if (!(error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed)) throw error;
+      if (this.#status.state === 'closed') throw error;
+      return this.#openWith(again, { ...this.#capabilities, versionNegotiation: { mode: 'legacy' } });
+    }
+  }
+
+  async #openWith(again: boolean, capabilities: ConstructorParameters<typeof Client>[1]): Promise<Client> {
     const transport = await this.#factory();
-    const client = new Client({ name: `toolgate:${this.#name}`, version: '0.1.0' }, this.#capabilities);
+    const client = new Client({ name: `toolgate:${this.#name}`, version: '0.1.0' }, capabilities);
     this.#hooks.setup(client);
     let opened = false;
     client.onclose = () => {

@@ -47,3 +47,4 @@ export type {
   Serving,
 } from './transports';
 export { serveHttp, serveStdio } from './transports';
+export { InPlaceStdioClientTransport } from './stdio';
