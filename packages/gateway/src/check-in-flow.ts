@@ -5,6 +5,9 @@
 //   3. otherwise the request is held up to `checkIns.hold` while an approver decides in the inbox;
 //      an identical call already waiting is waited on instead (one check-in per pending call);
 //   4. nobody decided: CHECKIN_PENDING, retryable. A later decision becomes the grant of step 1.
+// A 2026-07-28 client that declares elicitation is answered input-required instead of held: a URL
+// elicitation to the check-in's inbox page, or a form showing every argument, with a signed
+// `requestState`; its retry carries out the decision on that check-in, or asks again (settleRetry).
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
 // approver's args through the whole chain again, so a person can narrow a call, never widen it.
 
@@ -28,13 +31,20 @@ import {
   type TraceContext,
 } from '@toolgate/core';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+} from '@modelcontextprotocol/server';
+import {
   approvalForm,
   askPerson,
   canElicitForm,
+  formDecision,
   isModernRequest,
   type McpRequestExtra,
   type McpSettled,
 } from '@toolgate/mcp';
+import { mintState, type RequestStateClaims, type StateMode } from './request-state';
 import { useStandingGrant } from './standing-grants';
 import type { Server } from '@modelcontextprotocol/server';
 
@@ -66,6 +76,12 @@ export interface CheckInFlowOptions {
   readonly recordGrantUse?: (grant: StandingGrant, request: CheckInRequest) => Promise<void>;
   /** Pending check-ins one principal may keep waiting (`checkIns.maxPending`); default core's. */
   readonly maxPending?: number;
+  /** Signs the `requestState` of input-required answers; without it, 2026-07-28 calls are held. */
+  readonly checkInKey?: string;
+  /** Where the inbox is served, as the client reaches it (`{publicUrl}/inbox`). */
+  readonly inboxUrl?: string;
+  /** The verified state a 2026-07-28 retry echoed (see request-state.ts). */
+  readonly retry?: RequestStateClaims;
 }
 
 // Each round answers a different middleware's ask in the same call; more than this is a loop.
@@ -80,6 +96,12 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
   let outcome: DispatchOutcome = first;
   let via: Via = 'inbox';
   let grantId: string | undefined;
+  if (options.retry !== undefined) {
+    const retried = await settleRetry(first, options.retry, options);
+    if ('kind' in retried) return retried;
+    outcome = retried.outcome;
+    via = retried.via;
+  }
   for (let round = 0; outcome.kind === 'paused' && round < MAX_ROUNDS; round++) {
     const request: CheckInRequest = outcome.checkIn;
     const granted = await useGrant(request, options);
@@ -98,6 +120,8 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
     const shared = await share(request, options);
     if (shared.kind === 'limit') return overLimit(request, shared.maxPending);
     const waitOn = shared.request;
+    const asked = askAtClient(waitOn, options);
+    if (asked !== undefined) return asked;
     // A form too long to show every argument in full is not shown: the inbox shows them all.
     // A 2026-07-28 request cannot carry a question to the person at the client: the inbox decides.
     if (!isModernRequest(extra) && canElicitForm(options.server) && approvalForm(waitOn).form !== undefined) {
@@ -195,6 +219,165 @@ function pending(request: CheckInRequest, what: string): Settled {
       'Tell the user the action awaits approval, and do not change its arguments',
     )}]`,
   };
+}
+
+/** The key of the approval question in an input-required answer and its retry's `inputResponses`. */
+export const APPROVAL_INPUT = 'approval';
+
+/** How this 2026-07-28 client can be asked: URL elicitation first, else a form; undefined when not at all. */
+function askingMode(options: CheckInFlowOptions): StateMode | undefined {
+  const { extra } = options;
+  if (!isModernRequest(extra) || options.checkInKey === undefined) return undefined;
+  const declared = extra.mcpReq.envelope?.[
+    CLIENT_CAPABILITIES_META_KEY as keyof typeof extra.mcpReq.envelope
+  ] as ClientCapabilities | undefined;
+  const elicitation = declared?.elicitation;
+  if (elicitation === undefined) return undefined;
+  if (elicitation.url !== undefined && options.inboxUrl !== undefined) return 'url';
+  // An empty elicitation capability means form mode.
+  return elicitation.form !== undefined || elicitation.url === undefined ? 'form' : undefined;
+}
+
+/**
+ * The input-required answer asking about `request`: its inbox page for a client that opens URLs, else
+ * a form showing every argument (none when they are too long to show: the call is held for the inbox).
+ */
+function askAtClient(request: CheckInRequest, options: CheckInFlowOptions): Settled | undefined {
+  const mode = askingMode(options);
+  if (mode === undefined) return undefined;
+  let result: InputRequiredResult;
+  if (mode === 'url') {
+    result = {
+      resultType: 'input_required',
+      inputRequests: {
+        [APPROVAL_INPUT]: {
+          method: 'elicitation/create',
+          params: {
+            mode: 'url',
+            message: `'${request.toolName}' needs a person's approval: open the inbox to see every argument and decide, then come back.`,
+            url: `${options.inboxUrl}/check-ins/${encodeURIComponent(request.id)}`,
+          },
+        } as never,
+      },
+      requestState: mintState(options.checkInKey!, request, 'url'),
+    };
+  } else {
+    const { form } = approvalForm(request);
+    if (form === undefined) return undefined;
+    result = {
+      resultType: 'input_required',
+      inputRequests: { [APPROVAL_INPUT]: { method: 'elicitation/create', params: form } as never },
+      requestState: mintState(options.checkInKey!, request, 'form'),
+    };
+  }
+  return { kind: 'input-required', checkInId: request.id, result };
+}
+
+/** The call a state was minted for is this call: same caller, tool, asker's chain and arguments. */
+function sameCall(state: RequestStateClaims, request: CheckInRequest): boolean {
+  return (
+    state.tenant === (request.identity?.tenant ?? null) &&
+    state.principal === (request.identity?.principal ?? null) &&
+    state.tool === request.toolName &&
+    state.chainId === request.chainId &&
+    state.argsDigest === request.argsDigest
+  );
+}
+
+function stateInvalid(request: CheckInRequest): Settled {
+  return {
+    kind: 'refused',
+    gate: request.asker,
+    code: 'CHECKIN_STATE_INVALID',
+    retryable: false,
+    text: `[${request.asker} refused: ${refusalReason(
+      `the requestState sent with '${request.toolName}' is not one this gateway gave this caller for this call, or it was used already or expired`,
+      'Retrying with it will not help',
+      'Call the tool again without a requestState to ask for approval anew',
+    )}]`,
+  };
+}
+
+const revokeQuietly = async (store: CheckInStore, id: string): Promise<void> => {
+  await store.revoke(id).catch(() => false);
+};
+
+/**
+ * A 2026-07-28 retry with a verified state. The chain paused this retry with a check-in of its own;
+ * the state names the check-in the person was asked about, so that one decides: carried out once
+ * when decided (in the inbox, or by the form answer this retry carries), asked again while not.
+ */
+async function settleRetry(
+  first: PausedOutcome,
+  state: RequestStateClaims,
+  options: CheckInFlowOptions,
+): Promise<Settled | { readonly outcome: DispatchOutcome; readonly via: Via }> {
+  const store = options.store;
+  const own = first.checkIn;
+  if (store === undefined) return stateInvalid(own);
+  if (own.id !== state.checkInId) await revokeQuietly(store, own.id);
+  if (!sameCall(state, own)) return stateInvalid(own);
+  let record: CheckInRecord | undefined;
+  try {
+    record = await store.get(state.checkInId);
+  } catch {
+    return pending(own, 'the check-in store could not be read');
+  }
+  if (
+    record === undefined ||
+    record.state !== 'pending' ||
+    Date.parse(record.request.expiresAt) <= Date.now() ||
+    !sameCall(state, record.request)
+  )
+    return stateInvalid(own);
+  const asked = record.request;
+  // A URL-mode answer only says the person opened the page: the decision is the inbox's.
+  const answer = options.extra.mcpReq.inputResponses?.[APPROVAL_INPUT];
+  let via: Via = 'inbox';
+  if (
+    record.decision === undefined &&
+    state.mode === 'form' &&
+    typeof answer === 'object' &&
+    answer !== null
+  ) {
+    const decision = formDecision(
+      answer as { action?: unknown; content?: Record<string, unknown> },
+      options.identity?.principal ?? 'mcp-client',
+    );
+    const decidedAt = new Date().toISOString();
+    await store
+      .decide(
+        asked.id,
+        decision.approved
+          ? {
+              approved: true,
+              by: decision.by,
+              ...(decision.note !== undefined ? { note: decision.note } : {}),
+              decidedAt,
+            }
+          : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
+      )
+      .catch(() => false);
+    record = await store.get(asked.id).catch(() => undefined);
+    via = 'elicitation';
+    if (record === undefined) return pending(asked, 'the check-in store could not be read');
+  }
+  if (record.decision === undefined) {
+    if (
+      state.mode === 'url' &&
+      typeof answer === 'object' &&
+      answer !== null &&
+      (answer as { action?: unknown }).action !== 'accept'
+    )
+      return pending(asked, 'the inbox page was not opened');
+    return askAtClient(asked, options) ?? pending(asked, 'nobody has decided yet');
+  }
+  const outcome = await carryOutDecision(options.dispatcher, record, {
+    checkIns: store,
+    signal: options.extra.mcpReq.signal,
+    ...(options.traceContext !== undefined ? { traceContext: options.traceContext } : {}),
+  });
+  return { outcome, via };
 }
 
 /**

@@ -15,7 +15,7 @@ import { recordConfig } from './audit';
 import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
-import { gatewayInbox } from './inbox';
+import { gatewayInbox, INBOX_PATH } from './inbox';
 import { operatorStatus, reloadHistory } from './status';
 import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
@@ -136,6 +136,10 @@ export async function createGateway(
     },
     log,
     version: GATEWAY_VERSION,
+    inboxUrl: () =>
+      stdio || live.config.checkIns === undefined || live.config.inbox?.enabled === false
+        ? undefined
+        : `${(live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, '')}${INBOX_PATH}`,
   };
   const served = gatewayServed(host, stdio ? () => stdioIdentity : identityFromAuthInfo);
 

@@ -15,6 +15,7 @@ import {
   type McpUpstream,
 } from '@toolgate/mcp';
 import { settlePaused } from './check-in-flow';
+import { readState, SpentStates, type RequestStateClaims } from './request-state';
 import type { GatewayLog, LogFields } from './log';
 import type { Runtime } from './runtime';
 import { definitionOf, grantUseRecorder } from './standing-grants';
@@ -27,6 +28,8 @@ export interface ServingHost {
   end(): void;
   readonly log: GatewayLog;
   readonly version: string;
+  /** The inbox as clients reach it (`{publicUrl}/inbox`), for URL elicitations; none over stdio. */
+  inboxUrl?(): string | undefined;
 }
 
 const ELICIT_TIMEOUT_MS = 10 * 60_000;
@@ -50,6 +53,7 @@ export function gatewayServed(
   host: ServingHost,
   identityFrom: (authInfo: AuthInfo | undefined) => Identity | undefined,
 ): McpServed {
+  const spent = new SpentStates();
   const options: McpServeOptions = {
     name: 'toolgate-gateway',
     version: host.version,
@@ -98,8 +102,30 @@ export function gatewayServed(
         };
       return () => host.end();
     },
+    readRequestState: (token, call) => {
+      const key = host.current().config.checkIns?.key;
+      const read =
+        key === undefined
+          ? ({ ok: false, problem: 'signature' } as const)
+          : readState(key, token, call, spent);
+      // Why (read.problem) is not told: the refusal is the same for a forged, spent or foreign state.
+      if (read.ok) return { state: read.state };
+      return {
+        refused: {
+          gate: 'gateway',
+          code: 'CHECKIN_STATE_INVALID',
+          retryable: false,
+          reason: refusalReason(
+            `the requestState sent with '${call.toolName}' is not one this gateway gave this caller for this call, or it was used already or expired`,
+            'Retrying with it will not help',
+            'Call the tool again without a requestState to ask for approval anew',
+          ),
+        },
+      };
+    },
     settlePaused: (first, call) => {
       const runtime = host.current();
+      const inboxUrl = host.inboxUrl?.();
       return settlePaused(first, {
         server: call.server,
         dispatcher: call.dispatcher,
@@ -115,6 +141,9 @@ export function gatewayServed(
         ...(runtime.audit !== undefined ? { recordGrantUse: grantUseRecorder(runtime.audit) } : {}),
         pollMs: runtime.pollMs,
         elicitTimeoutMs: call.checkInTimeoutMs,
+        ...(runtime.config.checkIns?.key !== undefined ? { checkInKey: runtime.config.checkIns.key } : {}),
+        ...(inboxUrl !== undefined ? { inboxUrl } : {}),
+        ...(call.requestState !== undefined ? { retry: call.requestState as RequestStateClaims } : {}),
       });
     },
     onCall: (report) => host.log(callLine(report)),
@@ -125,6 +154,19 @@ export function gatewayServed(
 /** The `call` log line: names, codes and timings, never an argument value. */
 function callLine(report: McpCallReport): LogFields {
   const { identity, settled, first } = report;
+  if (settled.kind === 'input-required')
+    return {
+      msg: 'call' as const,
+      tenant: identity?.tenant,
+      principal: identity?.principal,
+      tool: report.toolName.slice(0, 64),
+      ...(report.upstream !== undefined ? { upstream: report.upstream } : {}),
+      kind: 'input-required',
+      ran: false,
+      ...(first !== undefined ? { chainId: first.chainId } : {}),
+      checkInId: settled.checkInId,
+      durationMs: report.durationMs,
+    };
   const line = {
     msg: 'call' as const,
     tenant: identity?.tenant,

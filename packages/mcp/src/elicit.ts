@@ -139,6 +139,17 @@ export async function askPerson(
     signal: options.signal,
     timeout: options.timeoutMs,
   });
+  return formDecision(answer, by);
+}
+
+/**
+ * The decision an answer to `approvalForm` carries (the client's elicitation result, or a 2026-07-28
+ * retry's input response). Only an accepted form saying approve approves; anything else declines.
+ */
+export function formDecision(
+  answer: { readonly action?: unknown; readonly content?: Record<string, unknown> | undefined },
+  by: string,
+): CheckInDecision {
   const note = typeof answer.content?.['note'] === 'string' ? answer.content['note'].trim() : '';
   if (answer.action === 'accept' && answer.content?.['decision'] === 'approve')
     return checkInApproved(note === '' ? { by } : { by, note });

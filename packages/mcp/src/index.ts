@@ -32,7 +32,7 @@ export { isModernRequest, mcpServe, McpServeConfigError } from './serve';
 export type { McpSettled } from './results';
 export { callToolResult, refusalResult, refusedResult } from './results';
 export type { ApprovalForm } from './elicit';
-export { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+export { approvalForm, askPerson, canElicitForm, formDecision, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 export type { ProxySetup } from './proxied';
 export { serveProxied } from './proxied';
 export { listedExtrasOf } from './client';

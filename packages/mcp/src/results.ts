@@ -2,7 +2,7 @@
 // structuredContent), any other result as text (plus structuredContent for an object), and everything
 // the model or a gate caused as an isError result the model reads, never a protocol error.
 
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import { contentSize, isContentResult, type DispatchOutcome } from '@toolgate/core';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
@@ -71,6 +71,12 @@ export type McpSettled =
       /** What the model reads, in the refusal form. */
       readonly text: string;
       readonly checkInId?: string;
+    }
+  | {
+      /** A 2026-07-28 answer: the person is asked at the client or the inbox; the client retries. */
+      readonly kind: 'input-required';
+      readonly checkInId: string;
+      readonly result: InputRequiredResult;
     };
 
 /** The MCP result for a refusal decided outside the chain; its code rides in `_meta`. */

@@ -12,6 +12,7 @@ import {
   type CallToolResult,
   type CreateMessageRequestParams,
   type LoggingLevel,
+  type InputRequiredResult,
   type Tool as McpTool,
   type ElicitRequestFormParams,
   type ServerContext,
@@ -86,6 +87,15 @@ export interface McpServeOptions {
    * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it.
    */
   readonly settlePaused?: (first: PausedOutcome, call: McpPausedCall) => Promise<McpSettled>;
+  /**
+   * Reads the `requestState` a 2026-07-28 client echoes on its retry, before anything runs: a refusal
+   * answers the call (nothing is dispatched), else `state` reaches `settlePaused` as `requestState`.
+   * Without it, an echoed state is ignored (this server never mints one).
+   */
+  readonly readRequestState?: (
+    requestState: string,
+    call: { readonly identity: Identity | undefined; readonly toolName: string },
+  ) => McpServeRefusal | { readonly state: unknown };
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
 }
@@ -124,6 +134,8 @@ export interface McpPausedCall {
   readonly traceContext?: TraceContext;
   /** How long a person at the client may take to answer. */
   readonly checkInTimeoutMs: number;
+  /** What `readRequestState` made of the state this retry echoed, when it echoed one. */
+  readonly requestState?: unknown;
 }
 
 /** One tools/call as it ended. Names and codes only: no argument value. */
@@ -472,7 +484,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     server: Server,
     request: CallToolRequest,
     extra: McpRequestExtra,
-  ): Promise<CallToolResult> {
+  ): Promise<CallToolResult | InputRequiredResult> {
     const started = performance.now();
     const toolName = request.params.name;
     let identity: Identity | undefined;
@@ -517,6 +529,13 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       scoped = answer;
       dispatcher = answer.dispatcher;
     } else dispatcher = current!.dispatcher;
+    let requestState: unknown;
+    const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
+    if (typeof echoed === 'string' && options.readRequestState !== undefined) {
+      const read = options.readRequestState(echoed, { identity, toolName });
+      if ('refused' in read) return refuseBefore(read.refused);
+      requestState = read.state;
+    }
     const admitted = options.admit?.();
     if (admitted !== undefined && typeof admitted !== 'function') return refuseBefore(admitted.refused);
     const release = scoped?.hold?.();
@@ -585,10 +604,12 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               extra,
               ...(traceContext !== undefined ? { traceContext } : {}),
               checkInTimeoutMs,
+              ...(requestState !== undefined ? { requestState } : {}),
             })
           : { kind: 'outcome', outcome: first };
       report(settled, first, scoped?.sourceOf?.(toolName));
       if (settled.kind === 'refused') return refusedResult(settled);
+      if (settled.kind === 'input-required') return settled.result;
       const { outcome } = settled;
       if (outcome.kind === 'failed' && downstream.errorResult !== undefined)
         return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);

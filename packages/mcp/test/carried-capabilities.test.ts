@@ -286,6 +286,7 @@ describe('logging, completions, subscriptions and sampling carried through mcpSe
     expect(updatedPlain).toEqual([]);
 
     await sampling.unsubscribeResource({ uri: 'rich_notes://today' });
+    await until(() => seen.unsubscribed.length > 0);
     expect(seen.unsubscribed).toEqual(['notes://today']);
     await plain.callTool({ name: 'rich_touch', arguments: {} });
     await plain.ping();
