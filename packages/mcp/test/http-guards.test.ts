@@ -270,7 +270,8 @@ describe('serveHttp session bounds', () => {
     const loaded = await round();
     const after = heap();
 
-    expect(loaded - baseline).toBeGreaterThan(5 * 1024 * 1024);
+    // 2,000 open sessions must show (about 2.4 kB each on the SDK v2, 4.8 MB measured), so a leak can.
+    expect(loaded - baseline).toBeGreaterThan(2 * 1024 * 1024);
     // A leak of each session would keep most of what they held open.
     expect(after - baseline).toBeLessThan((loaded - baseline) / 4);
   }, 90_000);
