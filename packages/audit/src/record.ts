@@ -96,6 +96,14 @@ function ordered(fields: AuditFields, seq: number, prevHash: string): Record<str
   return out;
 }
 
+/** Signs bytes (a record's 32-byte hash, a checkpoint); answers the Ed25519 signature in hex. */
+export type RecordSigner = (hash: Uint8Array<ArrayBuffer>) => string | Promise<string>;
+
+/** Web Crypto's signer: the portable path, and the one for a key given as a CryptoKey. */
+export function webCryptoSigner(signingKey: CryptoKey): RecordSigner {
+  return async (hash) => hexOf(await subtle().sign('Ed25519', signingKey, hash));
+}
+
 /**
  * The records that continue the log at `head`: each hashed over the one before (sequential, and
  * synchronous), and the last one signed. Its hash covers every record of the batch, so one signature
@@ -104,7 +112,7 @@ function ordered(fields: AuditFields, seq: number, prevHash: string): Record<str
 export async function sealRecords(
   head: AuditHead | undefined,
   batch: readonly AuditFields[],
-  signingKey: CryptoKey,
+  sign: RecordSigner,
 ): Promise<AuditRecord[]> {
   let seq = head?.seq ?? 0;
   let prevHash = head?.hash ?? AUDIT_GENESIS;
@@ -119,8 +127,7 @@ export async function sealRecords(
     hashed.push(body);
   }
   const last = hashed[hashed.length - 1];
-  if (last !== undefined)
-    last['signature'] = hexOf(await subtle().sign('Ed25519', signingKey, bytesOfHex(prevHash)));
+  if (last !== undefined) last['signature'] = await sign(bytesOfHex(prevHash));
   return hashed as unknown as AuditRecord[];
 }
 
