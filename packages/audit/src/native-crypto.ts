@@ -5,7 +5,8 @@
 // and Ed25519).
 
 interface Hash {
-  update(data: Uint8Array): Hash;
+  /** A string is hashed as its UTF-8 bytes. */
+  update(data: Uint8Array | string): Hash;
   digest(encoding: 'hex'): string;
 }
 
@@ -14,7 +15,8 @@ export type NativeKey = object;
 
 interface NodeCrypto {
   createHash(algorithm: 'sha256'): Hash;
-  createHmac(algorithm: 'sha256', key: Uint8Array): Hash;
+  createHmac(algorithm: 'sha256', key: Uint8Array | NativeKey): Hash;
+  createSecretKey?(key: Uint8Array): NativeKey;
   /** Ed25519 signs with no digest named: `sign(null, data, key)`. */
   sign?(algorithm: null, data: Uint8Array, key: NativeKey): { toString(encoding: 'hex'): string };
   createPrivateKey?(
