@@ -148,6 +148,10 @@ export function openAudit(
     signingKey: audit.signingKey,
     digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
+    durability: audit.durability ?? 'batch',
+    ...(audit.commitWindow !== undefined
+      ? { commitWindowMs: durationMs(audit.commitWindow, 'audit.commitWindow') }
+      : {}),
     ...(checkpoints !== undefined
       ? {
           checkpoints: {

@@ -60,6 +60,14 @@ export interface AuditConfig {
   /** HMAC key of the argument and result digests; default derived from `signingKey`. */
   readonly digestKey?: string;
   readonly onAuditFailure?: 'refuse' | 'allow';
+  /**
+   * `batch` (the default): a call answers once its record is queued; the records of a commit window
+   * are written in one transaction under one signature, and a crash loses at most that window's.
+   * `record`: a call answers once its record is committed.
+   */
+  readonly durability?: 'record' | 'batch';
+  /** How long a batch stays open for more records, a duration; default `5ms` (`batch` only). */
+  readonly commitWindow?: string;
   /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
   readonly store?: string;
   /** Signed checkpoints published outside the store. */
