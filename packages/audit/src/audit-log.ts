@@ -312,7 +312,8 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       }
       if (batched && !writer.degraded) {
         // A store that just took an append answers; a full queue is written before more calls run.
-        if (writer.pending >= MAX_QUEUED && !(await writer.flush())) return { ok: false, error: writer.lastError };
+        if (writer.pending >= MAX_QUEUED && !(await writer.flush()))
+          return { ok: false, error: writer.lastError };
         if (writer.storedWithin(ANSWERED_WITHIN_MS)) return ADMITTED;
       }
       if (writer.degraded) {

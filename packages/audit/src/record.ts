@@ -182,9 +182,5 @@ export function syncDigester(key: Uint8Array | CryptoKey): ((value: unknown) => 
   if (native === undefined || !(key instanceof Uint8Array)) return undefined;
   // A KeyObject made once: Node 24 checks raw key bytes at every createHmac, at 6× the HMAC's cost.
   const secret = native.createSecretKey?.(new Uint8Array(key)) ?? new Uint8Array(key);
-  return (value) =>
-    native
-      .createHmac('sha256', secret)
-      .update(canonicalJson(value))
-      .digest('hex');
+  return (value) => native.createHmac('sha256', secret).update(canonicalJson(value)).digest('hex');
 }

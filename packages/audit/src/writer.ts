@@ -85,8 +85,10 @@ export class AuditWriter {
   /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
   #unsureFrom: number | undefined;
   readonly #windowMs: number;
-  /** Closes the open commit window at once (a flush, an urgent record, a full batch). */
+  /** Closes the open commit window at once. */
   #closeWindow: (() => void) | undefined;
+  /** Someone waits (a flush, an urgent record, a full batch): the next drain opens no window. */
+  #hurry = false;
   /** When an append last succeeded (Date.now()), and no append failed since; 0: not since the last failure. */
   #storedAt = 0;
 
@@ -136,19 +138,19 @@ export class AuditWriter {
     return new Promise<AuditRecord>((resolve, reject) => {
       this.#queue.push({ fields, keep, waiter: { resolve, reject } });
       void this.#drain();
-      if (urgent || this.#queue.length >= MAX_BATCH) this.#closeWindow?.();
+      if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
     });
   }
 
   /** Writes the records a failed append held back; resolves with whether none is left. */
   writeKept(): Promise<boolean> {
-    this.#closeWindow?.();
+    this.#commitNow();
     return this.#until(() => this.#kept === 0);
   }
 
   /** Writes every record queued now; resolves with whether all of them are stored. */
   flush(): Promise<boolean> {
-    this.#closeWindow?.();
+    this.#commitNow();
     const last = this.#queue.at(-1);
     return this.#until(() => last === undefined || !this.#queue.includes(last));
   }
@@ -170,13 +172,19 @@ export class AuditWriter {
 
   async #run(): Promise<void> {
     // Lets every record queued in this turn (or, with a window, before it closes) join the first batch.
-    if (this.#windowMs > 0) await this.#window();
+    if (this.#windowMs > 0 && !this.#hurry) await this.#window();
     else await Promise.resolve();
+    this.#hurry = false;
     try {
       while (this.#queue.length > 0 && (await this.#appendBatch()));
     } finally {
       this.#draining = undefined;
     }
+  }
+
+  #commitNow(): void {
+    this.#hurry = true;
+    this.#closeWindow?.();
   }
 
   #window(): Promise<void> {
