@@ -62,8 +62,9 @@ export interface AuditConfig {
   readonly onAuditFailure?: 'refuse' | 'allow';
   /**
    * `batch` (the default): a call answers once its record is queued; the records of a commit window
-   * are written in one transaction under one signature, and a crash loses at most that window's.
-   * `record`: a call answers once its record is committed.
+   * are written in one transaction under one signature, and a crash loses at most that window's; on
+   * SQLite, commits reach the disk within a second (a power cut may lose that second too).
+   * `record`: a call answers once its record is committed and synced.
    */
   readonly durability?: 'record' | 'batch';
   /** How long a batch stays open for more records, a duration; default `5ms` (`batch` only). */
