@@ -189,13 +189,12 @@ export class AuditWriter {
 
   #window(): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(close, this.#windowMs);
-      const writer = this;
-      function close() {
+      const close = () => {
         clearTimeout(timer);
-        writer.#closeWindow = undefined;
+        this.#closeWindow = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(close, this.#windowMs);
       this.#closeWindow = close;
     });
   }
