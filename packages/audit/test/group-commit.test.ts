@@ -125,6 +125,20 @@ describe("durability: 'batch'", () => {
     expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 4 });
   });
 
+  it('admits without asking the store only after an append succeeded: a store down from the start refuses the first call', async () => {
+    const { store, audit, dispatcher, refund } = setup({ durability: 'batch', deadlineMs: 100 });
+    await audit.ready();
+    store.mode = 'down';
+    expect(await call(dispatcher, 1)).toMatchObject({ kind: 'refused', code: 'AUDIT_UNAVAILABLE' });
+    expect(refund.calls).toHaveLength(0);
+    store.mode = 'up';
+    await call(dispatcher, 2);
+    await audit.close();
+    expect((await recordsOf(store.inner)).map((r) => r.argsDigest)).toEqual([
+      await audit.digest({ amount: 2 }),
+    ]);
+  });
+
   it('a crash between commits loses only the records of the open window; a log reopened on the store continues the chain', async () => {
     const store = inMemoryAuditStore();
     const first = auditLog({
