@@ -23,7 +23,7 @@ import { durationMs } from './config/units';
 import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
-import { definitionOf } from './standing-grants';
+import { definitionOf, grantChangeRecorder } from './standing-grants';
 
 export const INBOX_PATH = '/inbox';
 /** The role that lets an identity decide its tenant's check-ins. */
@@ -156,12 +156,10 @@ export function gatewayInbox(host: {
       checkArgs,
       basePath: INBOX_PATH,
       ...(host.status !== undefined ? { status: host.status } : {}),
-      ...(runtime.state.grants !== undefined
-        ? {
-            grants: runtime.state.grants,
-            definitionOf: (request: CheckInRequest) => definitionOf(host.current(), request),
-          }
-        : {}),
+      grants: runtime.state.grants,
+      definitionOf: (request: CheckInRequest) => definitionOf(host.current(), request),
+      // The live runtime's audit log: a reload that changes the log records there.
+      onGrant: (change) => grantChangeRecorder(host.current().audit, host.log)(change),
       ...(webhook !== undefined ? { webhook } : {}),
       ...(config.listen?.publicUrl?.startsWith('https:') === true ? { secureCookies: true } : {}),
       ...(config.listen?.publicUrl !== undefined

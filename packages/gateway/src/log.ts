@@ -14,6 +14,9 @@ import type { GatewayEventName, GatewayEvents } from './events';
 export const LOG_EVENTS = [
   'audit.checkpoint.failed',
   'call',
+  'grant.created',
+  'grant.revoked',
+  'grant.used',
   'http.refused',
   'listen.warning',
   'metrics.token-missing',
