@@ -193,6 +193,12 @@ export function gatewayInbox(host: {
           return;
         }
       }
+      // A request that says nothing of a body has none (RFC 9112 §6.3); saying so keeps hono's body
+      // limit from re-wrapping the node-server request, which fails (a 500) for a bodiless DELETE.
+      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+        req.headers['content-length'] = '0';
+        req.rawHeaders.push('content-length', '0');
+      }
       await listener(req, res);
     },
   };

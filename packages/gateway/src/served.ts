@@ -110,7 +110,8 @@ export function gatewayServed(
           ? ({ ok: false, problem: 'signature' } as const)
           : readState(key, token, call, spent);
       // Why (read.problem) is not told: the refusal is the same for a forged, spent or foreign state.
-      if (read.ok && (await spentInStore(runtime.state.spentStates, read.state))) return { state: read.state };
+      if (read.ok && (await spentInStore(runtime.state.spentStates, read.state)))
+        return { state: read.state };
       return {
         refused: {
           gate: 'gateway',

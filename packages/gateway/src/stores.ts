@@ -55,7 +55,15 @@ export function openStateStore(url: string | undefined, baseDir: string): StateS
     const pins = inMemoryPins();
     const grants = inMemoryStandingGrants();
     const spentStates = inMemorySpentStates();
-    return { kind: 'memory', checkIns, pins, grants, spentStates, ping: async () => {}, close: async () => {} };
+    return {
+      kind: 'memory',
+      checkIns,
+      pins,
+      grants,
+      spentStates,
+      ping: async () => {},
+      close: async () => {},
+    };
   }
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);

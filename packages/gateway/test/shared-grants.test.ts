@@ -70,7 +70,13 @@ upstreams:
 tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
 `,
       );
-      env = { BOT: TOKENS.BOT, ANA: TOKENS.ANA, GUS: TOKENS.GUS, KEY: CHECKIN_KEY, STATE: backend.state(dir) };
+      env = {
+        BOT: TOKENS.BOT,
+        ANA: TOKENS.ANA,
+        GUS: TOKENS.GUS,
+        KEY: CHECKIN_KEY,
+        STATE: backend.state(dir),
+      };
       gateways = await Promise.all([startGateway(configFile, env), startGateway(configFile, env)]);
     }, 90_000);
     afterAll(async () => {
@@ -79,7 +85,13 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
     });
 
     const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
-    const api = async (gateway: GatewayProcess, token: string, path: string, method = 'GET', body?: unknown) => {
+    const api = async (
+      gateway: GatewayProcess,
+      token: string,
+      path: string,
+      method = 'GET',
+      body?: unknown,
+    ) => {
       const response = await fetch(new URL(`/inbox/api${path}`, gateway.url), {
         method,
         headers: {
@@ -88,7 +100,12 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
         },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
-      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+      const text = await response.text();
+      if (!text.startsWith('{'))
+        throw new Error(
+          `${method} ${path}: HTTP ${response.status} ${text}\n${JSON.stringify(gateway.logs().slice(-5))}`,
+        );
+      return { status: response.status, json: JSON.parse(text) as Record<string, unknown> };
     };
     const auditRecords = async (): Promise<AuditRecord[]> => {
       const store =
@@ -97,7 +114,11 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
           : sqliteAuditStore({ path: `${dir.path}/state.db` });
       try {
         const records: AuditRecord[] = [];
-        for (let batch = await store.read(0, 500); batch.length > 0; batch = await store.read(records.at(-1)!.seq, 500))
+        for (
+          let batch = await store.read(0, 500);
+          batch.length > 0;
+          batch = await store.read(records.at(-1)!.seq, 500)
+        )
           records.push(...batch);
         return records;
       } finally {
@@ -105,12 +126,19 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
       }
     };
     /** A held call's check-in, approved through `approver` with a standing grant; the grant made. */
-    const grantFrom = async (through: GatewayProcess, approver: GatewayProcess, args: Record<string, unknown>, grant: unknown) => {
+    const grantFrom = async (
+      through: GatewayProcess,
+      approver: GatewayProcess,
+      args: Record<string, unknown>,
+      grant: unknown,
+    ) => {
       const bot = await connectClient(through.url, TOKENS.BOT);
       try {
         const held = refusalOf(await bot.callTool({ name: 'refund', arguments: args }));
         expect(held?.code).toBe('CHECKIN_PENDING');
-        const approved = await api(approver, TOKENS.ANA, `/check-ins/${held!.checkInId}/approve`, 'POST', { grant });
+        const approved = await api(approver, TOKENS.ANA, `/check-ins/${held!.checkInId}/approve`, 'POST', {
+          grant,
+        });
         expect(approved.status).toBe(200);
         return approved.json['grant'] as { id: string };
       } finally {
@@ -121,7 +149,12 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
     it('a grant made in one inbox answers calls through both processes, counted once: of 5 racing calls within it, 3 run', async () => {
       const [a, b] = gateways as [GatewayProcess, GatewayProcess];
       const order = `G-${Date.now()}`;
-      const grant = await grantFrom(a, b, { amount: 300, order }, { bounds: { amount: { atMost: 300 } }, uses: 3 });
+      const grant = await grantFrom(
+        a,
+        b,
+        { amount: 300, order },
+        { bounds: { amount: { atMost: 300 } }, uses: 3 },
+      );
       expect(grant.id).toMatch(/^grt_/);
       const before = refunds();
       const clients = await Promise.all([connectClient(a.url, TOKENS.BOT), connectClient(b.url, TOKENS.BOT)]);
@@ -136,9 +169,9 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
         expect(answers.filter((answer) => refusalOf(answer)?.code === 'CHECKIN_PENDING')).toHaveLength(2);
         expect(refunds()).toBe(before + 3);
         // Outside the bounds (more than shown, another order): asked about, never run on the grant.
-        expect(refusalOf(await clients[0]!.callTool({ name: 'refund', arguments: { amount: 301, order } }))?.code).toBe(
-          'CHECKIN_PENDING',
-        );
+        expect(
+          refusalOf(await clients[0]!.callTool({ name: 'refund', arguments: { amount: 301, order } }))?.code,
+        ).toBe('CHECKIN_PENDING');
         expect(refunds()).toBe(before + 3);
       } finally {
         await Promise.all(clients.map((client) => client.close()));
@@ -159,7 +192,9 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
       expect(created.rule).toContain('amount atMost');
       expect(created.rule).toContain('3 calls');
       expect(JSON.stringify(records)).not.toContain(order);
-      const event = await b.waitForLog((line) => line['msg'] === 'grant.created' && line['grantId'] === grant.id);
+      const event = await b.waitForLog(
+        (line) => line['msg'] === 'grant.created' && line['grantId'] === grant.id,
+      );
       expect(event).toMatchObject({ by: 'ana', bounds: { amount: 'atMost', order: 'equals' }, maxUses: 3 });
       const logs = JSON.stringify([...a.logs(), ...b.logs()]);
       expect(logs).toContain('"msg":"grant.used"');
@@ -182,14 +217,18 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
       const bot = await connectClient(b.url, TOKENS.BOT);
       try {
         // The approval itself runs the identical retry once; the grant answers the next call.
-        expect(textOf(await bot.callTool({ name: 'refund', arguments: { amount: 50, order } }))).toMatch(/^refunded 50/);
-        expect(textOf(await bot.callTool({ name: 'refund', arguments: { amount: 50, order } }))).toMatch(/^refunded 50/);
+        expect(textOf(await bot.callTool({ name: 'refund', arguments: { amount: 50, order } }))).toMatch(
+          /^refunded 50/,
+        );
+        expect(textOf(await bot.callTool({ name: 'refund', arguments: { amount: 50, order } }))).toMatch(
+          /^refunded 50/,
+        );
         const revoked = await api(a, TOKENS.ANA, `/grants/${grant.id}`, 'DELETE');
         expect(revoked.json['grant']).toMatchObject({ revoked: true });
         const before = refunds();
-        expect(refusalOf(await bot.callTool({ name: 'refund', arguments: { amount: 50, order } }))?.code).toBe(
-          'CHECKIN_PENDING',
-        );
+        expect(
+          refusalOf(await bot.callTool({ name: 'refund', arguments: { amount: 50, order } }))?.code,
+        ).toBe('CHECKIN_PENDING');
         expect(refunds()).toBe(before);
       } finally {
         await bot.close();
@@ -219,13 +258,19 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
         );
         return client;
       };
-      type Asked = { resultType?: string; requestState?: string; inputRequests?: Record<string, { params: Record<string, unknown> }> };
+      type Asked = {
+        resultType?: string;
+        requestState?: string;
+        inputRequests?: Record<string, { params: Record<string, unknown> }>;
+      };
       const round = (client: V2Client, requestState?: string) =>
         client.callTool(
           {
             name: 'refund',
             arguments: args,
-            ...(requestState !== undefined ? { requestState, inputResponses: { approval: { action: 'accept' } } } : {}),
+            ...(requestState !== undefined
+              ? { requestState, inputResponses: { approval: { action: 'accept' } } }
+              : {}),
           } as never,
           { allowInputRequired: true },
         ) as Promise<Asked & { isError?: boolean }>;
@@ -241,7 +286,9 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
         expect(refusalOf(await round(onB, first.requestState!))?.code).toBe('CHECKIN_STATE_INVALID');
         const url = String(again.inputRequests?.['approval']?.params['url']);
         const id = decodeURIComponent(url.slice(url.lastIndexOf('/') + 1));
-        expect((await api(b, TOKENS.ANA, `/check-ins/${encodeURIComponent(id)}/approve`, 'POST', {})).status).toBe(200);
+        expect(
+          (await api(b, TOKENS.ANA, `/check-ins/${encodeURIComponent(id)}/approve`, 'POST', {})).status,
+        ).toBe(200);
         const ran = await round(onB, again.requestState!);
         expect(ran.isError).toBeFalsy();
         expect(refunds()).toBe(before + 1);
@@ -258,21 +305,29 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
       const grant = await grantFrom(a, a, { amount: 80, order }, { uses: 4 });
       const bot = await connectClient(a.url, TOKENS.BOT);
       await bot.callTool({ name: 'refund', arguments: { amount: 80, order } }); // the approval's own run
-      expect(textOf(await bot.callTool({ name: 'refund', arguments: { amount: 80, order } }))).toMatch(/^refunded/);
+      expect(textOf(await bot.callTool({ name: 'refund', arguments: { amount: 80, order } }))).toMatch(
+        /^refunded/,
+      );
       await bot.close();
       await Promise.all(gateways.map((gateway) => gateway.stop()));
       gateways = [await startGateway(configFile, env)];
       const [restarted] = gateways as [GatewayProcess];
-      expect((await api(restarted, TOKENS.ANA, `/grants/${grant.id}`)).json['grant']).toMatchObject({ uses: 1 });
+      expect((await api(restarted, TOKENS.ANA, `/grants/${grant.id}`)).json['grant']).toMatchObject({
+        uses: 1,
+      });
       const again = await connectClient(restarted.url, TOKENS.BOT);
       try {
         const before = refunds();
-        expect(textOf(await again.callTool({ name: 'refund', arguments: { amount: 80, order } }))).toMatch(/^refunded/);
+        expect(textOf(await again.callTool({ name: 'refund', arguments: { amount: 80, order } }))).toMatch(
+          /^refunded/,
+        );
         expect(refunds()).toBe(before + 1);
       } finally {
         await again.close();
       }
-      expect((await api(restarted, TOKENS.ANA, `/grants/${grant.id}`)).json['grant']).toMatchObject({ uses: 2 });
+      expect((await api(restarted, TOKENS.ANA, `/grants/${grant.id}`)).json['grant']).toMatchObject({
+        uses: 2,
+      });
     }, 60_000);
   });
 }

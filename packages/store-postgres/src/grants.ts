@@ -126,7 +126,9 @@ export function postgresSpentStates(options: PostgresSpentStatesOptions): Postgr
       if (typeof nonce !== 'string' || nonce === '') return false;
       return connection.use('spend a requestState', async (pool) => {
         if ((spends += 1) % PRUNE_EVERY === 0)
-          await pool.query(`DELETE FROM ${t}toolgate_spent_states WHERE expires_ms <= $1`, [connection.now()]);
+          await pool.query(`DELETE FROM ${t}toolgate_spent_states WHERE expires_ms <= $1`, [
+            connection.now(),
+          ]);
         const { rowCount } = await pool.query(
           `INSERT INTO ${t}toolgate_spent_states (nonce, expires_ms) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING`,
           [nonce, expiresAt],

@@ -59,7 +59,10 @@ describePostgres('PostgreSQL grants', () => {
     const store = postgresStandingGrants({ connectionString: postgresUrl(), schema: name });
     await store.create(grant('grt_race1', 7));
     const race = () =>
-      runFixture('grant-racer', [postgresUrl(), name, 'grt_race1']) as Promise<{ used: number; spent: number }>;
+      runFixture('grant-racer', [postgresUrl(), name, 'grt_race1']) as Promise<{
+        used: number;
+        spent: number;
+      }>;
     const [a, b] = await Promise.all([race(), race()]);
     expect(a.used + b.used).toBe(7);
     expect((await store.get('grt_race1'))?.uses).toBe(7);

@@ -75,7 +75,8 @@ return 1
 type ScriptCommand = (keyCount: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 function clientOf(store: string, options: RedisGrantsOptions): { redis: Redis; owned: boolean } {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${store}: pass { url } or { redis }.`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`${store}: pass { url } or { redis }.`);
   if (options.redis !== undefined) {
     if (typeof options.redis?.defineCommand !== 'function')
       throw new TypeError(`${store}: redis must be an ioredis client.`);

@@ -43,7 +43,11 @@ describeRedis('Redis grants', () => {
     const shared = prefix.next();
     const store = redisStandingGrants({ url: redisUrl(), prefix: shared });
     await store.create(grant('grt_race1', 7));
-    const race = () => lastJson(startFixture('grant-racer', [redisUrl(), shared, 'grt_race1'])) as Promise<{ used: number; spent: number }>;
+    const race = () =>
+      lastJson(startFixture('grant-racer', [redisUrl(), shared, 'grt_race1'])) as Promise<{
+        used: number;
+        spent: number;
+      }>;
     const [a, b] = await Promise.all([race(), race()]);
     expect(a.used + b.used).toBe(7);
     expect((await store.get('grt_race1'))?.uses).toBe(7);

@@ -68,7 +68,10 @@ describe('sqliteStandingGrants across restarts and processes', () => {
     const store = sqliteStandingGrants({ path: file });
     await store.create(grant('grt_race1', 7));
     const spentFile = freshFile();
-    const [a, b] = await Promise.all([racer(file, 'grt_race1', spentFile), racer(file, 'grt_race1', spentFile)]);
+    const [a, b] = await Promise.all([
+      racer(file, 'grt_race1', spentFile),
+      racer(file, 'grt_race1', spentFile),
+    ]);
     expect(a.used + b.used).toBe(7);
     expect((await store.get('grt_race1'))?.uses).toBe(7);
     // Each process spent the same 20 nonces: each nonce went to exactly one of them.

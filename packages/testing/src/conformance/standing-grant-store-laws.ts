@@ -8,7 +8,10 @@ import type { FixedClock } from '../clock';
 
 export interface StandingGrantStoreLaw {
   readonly title: string;
-  readonly check: (context: { readonly store: StandingGrantStore; readonly clock: FixedClock }) => Promise<void>;
+  readonly check: (context: {
+    readonly store: StandingGrantStore;
+    readonly clock: FixedClock;
+  }) => Promise<void>;
 }
 
 export interface SpentStateStoreLaw {
@@ -126,7 +129,9 @@ export const STANDING_GRANT_STORE_LAWS: readonly StandingGrantStoreLaw[] = [
       expect(await ids({ tenant: 'globex' })).toEqual([b.id]);
       expect(await ids({ tenant: 'acme', principal: 'ana' })).toEqual([c.id]);
       expect(await ids({ toolName: 'fs_write_file' })).toEqual([d.id]);
-      expect(await ids({ tenant: 'acme', principal: 'support-bot', toolName: 'billing_refund', active: true })).toEqual([a.id]);
+      expect(
+        await ids({ tenant: 'acme', principal: 'support-bot', toolName: 'billing_refund', active: true }),
+      ).toEqual([a.id]);
       expect(await ids({ active: false })).toEqual([used.id]);
     },
   },
