@@ -74,7 +74,18 @@ export interface GatewayEventFields {
     readonly upstreams: readonly string[];
     /** How the reload weakens security, when it does. */
     readonly weakens?: readonly string[];
+    /** The operator who approved a weakening reload in the inbox, and its check-in. */
+    readonly approvedBy?: string;
+    readonly checkInId?: string;
   };
+  /** A weakening reload waits for an operator in the inbox; the old configuration keeps serving. */
+  readonly 'reload.held': { readonly checkInId: string; readonly weakens: readonly string[] };
+  readonly 'reload.declined': {
+    readonly checkInId: string;
+    readonly by: string;
+    readonly weakens: readonly string[];
+  };
+  readonly 'reload.expired': { readonly checkInId: string; readonly weakens: readonly string[] };
   readonly 'reload.listen-unchanged': { readonly why: string };
   readonly 'reload.refused': { readonly issues?: unknown; readonly error: string };
   readonly 'reload.watch-unavailable': Record<never, never>;

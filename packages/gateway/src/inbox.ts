@@ -23,6 +23,7 @@ import { durationMs } from './config/units';
 import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
+import { OPERATOR_TENANT } from './held-reload';
 import { definitionOf, grantChangeRecorder } from './standing-grants';
 
 export const INBOX_PATH = '/inbox';
@@ -109,10 +110,12 @@ export function gatewayInbox(host: {
     if (!approves && !operates) return undefined;
     const { tenant, principal } = answer.identity;
     if (tenant === undefined || principal === undefined) return undefined;
-    // An operator who is not an approver signs in to the status page and sees no check-in.
+    // An operator who is not an approver signs in to the status page and sees no tenant's check-in.
+    // Operators also decide the gateway's own check-ins (a weakening reload), under a tenant no
+    // configuration can name.
     return {
       id: principal,
-      tenants: approves ? [tenant] : [],
+      tenants: [...(approves ? [tenant] : []), ...(operates ? [OPERATOR_TENANT] : [])],
       ...(operates ? { roles: [OPERATOR_ROLE] } : {}),
     };
   };
