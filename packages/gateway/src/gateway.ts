@@ -21,8 +21,12 @@ import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 import { weakenings } from './weakening';
+import { syncPinReviews } from './pin-review';
 import { closeHeld, heldReloadEnd, holdReload, type HeldReload, type HeldReloadEnd } from './held-reload';
 import { version as packageVersion } from '../package.json';
+
+/** How often pins held for review are matched with the inbox's operator check-ins. */
+const PIN_REVIEW_EVERY_MS = 1000;
 
 /** The version the gateway announces to clients: the package's own. */
 export const GATEWAY_VERSION: string = packageVersion;
@@ -274,6 +278,23 @@ export async function createGateway(
   };
   let unfollow = followUpstreams(live, following);
 
+  // Pins held for review become operator check-ins in the inbox, and decisions there are carried out.
+  let pinSyncing = false;
+  const pinReviews =
+    inbox === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            if (pinSyncing || draining) return;
+            pinSyncing = true;
+            void syncPinReviews(live, log, (upstream) => void live.upstreams.get(upstream)?.refresh())
+              .catch(() => undefined)
+              .finally(() => (pinSyncing = false));
+          },
+          Math.max(live.pollMs, PIN_REVIEW_EVERY_MS),
+        );
+  pinReviews?.unref();
+
   /** Serves `next` for new calls; the old generation closes what `next` does not reuse once idle. */
   function swap(next: Runtime): void {
     const old = live;
@@ -520,6 +541,7 @@ export async function createGateway(
       draining = true;
       watcher?.close();
       clearInterval(heldPoll);
+      clearInterval(pinReviews);
       clearTimeout(refreshTimer);
       unfollow();
       const drainMs =

@@ -24,6 +24,7 @@ import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 import { OPERATOR_TENANT } from './held-reload';
+import { pinDiffOf } from './pin-review';
 import { definitionOf, grantChangeRecorder } from './standing-grants';
 
 export const INBOX_PATH = '/inbox';
@@ -162,6 +163,7 @@ export function gatewayInbox(host: {
       grants: runtime.state.grants,
       definitionOf: (request: CheckInRequest) => definitionOf(host.current(), request),
       // The live runtime's audit log: a reload that changes the log records there.
+      pinDiffs: (request: CheckInRequest) => pinDiffOf(host.current(), request),
       onGrant: (change) => grantChangeRecorder(host.current().audit, host.log)(change),
       ...(webhook !== undefined ? { webhook } : {}),
       ...(config.listen?.publicUrl?.startsWith('https:') === true ? { secureCookies: true } : {}),
