@@ -25,14 +25,14 @@ import type { Runtime } from './runtime';
 export const PIN_REVIEW_TOOL = 'gateway.pin';
 
 /** What a pin review shows and binds: which pin, and the served digest it accepts. */
-interface PinReview {
+type PinReview = {
   readonly pin: string;
   readonly upstream: string;
   readonly kind: 'tool' | 'server';
   readonly name: string;
   readonly pinnedDigest: string;
   readonly servedDigest: string;
-}
+};
 
 const reviewOf = (request: CheckInRequest): PinReview | undefined =>
   request.toolName === PIN_REVIEW_TOOL && request.identity?.tenant === OPERATOR_TENANT
