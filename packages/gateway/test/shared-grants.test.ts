@@ -5,13 +5,13 @@
 // refused by the other. Runs on a SQLite file (Node 22.13+), and on PostgreSQL when
 // TOOLGATE_POSTGRES_URL is set (`bash .ci/services/postgres.sh -- npx jest …`).
 
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
 } from '@modelcontextprotocol/client';
 import type { AuditRecord } from '@toolgate/core';
-import { postgresAuditStore } from '@toolgate/store-postgres';
+import { postgresAuditStore, postgresCheckIns } from '@toolgate/store-postgres';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import {
   CHECKIN_KEY,
@@ -32,10 +32,28 @@ const TOKENS = {
 const hasSqlite = process.getBuiltinModule?.('node:sqlite') !== undefined;
 const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'] || undefined;
 
+// On PostgreSQL the gateways get a schema of their own (through the connection's search_path), so
+// this file's audit log, signed with its own key, never mixes with another test's.
+const schema = `tg_shared_grants_${randomBytes(5).toString('hex')}`;
+const inSchema = (url: string) =>
+  `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+
 const backends: { name: string; state: (dir: TempDir) => string; run: boolean }[] = [
   { name: 'one SQLite file', state: () => 'sqlite:./state.db', run: hasSqlite },
-  { name: 'one PostgreSQL database', state: () => postgresUrl ?? '', run: postgresUrl !== undefined },
+  {
+    name: 'one PostgreSQL database',
+    state: () => inSchema(postgresUrl ?? ''),
+    run: postgresUrl !== undefined,
+  },
 ];
+
+if (postgresUrl !== undefined)
+  beforeAll(async () => {
+    // The store creates the schema (and its tables) on first use; the gateways then find it on their search_path.
+    const made = postgresCheckIns({ connectionString: postgresUrl, schema });
+    await made.list({ limit: 1 });
+    await made.close();
+  });
 
 type Refusal = { gate: string; code: string; checkInId?: string };
 const refusalOf = (result: unknown) =>
@@ -110,7 +128,7 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
     const auditRecords = async (): Promise<AuditRecord[]> => {
       const store =
         postgresUrl !== undefined && backend.name.includes('PostgreSQL')
-          ? postgresAuditStore({ connectionString: postgresUrl })
+          ? postgresAuditStore({ connectionString: postgresUrl, schema })
           : sqliteAuditStore({ path: `${dir.path}/state.db` });
       try {
         const records: AuditRecord[] = [];
