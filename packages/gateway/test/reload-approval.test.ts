@@ -112,6 +112,13 @@ describe('a weakening reload waits for an operator in the inbox', () => {
     expect(heldLine['weakens']).toEqual(["policy: rule 'no-refunds' (deny) removed"]);
     // The old configuration keeps serving while it waits.
     expect(await refund()).toBe('POLICY_DENIED');
+    // The operator's status page lists it among the reloads, not applied.
+    const status = await (
+      await fetch(new URL('/inbox/status', gateway.url), {
+        headers: { authorization: `Bearer ${TOKENS.OLGA}` },
+      })
+    ).text();
+    expect(status).toContain('waits for an operator in the inbox');
 
     // A tenant's approver sees it exactly as an unknown check-in; an operator sees what weakens.
     expect((await api(TOKENS.ANA, `/check-ins/${checkInId}`)).status).toBe(404);
