@@ -46,6 +46,17 @@ export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
         'add checkIns: { key: "${env:TOOLGATE_CHECKIN_KEY}" }, or remove inbox',
       ),
     );
+  if (
+    config.reload?.requireApproval === 'weakening' &&
+    (config.checkIns === undefined || config.inbox?.enabled === false)
+  )
+    issues.push(
+      loaded.issue(
+        ['reload', 'requireApproval'],
+        'a reload that weakens security waits for an operator in the inbox, and this configuration has no inbox',
+        'add checkIns: { key: "${env:TOOLGATE_CHECKIN_KEY}" } (and leave inbox enabled), or remove reload.requireApproval',
+      ),
+    );
   if (config.inbox?.webhook !== undefined && webhookOf(config) === undefined)
     issues.push(
       loaded.issue(

@@ -11,6 +11,7 @@ import {
   CHECKIN_KEY,
   connectClient,
   fixtureServer,
+  runToolgate,
   startGateway,
   tempDir,
   textOf,
@@ -183,4 +184,28 @@ describe('a weakening reload waits for an operator in the inbox', () => {
       expect(kinds.filter((kind) => kind === 'config.reload-held')).toHaveLength(3);
     }
   }, 30_000);
+});
+
+describe('reload.requireApproval: weakening without an inbox', () => {
+  it('is refused by `toolgate check`, at the key, with the fix', async () => {
+    const dir = tempDir();
+    try {
+      const file = dir.write(
+        'toolgate.yaml',
+        `auth: { tokens: [{ token: "\${env:BOT}", identity: { tenant: acme, principal: bot } }] }
+reload: { requireApproval: weakening }
+upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
+tenants: { acme: { upstreams: [shop] } }
+`,
+      );
+      const checked = await runToolgate(['check', '--config', file], { BOT: TOKENS.BOT });
+      expect(checked.code).toBe(1);
+      expect(checked.stderr).toContain(
+        `${file}:2:11: reload.requireApproval: a reload that weakens security waits for an operator in the inbox, and this configuration has no inbox`,
+      );
+      expect(checked.stderr).toContain('add checkIns');
+    } finally {
+      dir.remove();
+    }
+  });
 });
