@@ -201,7 +201,7 @@ tenants: { acme: { upstreams: [shop] } }
       const checked = await runToolgate(['check', '--config', file], { BOT: TOKENS.BOT });
       expect(checked.code).toBe(1);
       expect(checked.stderr).toContain(
-        `${file}:2:11: reload.requireApproval: a reload that weakens security waits for an operator in the inbox, and this configuration has no inbox`,
+        `${file}:2:28: reload.requireApproval: a reload that weakens security waits for an operator in the inbox, and this configuration has no inbox`,
       );
       expect(checked.stderr).toContain('add checkIns');
     } finally {
