@@ -82,7 +82,9 @@ function webhookOf(config: GatewayConfig): InboxWebhook | undefined {
   return {
     url: webhook.url,
     publicUrl,
-    ...(webhook.tenants !== undefined ? { tenants: webhook.tenants } : {}),
+    // The configured tenants by default, never the operators' check-ins (a reload, a pin review):
+    // those are decided by a signed-in operator, not through a link in a channel.
+    tenants: webhook.tenants ?? Object.keys(config.tenants),
     ...(webhook.by !== undefined ? { by: webhook.by } : {}),
     ...(webhook.linkTtl !== undefined
       ? { linkTtlMs: durationMs(webhook.linkTtl, 'inbox.webhook.linkTtl') }
