@@ -16,7 +16,7 @@ import type { ArtifactMeta } from './ports';
 import { redact, redactValue } from './redact';
 import { Pause, Refusal, refusalReason, sentence, type RefusalDetail } from './refusal';
 import type { AskOptions, CheckInRequirement, ToolMiddlewareContext, ToolState } from './middleware-context';
-import type { Tool, ToolArgs } from './tool';
+import type { JsonSchema, Tool, ToolArgs } from './tool';
 import { pollutingKeyPath, unsafeKeyReason } from './unsafe-keys';
 
 /** Marks a tool failure travelling out through the onion; it is not any middleware's refusal. */
@@ -62,6 +62,40 @@ export interface CallEnvironment {
  */
 export function frozenCopy(value: ToolArgs): Readonly<ToolArgs> {
   return Object.freeze({ __proto__: Object.prototype, ...value }) as Readonly<ToolArgs>;
+}
+
+/** A value of the kind a schema `type` names that says nothing: what an args stand-in holds. */
+function inertValueOf(schema: unknown): unknown {
+  const declared = typeof schema === 'object' && schema !== null ? (schema as JsonSchema)['type'] : undefined;
+  const type = Array.isArray(declared) ? declared[0] : declared;
+  // Same field representation as a real value (small integer, double, pointer), so the shape matches.
+  if (type === 'integer') return 0;
+  if (type === 'number') return 0.5;
+  if (type === 'boolean') return false;
+  if (type === 'string') return '';
+  return null;
+}
+
+/**
+ * A stand-in for a tool's args, copied as `frozenCopy` copies a call's: its declared properties in
+ * schema order, each holding an inert value of the declared type, never any call's data. A copy's
+ * hidden class is reached only through weak transitions: with no call in flight a full GC frees it,
+ * and V8 throws away the optimized code of every function that read args (the unsafe-key walk,
+ * validate-args, ajv's validator), to compile it again on the next calls. While the stand-in lives,
+ * so does the hidden class of args that name the same properties in the same order.
+ */
+export function argsStandIn(inputSchema: JsonSchema): Readonly<ToolArgs> | undefined {
+  const properties = inputSchema['properties'];
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return undefined;
+  const names = Object.keys(properties);
+  if (names.length === 0) return undefined;
+  const inert: Record<string, unknown> = {};
+  for (const name of names) {
+    // A name like `__proto__` would set a prototype here, not a property: no stand-in for such a schema.
+    if (name === '__proto__') return undefined;
+    inert[name] = inertValueOf((properties as Record<string, unknown>)[name]);
+  }
+  return frozenCopy(inert);
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>

@@ -2,6 +2,7 @@
 // have been checked against them. Config that lies fails here, naming the tool.
 
 import type { Chain } from './chain';
+import { argsStandIn } from './context';
 import { assertTool, type Tool, type ToolSchema } from './tool';
 
 /** Configuration the dispatcher cannot honor. Names the tool and the fix. */
@@ -19,6 +20,9 @@ export interface ToolRegistry {
 // Tools some dispatcher already checked and froze: their declarations cannot have changed since, so a
 // dispatcher built per request over the same tools does not check them again.
 const checkedTools = new WeakSet<object>();
+
+// Per checked tool, a stand-in for its args that keeps their hidden class alive (see argsStandIn).
+const argsStandIns = new WeakMap<object, object>();
 
 /** Checks every tool (assertTool, unique names) and freezes its declarations. */
 export function registerTools(list: readonly unknown[]): ToolRegistry {
@@ -85,6 +89,13 @@ function checkedTool(candidate: unknown): Tool {
   assertTool(candidate, { allowSource: true });
   const tool = frozenDeclarations(candidate);
   checkedTools.add(tool);
+  let standIn: object | undefined;
+  try {
+    standIn = argsStandIn(tool.schema.inputSchema);
+  } catch {
+    // Only a speed-up: a schema whose properties cannot be read gets no stand-in.
+  }
+  if (standIn !== undefined) argsStandIns.set(tool, standIn);
   return tool;
 }
 
