@@ -2,11 +2,12 @@
 // has loaded and run every framework the adapters serve (AI SDK, OpenAI Agents, LangChain), so their
 // async hooks and AsyncLocalStorage are live as in an app that uses them. A full GC runs before each
 // timed run. Also: the passive canonical chain over koa-compose(8), with and without an async hook
-// enabled, and the promises one call makes. Process CPU time; rounds interleave the tasks; ratios
-// are per round, medians across rounds. Prints one table; nothing asserted. A third variant forces the
-// GC and then idles 50 ms before timing: V8 finishes a full GC's sweeping on helper threads, and the
-// process CPU time of the run that follows pays for it, so that variant tells the call from the
-// collector's leftover work.
+// enabled, the passive chain right after a full GC before the other frameworks load (what a GC alone
+// costs the next calls), and the promises one call makes. Process CPU time; rounds interleave the
+// tasks; ratios are per round, medians across rounds. Prints one table; nothing asserted. A third
+// variant forces the GC and then idles 50 ms before timing: V8 finishes a full GC's sweeping on helper
+// threads, and the process CPU time of the run that follows pays for it, so that variant tells the
+// call from the collector's leftover work.
 
 import { createHook } from 'node:async_hooks';
 import os from 'node:os';
@@ -183,10 +184,12 @@ async function main(): Promise<void> {
   // an async hook (a no-op one) enabled.
   const passive = { floorB: [] as number[], passive: [] as number[], ratio: [] as number[] };
   const hooked = { floorB: [] as number[], passive: [] as number[], ratio: [] as number[] };
+  const afterGc = { passive: [] as number[], ratio: [] as number[] };
   const noop = createHook({ init() {} });
   for (let round = 0; round < ROUNDS; round++) {
     const b = await perCall(floorB, DISPATCHES, false);
     const p = await perCall(governed, DISPATCHES, false);
+    const gp = await perCall(governed, DISPATCHES, true);
     noop.enable();
     const hb = await perCall(floorB, DISPATCHES, false);
     const hp = await perCall(governed, DISPATCHES, false);
@@ -197,6 +200,8 @@ async function main(): Promise<void> {
     hooked.floorB.push(hb);
     hooked.passive.push(hp);
     hooked.ratio.push(hp / hb);
+    afterGc.passive.push(gp);
+    afterGc.ratio.push(gp / p);
   }
 
   // Part 2, every framework loaded and run once: the AI SDK's tool call over a governed call, with a
@@ -225,6 +230,10 @@ async function main(): Promise<void> {
   out(`| floor B: koa-compose, 8 no-op, µs/call | ${fmt(passive.floorB, 3)} |`);
   out(`| passive canonical chain, µs/call | ${fmt(passive.passive, 3)} |`);
   out(`| **passive canonical chain ÷ floor B** | **${fmt(passive.ratio)}×** |`);
+  out(
+    `| passive chain right after a full GC (no other framework loaded), µs/call | ${fmt(afterGc.passive, 3)} |`,
+  );
+  out(`| passive chain right after a full GC ÷ without the GC | ${fmt(afterGc.ratio)}× |`);
   out(`| floor B with a no-op async hook enabled, µs/call | ${fmt(hooked.floorB, 3)} |`);
   out(`| passive chain with a no-op async hook enabled, µs/call | ${fmt(hooked.passive, 3)} |`);
   out(`| passive ÷ floor B, async hook enabled | ${fmt(hooked.ratio)}× |`);
