@@ -65,13 +65,27 @@ export function executeTurn(ctx: CallContext): Promise<void> {
   // The turn ends one reaction after the result is recorded, as it did when execute was async: a gate
   // that did not await next() resolves first and is caught by the GATE_UNAWAITED law.
   return running.then(
-    () => ctx.endTurn(position),
-    (error: unknown) => {
-      ctx.endTurn(position);
-      throw error;
-    },
+    reactions.turnEnded.bind(undefined, ctx, position),
+    reactions.turnFailed.bind(undefined, ctx, position),
   );
 }
+
+// Reactions bound per call rather than closures made per call: see `reactions` in run.ts.
+const reactions = {
+  turnEnded(ctx: CallContext, position: number): void {
+    ctx.endTurn(position);
+  },
+  turnFailed(ctx: CallContext, position: number, error: unknown): never {
+    ctx.endTurn(position);
+    throw error;
+  },
+  toolAnswered(ctx: CallContext, started: number, value: unknown): void {
+    recordValue(ctx, value, started);
+  },
+  toolRejected(ctx: CallContext, started: number, error: unknown): never {
+    throw toolThrew(ctx, error, started);
+  },
+};
 
 function needsApprovalWork(ctx: CallContext): boolean {
   const { resume } = ctx;
@@ -151,10 +165,8 @@ function execute(ctx: CallContext): Promise<void> {
   }
   // Settles in the microtask an `await` of the tool's answer would resume in.
   return Promise.resolve(running).then(
-    (value: unknown) => recordValue(ctx, value, started),
-    (error: unknown) => {
-      throw toolThrew(ctx, error, started);
-    },
+    reactions.toolAnswered.bind(undefined, ctx, started),
+    reactions.toolRejected.bind(undefined, ctx, started),
   );
 }
 

@@ -26,13 +26,21 @@ export function governed(middleware: Middleware): (ctx: CallContext, next: Next)
       return Promise.reject(turnFailed(ctx, name, position, error));
     }
     return Promise.resolve(returned).then(
-      () => turnReturned(ctx, name, position),
-      (error: unknown) => {
-        throw turnFailed(ctx, name, position, error);
-      },
+      reactions.returned.bind(undefined, ctx, name, position),
+      reactions.rejected.bind(undefined, ctx, name, position),
     );
   };
 }
+
+// Reactions bound per call rather than closures made per call: see `reactions` in run.ts.
+const reactions = {
+  returned(ctx: CallContext, name: string, position: number): void {
+    turnReturned(ctx, name, position);
+  },
+  rejected(ctx: CallContext, name: string, position: number, error: unknown): never {
+    throw turnFailed(ctx, name, position, error);
+  },
+};
 
 /** The middleware returned (or its promise fulfilled): the laws of silent return and unawaited next. */
 function turnReturned(ctx: CallContext, name: string, position: number): void {

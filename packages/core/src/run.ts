@@ -52,13 +52,35 @@ export function runCall(env: CallEnvironment, request: RunRequest): Promise<Disp
     running = Promise.reject(error);
   }
   return (signal === undefined ? running : raceAbort(running, signal)).then(
-    () => finish(env, ctx, started),
-    (error: unknown) => {
-      absorb(ctx, error, signal);
-      return finish(env, ctx, started);
-    },
+    reactions.finished.bind(undefined, env, ctx, started),
+    reactions.failed.bind(undefined, env, ctx, started, signal),
   );
 }
+
+/**
+ * A call's reactions (here, in governed.ts and in execute.ts) are methods bound per call, never
+ * closures made per call. Closures of one kind share their optimized code only through a weak slot:
+ * with no call in flight, a full GC frees them all and that code with them, and each kind runs
+ * interpreted and is compiled again on the next calls, the compiling charged to the process. A method
+ * lives as long as its module, and its code with it. Methods, not function declarations: a loader that
+ * redefines a function's `name` (tsx, esbuild's keepNames) sends `bind` of that function down V8's
+ * slow path, where it costs more than the closure it replaces.
+ */
+const reactions = {
+  finished(env: CallEnvironment, ctx: CallContext, started: number | undefined): DispatchOutcome {
+    return finish(env, ctx, started);
+  },
+  failed(
+    env: CallEnvironment,
+    ctx: CallContext,
+    started: number | undefined,
+    signal: AbortSignal | undefined,
+    error: unknown,
+  ): DispatchOutcome {
+    absorb(ctx, error, signal);
+    return finish(env, ctx, started);
+  },
+};
 
 function finish(env: CallEnvironment, ctx: CallContext, started: number | undefined): DispatchOutcome {
   ctx.closed = true;
