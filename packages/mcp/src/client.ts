@@ -12,8 +12,12 @@ import {
   ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
+  isInputRequiredResult,
   type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -63,7 +67,7 @@ import {
   type ImportDeclaration,
   type ListedExtras,
 } from './imported';
-import { downstreamOf } from './relay';
+import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -211,14 +215,18 @@ export interface McpUpstream {
   readonly prefix: string;
   listResources(cursor?: string): Promise<ListResourcesResult>;
   listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult>;
-  /** Reads a resource by its prefixed URI. */
-  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult>;
+  /**
+   * Reads a resource by its prefixed URI. With `relay` (a 2026-07-28 caller), a 2026-07-28 server's
+   * input-required answer rejects with `UpstreamAskedError`, to be relayed to the caller.
+   */
+  readResource(uri: string, signal?: AbortSignal, relay?: UpstreamRelay): Promise<ReadResourceResult>;
   listPrompts(cursor?: string): Promise<ListPromptsResult>;
-  /** Gets a prompt by its prefixed name. */
+  /** Gets a prompt by its prefixed name; `relay` as for `readResource`. */
   getPrompt(
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    relay?: UpstreamRelay,
   ): Promise<GetPromptResult>;
   /** Asks the server for completions of a prompt argument or template variable; the reference's name or URI is prefixed. */
   complete?(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult>;
@@ -251,12 +259,19 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 // A server that hands back a cursor forever must not hang a listing.
 const MAX_PAGES = 1000;
 const IDENTITY_META = 'io.toolgate/identity';
+// MissingRequiredClientCapability: the server needs a capability the client did not declare.
+const MISSING_CAPABILITY = -32021;
 const HEADERS_META = 'io.toolgate/headers';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** A remote `isError` result: the message is the server's own text. */
 class McpToolError extends Error {
   override readonly name = 'McpToolError';
+}
+
+/** The server answered input-required: the question is relayed to the client, the call did not finish. */
+class McpInputRequiredError extends Error {
+  override readonly name = 'McpInputRequired';
 }
 
 /** The server did not answer in time, or the call was cancelled. */
@@ -742,14 +757,24 @@ export function mcpClient(options: McpClientOptions): McpClient {
       headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
+    // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
+    // input-required answer is handed back to relay, never fulfilled here.
+    const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
+    if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = relay.clientCapabilities;
     inFlight.set(ctx.toolCallId, secrets);
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     try {
       result = (await client.callTool(
-        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+        {
+          name: remote,
+          arguments: args,
+          ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+          ...retryParams(relay),
+        },
         {
           signal: ctx.signal,
           timeout: timeoutMs,
+          ...(relay !== undefined ? { allowInputRequired: true } : {}),
           ...(downstream?.progress !== undefined
             ? {
                 onprogress: ({
@@ -767,10 +792,19 @@ export function mcpClient(options: McpClientOptions): McpClient {
         },
       )) as CallToolResult;
     } catch (error) {
+      const missing = missingCapabilitiesOf(error);
+      if (missing !== undefined && downstream !== undefined) downstream.missingCapabilities = missing;
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {
       inFlight.delete(ctx.toolCallId);
       if (nonce !== undefined) headerSets.delete(nonce);
+    }
+    if (isInputRequiredResult(result)) {
+      const asked = askedOf(result, secrets);
+      if (downstream !== undefined) downstream.asked = asked;
+      throw new McpInputRequiredError(
+        `MCP server '${name}' asked the client for input before '${local}' can finish`,
+      );
     }
     const content = result.content.map((block) => prefixedBlock(block as ContentBlock, prefix));
     if (result.isError === true) {
@@ -829,12 +863,18 @@ export function mcpClient(options: McpClientOptions): McpClient {
         })),
       };
     },
-    async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    async readResource(uri: string, signal?: AbortSignal, relay?: UpstreamRelay): Promise<ReadResourceResult> {
       const client = await connection.client();
-      const result = await client.readResource(
-        { uri: unprefixed(uri, 'resource') },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.readResource(
+        { uri: unprefixed(uri, 'resource'), ...relayedParams(modern) },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as ReadResourceResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         contents: result.contents.map((content) => ({ ...content, uri: `${prefix}${content.uri}` })),
@@ -853,12 +893,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
       prompt: string,
       args: Readonly<Record<string, string>> | undefined,
       signal?: AbortSignal,
+      relay?: UpstreamRelay,
     ): Promise<GetPromptResult> {
       const client = await connection.client();
-      const result = await client.getPrompt(
-        { name: unprefixed(prompt, 'prompt'), ...(args !== undefined ? { arguments: { ...args } } : {}) },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.getPrompt(
+        {
+          name: unprefixed(prompt, 'prompt'),
+          ...(args !== undefined ? { arguments: { ...args } } : {}),
+          ...relayedParams(modern),
+        },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as GetPromptResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         messages: result.messages.map((message) => ({
@@ -1287,4 +1338,38 @@ function textOf(content: readonly ContentBlock[]): string {
     .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
     .map((block) => block['text'] as string)
     .join('\n');
+}
+
+/** The retry fields for a request to a 2026-07-28 upstream: its own state and the client's answers. */
+function retryParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  const retry = relay?.retry;
+  if (retry === undefined) return {};
+  return {
+    ...(retry.inputResponses !== undefined ? { inputResponses: { ...retry.inputResponses } } : {}),
+    ...(retry.requestState !== undefined ? { requestState: retry.requestState } : {}),
+  };
+}
+
+/** What an upstream's input-required answer asks, with the call's credential values redacted. */
+function askedOf(result: InputRequiredResult, secrets: readonly string[]): UpstreamAsked {
+  return {
+    inputRequests: redactValue(result.inputRequests ?? {}, secrets) as Record<string, unknown>,
+    ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+  };
+}
+
+/** The capabilities a -32021 error from the server says the client lacks. */
+function missingCapabilitiesOf(error: unknown): ClientCapabilities | undefined {
+  if (!(error instanceof ProtocolError) || error.code !== MISSING_CAPABILITY) return undefined;
+  const data = error.data as { requiredCapabilities?: unknown } | undefined;
+  const required = data?.requiredCapabilities;
+  return typeof required === 'object' && required !== null && !Array.isArray(required)
+    ? (required as ClientCapabilities)
+    : {};
+}
+
+/** The `_meta` and retry fields of a request outside tools/call to a 2026-07-28 upstream for a 2026-07-28 caller. */
+function relayedParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  if (relay === undefined) return {};
+  return { _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.clientCapabilities }, ...retryParams(relay) };
 }

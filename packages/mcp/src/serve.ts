@@ -2,6 +2,7 @@
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
 import {
+  MissingRequiredClientCapabilityError,
   InMemoryServerEventBus,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
@@ -37,9 +38,17 @@ import {
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+import {
+  declaredCapabilities,
+  echoesUpstreamState,
+  relayedInputRequired,
+  STATE_INVALID_CODE,
+  upstreamRetryOf,
+} from './input-relay';
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
+import { upstreamStates, type UpstreamStateBinding } from './upstream-state';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
@@ -98,6 +107,12 @@ export interface McpServeOptions {
   ) => McpServeRefusal | { readonly state: unknown };
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
+  /**
+   * The secret an upstream's `requestState` is sealed under when its input-required answer is
+   * relayed to a 2026-07-28 client (AES-256-GCM under a key derived from it). Give every process of
+   * a host served behind a load balancer the same one; default a random secret per `mcpServe`.
+   */
+  readonly requestStateKey?: string | Uint8Array;
 }
 
 /** What one caller is served (see `McpServeOptions.scope`). */
@@ -252,6 +267,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   if (options.scope !== undefined && typeof options.scope !== 'function')
     throw new McpServeConfigError(`mcpServe '${name}': 'scope' must be a function (identity) => scope.`);
   const upstreams = options.upstreams ?? [];
+  const { requestStateKey } = options;
+  if (
+    requestStateKey !== undefined &&
+    !(typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array) ||
+    (requestStateKey !== undefined && requestStateKey.length < 16)
+  )
+    throw new McpServeConfigError(
+      `mcpServe '${name}': 'requestStateKey' must be a string or bytes of at least 16 characters (32 random bytes is right).`,
+    );
+  const states = upstreamStates(requestStateKey);
   try {
     assertDistinctPrefixes(name, upstreams);
   } catch (error) {
@@ -464,6 +489,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     }
   }
 
+  // The upstream an unscoped tool comes from (its `source`), binding a relayed state to it.
+  const sourceOf = (toolName: string): string | undefined =>
+    current?.tools.find((tool) => tool.schema.name === toolName)?.source;
+
   const scopeOf = (identity: Identity | undefined): McpServeScope | undefined => {
     const scoped = scope?.(identity);
     return scoped === undefined || 'refused' in scoped ? undefined : scoped;
@@ -531,7 +560,23 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     } else dispatcher = current!.dispatcher;
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
-    if (typeof echoed === 'string' && options.readRequestState !== undefined) {
+    // A 2026-07-28 client's declared capabilities; its retry of an upstream's question, when it is one.
+    const declared = declaredCapabilities(extra);
+    const binding: UpstreamStateBinding = {
+      identity,
+      method: 'tools/call',
+      target: toolName,
+      upstream: scoped?.sourceOf?.(toolName) ?? sourceOf(toolName) ?? '',
+      args: request.params.arguments ?? {},
+    };
+    let retry;
+    try {
+      retry = declared === undefined ? undefined : upstreamRetryOf(states, extra, binding);
+    } catch (error) {
+      report(refusedBy('mcp', STATE_INVALID_CODE, (error as Error).message));
+      throw error;
+    }
+    if (typeof echoed === 'string' && !echoesUpstreamState(extra) && options.readRequestState !== undefined) {
       const read = options.readRequestState(echoed, { identity, toolName });
       if ('refused' in read) return refuseBefore(read.refused);
       requestState = read.state;
@@ -547,6 +592,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
+      ...(declared !== undefined
+        ? { modern: { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) } }
+        : {}),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
@@ -608,6 +656,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
             })
           : { kind: 'outcome', outcome: first };
       report(settled, first, scoped?.sourceOf?.(toolName));
+      // The upstream needs what the client did not declare: the client hears it as the upstream said it.
+      if (downstream.missingCapabilities !== undefined)
+        throw new MissingRequiredClientCapabilityError({ requiredCapabilities: downstream.missingCapabilities });
+      if (
+        settled.kind === 'outcome' &&
+        settled.outcome.kind === 'failed' &&
+        downstream.asked !== undefined &&
+        declared !== undefined
+      )
+        return relayedInputRequired(states, binding, downstream.asked, declared);
       if (settled.kind === 'refused') return refusedResult(settled);
       if (settled.kind === 'input-required') return settled.result;
       const { outcome } = settled;
@@ -673,6 +731,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           return scoped.chain;
         },
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+        states,
       });
     else if (upstreams.length > 0)
       serveProxied(server, {
@@ -680,6 +739,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         chain: options.chain!,
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
         watch,
+        states,
       });
     server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
     const previous = server.onclose;
