@@ -54,10 +54,14 @@ export function gatewayServed(
   identityFrom: (authInfo: AuthInfo | undefined) => Identity | undefined,
 ): McpServed {
   const spent = new SpentStates();
+  // An upstream's relayed requestState is sealed under the check-in key when there is one, so every
+  // gateway process behind a load balancer opens it; else under a key of this process only.
+  const sealKey = host.current().config.checkIns?.key;
   const options: McpServeOptions = {
     name: 'toolgate-gateway',
     version: host.version,
     identityFrom,
+    ...(sealKey !== undefined ? { requestStateKey: sealKey } : {}),
     checkInTimeoutMs: ELICIT_TIMEOUT_MS,
     scope: (identity): McpServeScope | McpServeRefusal => {
       const runtime = host.current();

@@ -60,6 +60,7 @@ import {
   hintHolds,
   invisibleIn,
   listedExtras,
+  mcpHeaderProblem,
   mergeDeclarations,
   pinnedDefinition,
   poisonedDescriptions,
@@ -619,6 +620,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     if (typeof local !== 'string' || !TOOL_NAME_PATTERN.test(local))
       return `its local name does not match ${TOOL_NAME_PATTERN.source}; give it one with 'rename'`;
     if (taken.has(local)) return `another tool from this server is already named '${local}'`;
+    const header = mcpHeaderProblem(remote.inputSchema);
+    if (header !== undefined) return `its inputSchema declares a malformed header: ${header}`;
     if (!escapeText) {
       for (const [field, text] of [
         ['name', remote.name],
