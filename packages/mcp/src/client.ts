@@ -866,7 +866,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
         })),
       };
     },
-    async readResource(uri: string, signal?: AbortSignal, relay?: UpstreamRelay): Promise<ReadResourceResult> {
+    async readResource(
+      uri: string,
+      signal?: AbortSignal,
+      relay?: UpstreamRelay,
+    ): Promise<ReadResourceResult> {
       const client = await connection.client();
       const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
       const result = (await client.readResource(

@@ -241,7 +241,8 @@ export function mcpHeaderProblem(inputSchema: unknown): string | undefined {
       const header = node[MCP_HEADER];
       if (!argument || path.length === 0)
         return `${MCP_HEADER} at ${at} is not on a property reached through 'properties' only`;
-      if (typeof header !== 'string' || header === '') return `${MCP_HEADER} at ${at} is not a non-empty string`;
+      if (typeof header !== 'string' || header === '')
+        return `${MCP_HEADER} at ${at} is not a non-empty string`;
       if (!HEADER_TOKEN.test(header))
         return `${MCP_HEADER} at ${at} is not an HTTP token (no spaces, controls, delimiters or non-ASCII)`;
       if (typeof node['type'] !== 'string' || !HEADER_TYPES.has(node['type']))

@@ -297,8 +297,12 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     const { name, arguments: args } = request.params;
     const upstream = owner(await upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
-    return relayed(setup, extra, { method: 'prompts/get', target: name, args: args ?? {} }, upstream, (relay) =>
-      upstream.getPrompt(name, args, extra.mcpReq.signal, relay),
+    return relayed(
+      setup,
+      extra,
+      { method: 'prompts/get', target: name, args: args ?? {} },
+      upstream,
+      (relay) => upstream.getPrompt(name, args, extra.mcpReq.signal, relay),
     );
   });
   // Completing an argument tells what values exist, so it is governed as reading the prompt or resource.

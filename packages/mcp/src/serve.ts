@@ -269,8 +269,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   const upstreams = options.upstreams ?? [];
   const { requestStateKey } = options;
   if (
-    requestStateKey !== undefined &&
-    !(typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array) ||
+    (requestStateKey !== undefined &&
+      !(typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array)) ||
     (requestStateKey !== undefined && requestStateKey.length < 16)
   )
     throw new McpServeConfigError(
@@ -658,7 +658,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       report(settled, first, scoped?.sourceOf?.(toolName));
       // The upstream needs what the client did not declare: the client hears it as the upstream said it.
       if (downstream.missingCapabilities !== undefined)
-        throw new MissingRequiredClientCapabilityError({ requiredCapabilities: downstream.missingCapabilities });
+        throw new MissingRequiredClientCapabilityError({
+          requiredCapabilities: downstream.missingCapabilities,
+        });
       if (
         settled.kind === 'outcome' &&
         settled.outcome.kind === 'failed' &&

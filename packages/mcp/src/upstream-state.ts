@@ -105,7 +105,8 @@ export function upstreamStates(
       return `${UPSTREAM_STATE_PREFIX}${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url')}`;
     },
     open(token, binding, now = Date.now()) {
-      if (!isUpstreamState(token) || token.length > MAX_STATE_CHARS) return { ok: false, problem: 'malformed' };
+      if (!isUpstreamState(token) || token.length > MAX_STATE_CHARS)
+        return { ok: false, problem: 'malformed' };
       const body = token.slice(UPSTREAM_STATE_PREFIX.length);
       if (!/^[A-Za-z0-9_-]+$/.test(body)) return { ok: false, problem: 'malformed' };
       const bytes = Buffer.from(body, 'base64url');
@@ -122,7 +123,12 @@ export function upstreamStates(
       } catch {
         return { ok: false, problem: 'seal' };
       }
-      if (typeof claims !== 'object' || claims === null || typeof claims.e !== 'number' || !Array.isArray(claims.k))
+      if (
+        typeof claims !== 'object' ||
+        claims === null ||
+        typeof claims.e !== 'number' ||
+        !Array.isArray(claims.k)
+      )
         return { ok: false, problem: 'malformed' };
       if (claims.e <= now) return { ok: false, problem: 'expired' };
       const expected = bound(binding);
