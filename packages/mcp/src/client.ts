@@ -795,7 +795,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
         },
       )) as CallToolResult;
     } catch (error) {
-      const missing = missingCapabilitiesOf(error);
+      // Only a 2026-07-28 caller's own capabilities were what the upstream checked.
+      const missing = relay === undefined ? undefined : missingCapabilitiesOf(error);
       if (missing !== undefined && downstream !== undefined) downstream.missingCapabilities = missing;
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {

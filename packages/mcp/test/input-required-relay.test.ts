@@ -14,6 +14,9 @@ import {
   type ClientCapabilities,
 } from '@modelcontextprotocol/client';
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema as LegacyElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
@@ -319,4 +322,36 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       }
     }, 30_000);
   });
+});
+
+describe('the same upstream, asked by a 2025-11-25 client', () => {
+  it('relays its questions as the server-to-client requests they replace; a roots question fails the call', async () => {
+    const client = new LegacyClient(
+      { name: 'legacy', version: '1.0.0' },
+      { capabilities: { elicitation: {}, roots: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(LegacyElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { name: 'Alice' } };
+    });
+    await client.connect(
+      new LegacyTransport(http.url, { requestInit: { headers: { authorization: 'Bearer alice' } } }),
+    );
+    try {
+      const greeted = await client.callTool({
+        name: 'ref_test_input_required_result_elicitation',
+        arguments: {},
+      });
+      expect(text(greeted)).toBe('Hello, Alice!');
+      expect(asked).toEqual(['What is your name?']);
+      const roots = (await client.callTool({
+        name: 'ref_test_input_required_result_list_roots',
+        arguments: {},
+      })) as CallToolResult;
+      expect(roots.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 });
