@@ -31,6 +31,9 @@ import { conformanceReference, fixtureCwd } from './fixtures/reference';
 
 const MODERN = '2026-07-28';
 
+/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
+const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
+
 const tokens: Record<string, AuthInfo> = {
   alice: { token: 'alice', clientId: 'alice', scopes: [], extra: { tenant: 'acme', principal: 'alice' } },
   mallory: {
@@ -66,7 +69,7 @@ beforeAll(async () => {
     chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
     upstreams: [imported],
     identityFrom: (authInfo) => {
-      const extra = authInfo?.extra as { tenant?: string; principal?: string } | undefined;
+      const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
       return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };
     },
     onCall: (report) => reports.push(report),
@@ -187,12 +190,12 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       expect(asked.inputRequests?.['confirm']?.method).toBe('elicitation/create');
       expect(asked.requestState).toMatch(/^u1\.[A-Za-z0-9_-]+$/);
       const retried = await client.callTool(
-        {
+        retryParams({
           name: 'ref_test_input_required_result_request_state',
           arguments: {},
           inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
           requestState: asked.requestState,
-        },
+        }),
         { allowInputRequired: true },
       );
       expect(text(retried)).toBe('state-ok: confirmed');
@@ -261,12 +264,12 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       try {
         const error = await protocolError(
           client.callTool(
-            {
+            retryParams({
               name,
               arguments: args,
               inputResponses: { user_name: { action: 'accept', content: { name: 'Mallory' } } },
               requestState: state,
-            },
+            }),
             { allowInputRequired: true },
           ),
         );
@@ -308,12 +311,12 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       const client = await modernClient('alice', all, { manual: true });
       try {
         const done = await client.callTool(
-          {
+          retryParams({
             name: 'ref_test_input_required_result_tampered_state',
             arguments: {},
             inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
             requestState: first.requestState,
-          },
+          }),
           { allowInputRequired: true },
         );
         expect(text(done)).toBe('state verified');
