@@ -329,6 +329,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const reviewNewTools = options.newTools !== 'allow';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
+  // Tools the SDK's listing would drop for malformed x-mcp-header declarations, with why (see below).
+  const headerExcluded = new Map<string, { readonly tool: McpTool; readonly reason: string }>();
   let skipped: SkippedTool[] = [];
   // What the server serves now, by remote name, and which of those differ from their pins.
   let served = new Map<string, Served>();
@@ -370,6 +372,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     factory,
     {
       setup(client) {
+        screenHeaderDeclarations(client, headerExcluded);
         client.setNotificationHandler('notifications/tools/list_changed', () => {
           void relist(client);
         });
@@ -555,6 +558,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       emit(event);
     };
     const listed = await listAll(client);
+    for (const { tool, reason } of headerExcluded.values())
+      skip(tool, `its inputSchema declares a malformed header: ${reason}`);
     const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
     const held = reviewNewTools ? await heldForReview(listed) : new Set<string>();
     for (const remote of listed) {
@@ -1380,4 +1385,32 @@ function missingCapabilitiesOf(error: unknown): ClientCapabilities | undefined {
 function relayedParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
   if (relay === undefined) return {};
   return { _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.clientCapabilities }, ...retryParams(relay) };
+}
+
+/**
+ * The SDK v2 client drops a 2026-07-28 HTTP server's tools whose `x-mcp-header` declarations are
+ * malformed from every listing, with a console warning and no record (SEP-2243). The same rule runs
+ * first here, on each listing the SDK filters, so each such tool is known with its reason and reported
+ * as skipped (an event, `/readyz`) instead of vanishing; the SDK then finds nothing to drop. Where the
+ * SDK has no such filter (stdio, 2025-11-25) `importProblem` applies the same rule.
+ */
+function screenHeaderDeclarations(
+  client: Client,
+  excluded: Map<string, { readonly tool: McpTool; readonly reason: string }>,
+): void {
+  const sdk = client as unknown as {
+    _excludeInvalidXMcpHeaderTools?: (result: { tools: McpTool[] }) => void;
+  };
+  const filter = sdk._excludeInvalidXMcpHeaderTools;
+  // A later SDK without the method keeps its own behaviour.
+  if (typeof filter !== 'function') return;
+  sdk._excludeInvalidXMcpHeaderTools = (result) => {
+    excluded.clear();
+    result.tools = result.tools.filter((tool) => {
+      const problem = mcpHeaderProblem(tool.inputSchema);
+      if (problem !== undefined) excluded.set(String(tool.name), { tool, reason: problem });
+      return problem === undefined;
+    });
+    filter.call(client, result);
+  };
 }
