@@ -5,7 +5,7 @@
 
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import { toNodeHandler, type NodeIncomingMessageLike } from '@modelcontextprotocol/node';
 import { createMcpHandler, Server } from '@modelcontextprotocol/server';
 import { createDispatcher } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
@@ -58,7 +58,11 @@ describe('x-mcp-header tools from a 2026-07-28 HTTP server', () => {
           body === '' ? undefined : (JSON.parse(body) as { method?: string; params?: { name?: string } });
         if (message?.method === 'tools/call')
           calls.push({ name: String(message.params?.name), headers: req.headers });
-        void handler(req, res, body === '' ? undefined : JSON.parse(body));
+        void handler(
+          req as unknown as NodeIncomingMessageLike,
+          res,
+          body === '' ? undefined : JSON.parse(body),
+        );
       });
     });
     await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
