@@ -268,11 +268,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     throw new McpServeConfigError(`mcpServe '${name}': 'scope' must be a function (identity) => scope.`);
   const upstreams = options.upstreams ?? [];
   const { requestStateKey } = options;
-  if (
-    (requestStateKey !== undefined &&
-      !(typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array)) ||
-    (requestStateKey !== undefined && requestStateKey.length < 16)
-  )
+  const keyUsable =
+    requestStateKey === undefined ||
+    ((typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array) &&
+      requestStateKey.length >= 16);
+  if (!keyUsable)
     throw new McpServeConfigError(
       `mcpServe '${name}': 'requestStateKey' must be a string or bytes of at least 16 characters (32 random bytes is right).`,
     );
@@ -562,18 +562,31 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
     // A 2026-07-28 client's declared capabilities; its retry of an upstream's question, when it is one.
     const declared = declaredCapabilities(extra);
-    const binding: UpstreamStateBinding = {
-      identity,
-      method: 'tools/call',
-      target: toolName,
-      upstream: scoped?.sourceOf?.(toolName) ?? sourceOf(toolName) ?? '',
-      args: request.params.arguments ?? {},
-    };
+    // What a relayed state of this call is bound to; a 2025-11-25 call has none, and pays nothing.
+    const binding: UpstreamStateBinding | undefined =
+      declared === undefined
+        ? undefined
+        : {
+            identity,
+            method: 'tools/call',
+            target: toolName,
+            upstream: scoped?.sourceOf?.(toolName) ?? sourceOf(toolName) ?? '',
+            args: request.params.arguments ?? {},
+          };
     let retry;
     try {
-      retry = declared === undefined ? undefined : upstreamRetryOf(states, extra, binding);
+      retry = binding === undefined ? undefined : upstreamRetryOf(states, extra, binding);
     } catch (error) {
-      report(refusedBy('mcp', STATE_INVALID_CODE, (error as Error).message));
+      report(
+        refusedBy(
+          'mcp',
+          STATE_INVALID_CODE,
+          refusalReason(
+            `the requestState sent with '${toolName}' is not this caller's for this call`,
+            'Retrying with it will not help',
+          ),
+        ),
+      );
       throw error;
     }
     if (typeof echoed === 'string' && !echoesUpstreamState(extra) && options.readRequestState !== undefined) {
@@ -665,7 +678,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         settled.kind === 'outcome' &&
         settled.outcome.kind === 'failed' &&
         downstream.asked !== undefined &&
-        declared !== undefined
+        declared !== undefined &&
+        binding !== undefined
       )
         return relayedInputRequired(states, binding, downstream.asked, declared);
       if (settled.kind === 'refused') return refusedResult(settled);

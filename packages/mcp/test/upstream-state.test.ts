@@ -3,6 +3,8 @@
 // it was sealed with; an edit anywhere in it, or a state of another key, opens to nothing.
 
 import { upstreamStates, type UpstreamStateBinding } from '../src/upstream-state';
+import { canonicalChain } from '@toolgate/middleware';
+import { mcpServe, McpServeConfigError } from '@toolgate/mcp';
 import { mcpHeaderProblem } from '../src/imported';
 
 const SECRET = 'a-check-in-key-of-at-least-32-bytes-0123456789';
@@ -73,6 +75,24 @@ describe('upstream states', () => {
     expect(states.open('u1.', binding).ok).toBe(false);
     expect(states.open(`u1.${'A'.repeat(70_000)}`, binding)).toEqual({ ok: false, problem: 'malformed' });
     expect(states.open('v1.abc.def', binding)).toEqual({ ok: false, problem: 'malformed' });
+  });
+});
+
+describe('mcpServe({ requestStateKey })', () => {
+  const chain = canonicalChain({ permissions: { check: () => ({ allow: true as const }) } });
+  it.each([['short'], [''], [42], [Buffer.alloc(8)]])('refuses %p as a key, naming the option', (key) => {
+    expect(() => mcpServe([], { name: 's', version: '1.0.0', chain, requestStateKey: key as never })).toThrow(
+      McpServeConfigError,
+    );
+    expect(() => mcpServe([], { name: 's', version: '1.0.0', chain, requestStateKey: key as never })).toThrow(
+      /'requestStateKey'/,
+    );
+  });
+  it('takes a long enough string or bytes', () => {
+    expect(() => mcpServe([], { name: 's', version: '1.0.0', chain, requestStateKey: SECRET })).not.toThrow();
+    expect(() =>
+      mcpServe([], { name: 's', version: '1.0.0', chain, requestStateKey: Buffer.alloc(32, 7) }),
+    ).not.toThrow();
   });
 });
 
