@@ -166,9 +166,11 @@ function callLine(report: McpCallReport): LogFields {
       tool: report.toolName.slice(0, 64),
       ...(report.upstream !== undefined ? { upstream: report.upstream } : {}),
       kind: 'input-required',
-      ran: false,
+      // An upstream that asked ran the tool as far as its question.
+      ran: settled.asker === 'upstream',
+      ...(settled.asker !== undefined ? { asker: settled.asker } : {}),
       ...(first !== undefined ? { chainId: first.chainId } : {}),
-      checkInId: settled.checkInId,
+      ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
       durationMs: report.durationMs,
     };
   const line = {

@@ -138,6 +138,23 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
         arguments: {},
       });
       expect(textOf(rounds)).toBe('Done: Ana likes green');
+      // Each relayed question is one call line: input-required, asked by the upstream.
+      await gateway.waitForLog(
+        (line) => line['tool'] === 'ref_test_input_required_result_multi_round' && line['kind'] === 'result',
+      );
+      const asked = gateway
+        .logs()
+        .filter(
+          (line) => line['msg'] === 'call' && line['tool'] === 'ref_test_input_required_result_multi_round',
+        );
+      expect(asked.map((line) => line['kind'])).toEqual(['input-required', 'input-required', 'result']);
+      expect(asked[0]).toMatchObject({
+        asker: 'upstream',
+        ran: true,
+        upstream: 'ref',
+        principal: 'support-bot',
+      });
+      expect(asked[0]?.['checkInId']).toBeUndefined();
     } finally {
       await bot.close();
     }
@@ -213,6 +230,10 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
         code: -32021,
         data: { requiredCapabilities: { sampling: {} } },
       });
+      const line = await gateway.waitForLog(
+        (logged) => logged['msg'] === 'call' && logged['tool'] === 'ref_test_missing_capability',
+      );
+      expect(line).toMatchObject({ kind: 'refused', gate: 'mcp', code: 'MISSING_CLIENT_CAPABILITY' });
     } finally {
       await plain.close();
     }

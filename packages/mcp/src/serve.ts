@@ -668,20 +668,32 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               ...(requestState !== undefined ? { requestState } : {}),
             })
           : { kind: 'outcome', outcome: first };
-      report(settled, first, scoped?.sourceOf?.(toolName));
+      const source = scoped?.sourceOf?.(toolName);
       // The upstream needs what the client did not declare: the client hears it as the upstream said it.
-      if (downstream.missingCapabilities !== undefined)
+      if (downstream.missingCapabilities !== undefined) {
+        report(missingCapability(toolName), first, source);
         throw new MissingRequiredClientCapabilityError({
           requiredCapabilities: downstream.missingCapabilities,
         });
+      }
       if (
         settled.kind === 'outcome' &&
         settled.outcome.kind === 'failed' &&
         downstream.asked !== undefined &&
         declared !== undefined &&
         binding !== undefined
-      )
-        return relayedInputRequired(states, binding, downstream.asked, declared);
+      ) {
+        let result: InputRequiredResult;
+        try {
+          result = relayedInputRequired(states, binding, downstream.asked, declared);
+        } catch (error) {
+          report(missingCapability(toolName), first, source);
+          throw error;
+        }
+        report({ kind: 'input-required', asker: 'upstream', result }, first, source);
+        return result;
+      }
+      report(settled, first, source);
       if (settled.kind === 'refused') return refusedResult(settled);
       if (settled.kind === 'input-required') return settled.result;
       const { outcome } = settled;
@@ -801,6 +813,17 @@ export function isModernRequest(extra: McpRequestExtra): boolean {
     extra.mcpReq.envelope?.[PROTOCOL_VERSION_META_KEY as keyof typeof extra.mcpReq.envelope] !== undefined
   );
 }
+
+/** How a call the client cannot take part in ends, for the report: it did not declare what the upstream needs. */
+const missingCapability = (toolName: string) =>
+  refusedBy(
+    'mcp',
+    'MISSING_CLIENT_CAPABILITY',
+    refusalReason(
+      `'${toolName}' needs a capability the client did not declare`,
+      'Retrying will not help until the client declares it',
+    ),
+  );
 
 /** A refusal decided outside the chain, as the settled form the report and the result share. */
 function refusedBy(

@@ -189,6 +189,11 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       expect(Object.keys(asked.inputRequests ?? {})).toEqual(['confirm']);
       expect(asked.inputRequests?.['confirm']?.method).toBe('elicitation/create');
       expect(asked.requestState).toMatch(/^u1\.[A-Za-z0-9_-]+$/);
+      expect(reports.at(-1)).toMatchObject({
+        toolName: 'ref_test_input_required_result_request_state',
+        identity: { tenant: 'acme', principal: 'alice' },
+        settled: { kind: 'input-required', asker: 'upstream' },
+      });
       const retried = await client.callTool(
         retryParams({
           name: 'ref_test_input_required_result_request_state',
