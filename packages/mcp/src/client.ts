@@ -398,6 +398,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
         await pinServer(client);
         // A server that came back may serve other tools: listen again, through the pins.
         if (again && listedOnce) await relist(client);
+        // It also forgot what it was asked to watch (a restarted process, a lost session).
+        if (again) await rewatch(client);
       },
       changed(status) {
         emit({ type: 'mcp.status', source: name, status });
@@ -807,6 +809,34 @@ export function mcpClient(options: McpClientOptions): McpClient {
   }
 
   const listening = new Map<string, McpSubscription>();
+  // The remote URIs downstream clients watch through this client, kept across reconnects.
+  const watching = new Set<string>();
+
+  // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
+  async function watch(client: Client, remote: string, signal?: AbortSignal): Promise<void> {
+    if (!speaksModern(client)) {
+      await client.subscribeResource(
+        { uri: remote },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
+      return;
+    }
+    if (listening.has(remote)) return;
+    const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
+    listening.set(remote, stream);
+    void stream.closed.then(() => {
+      if (listening.get(remote) === stream) listening.delete(remote);
+    });
+  }
+
+  // Each URI on its own: one the server now refuses must not stop the others' updates.
+  async function rewatch(client: Client): Promise<void> {
+    const streams = [...listening.values()];
+    listening.clear();
+    for (const stream of streams) stream.close().catch(() => undefined);
+    await Promise.all([...watching].map((remote) => watch(client, remote).catch(() => undefined)));
+  }
+
   const upstream = {
     async listResources(cursor?: string): Promise<ListResourcesResult> {
       const client = await connection.client();
@@ -889,25 +919,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
         ...(signal !== undefined ? { signal } : {}),
       });
     },
-    // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
     async subscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       const remote = unprefixed(uri, 'resource');
-      const options = { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) };
-      if (!speaksModern(client)) {
-        await client.subscribeResource({ uri: remote }, options);
-        return;
-      }
-      if (listening.has(remote)) return;
-      const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
-      listening.set(remote, stream);
-      void stream.closed.then(() => {
-        if (listening.get(remote) === stream) listening.delete(remote);
-      });
+      await watch(client, remote, signal);
+      watching.add(remote);
     },
     async unsubscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       const remote = unprefixed(uri, 'resource');
+      watching.delete(remote);
       const stream = listening.get(remote);
       if (stream !== undefined) {
         listening.delete(remote);
