@@ -143,6 +143,12 @@ export interface McpClientOptions {
   readonly onSkip?: (skipped: SkippedTool) => void;
   /** Told about pins, changed definitions and server identities, connection states and list changes. */
   readonly onEvent?: (event: McpClientEvent) => void;
+  /**
+   * Whether the server may ask for the calling client's roots ('relay', the default): asked during a
+   * call, the one client making it answers. 'refuse' does not declare roots to the server at all, for
+   * a server that would take a caller's roots as a wider sandbox for everyone.
+   */
+  readonly roots?: 'relay' | 'refuse';
 }
 
 /** A remote tool toolgate left out: it could not be governed as listed. */
@@ -227,6 +233,8 @@ export interface McpUpstream {
   /** Asks the server to report changes of a resource (prefixed URI) as `mcp.resource.updated` events. */
   subscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
   unsubscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
+  /** Tells the server the calling client's roots changed (a server not asking for roots is left alone). */
+  rootsListChanged?(): Promise<void>;
   /** Hears list changes ('tools' also after a reconnect or an accepted pin); answers a function that stops listening. */
   subscribe(listener: (event: McpClientEvent) => void): () => void;
 }
@@ -311,6 +319,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const escapeText = options.invisibleCharacters === 'escape';
   const screenText = options.descriptions !== 'allow';
   const reviewNewTools = options.newTools !== 'allow';
+  const relayRoots = options.roots !== 'refuse';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
@@ -385,6 +394,18 @@ export function mcpClient(options: McpClientOptions): McpClient {
             );
           return only.call.sample(only.redact(request.params), extra.mcpReq.signal);
         });
+        // The roots are the calling client's, so only a call's own client answers; outside a call, or
+        // with several calls running, nobody's roots are handed out.
+        if (relayRoots)
+          client.setRequestHandler('roots/list', async (_request, extra) => {
+            const only = onlyCallRunning()?.call;
+            if (only?.listRoots === undefined)
+              throw new ProtocolError(
+                ProtocolErrorCode.InvalidRequest,
+                'roots are not available: no calling client that declared roots',
+              );
+            return only.listRoots(extra.mcpReq.signal);
+          });
         // A log message goes to the client whose call is running, never to other callers.
         client.setNotificationHandler('notifications/message', (notification) => {
           const only = onlyCallRunning();
@@ -407,7 +428,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
     },
     options.backoff ?? {},
     {
-      capabilities: { elicitation: { form: {} }, sampling: {} },
+      capabilities: {
+        elicitation: { form: {} },
+        sampling: {},
+        ...(relayRoots ? { roots: { listChanged: true } } : {}),
+      },
       // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
       // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
@@ -910,6 +935,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
         { ...params, ref: remoteRef },
         { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
       );
+    },
+    async rootsListChanged(): Promise<void> {
+      if (!relayRoots || connection.status().state !== 'connected') return;
+      const client = await connection.client();
+      await client.sendRootsListChanged();
     },
     async setLoggingLevel(level: LoggingLevel, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();

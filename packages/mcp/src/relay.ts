@@ -9,6 +9,7 @@ import type {
   ElicitRequest,
   ElicitResult,
   LoggingLevel,
+  ListRootsResult,
   LoggingMessageNotification,
 } from '@modelcontextprotocol/server';
 import type { TraceContext } from '@toolgate/core';
@@ -23,6 +24,8 @@ export interface DownstreamCall {
   readonly canSample: boolean;
   /** Forwards an upstream server's sampling request to the downstream client. */
   sample(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult>;
+  /** Present when the downstream client declared roots: asks it for them, as part of this call. */
+  readonly listRoots?: (signal: AbortSignal) => Promise<ListRootsResult>;
   /** The least severe log level the downstream client wants; absent: it wants no log messages. */
   readonly logLevel?: LoggingLevel;
   /** Relays an upstream server's log message to the downstream client, as part of this call. */

@@ -321,6 +321,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
   const watch = resourceWatch();
+  // The upstreams each connection's caller was last served (a gateway's tenant), for what it notifies.
+  const callerUpstreams = new WeakMap<Server, readonly McpUpstream[]>();
   // The log level each 2025-11-25 connection set; a 2026-07-28 request carries its own.
   const logLevels = new WeakMap<Server, LoggingLevel>();
   const bus = new InMemoryServerEventBus();
@@ -528,6 +530,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       if ('refused' in answer) return refuseBefore(answer.refused);
       scoped = answer;
       dispatcher = answer.dispatcher;
+      callerUpstreams.set(server, answer.upstreams);
     } else dispatcher = current!.dispatcher;
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
@@ -556,6 +559,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           signal,
           timeout: checkInTimeoutMs,
         }),
+      ...(!isModernRequest(extra) && server.getClientCapabilities()?.roots !== undefined
+        ? {
+            listRoots: (signal: AbortSignal) =>
+              server.listRoots(undefined, {
+                relatedRequestId: extra.mcpReq.id,
+                signal,
+                timeout: checkInTimeoutMs,
+              }),
+          }
+        : {}),
       ...logLevelOf(server, extra),
       log: (params) => {
         extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
@@ -644,11 +657,20 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const upstreamsFor = async (extra: McpRequestExtra): Promise<readonly McpUpstream[]> => {
       if (scope === undefined) return upstreams;
       try {
-        return scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+        const seen = scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+        callerUpstreams.set(server, seen);
+        return seen;
       } catch {
         return [];
       }
     };
+    if (proxying)
+      // A notification carries no credentials: the connection's changed roots go to the upstreams its
+      // caller was last served, never to another tenant's.
+      server.setNotificationHandler('notifications/roots/list_changed', async () => {
+        const told = scope === undefined ? upstreams : (callerUpstreams.get(server) ?? []);
+        await Promise.all(told.map((upstream) => upstream.rootsListChanged?.().catch(() => undefined)));
+      });
     if (proxying)
       // The level applies to this connection's calls; the caller's upstreams are told too, for the
       // 2025-11-25 ones that log outside a request's own level.
