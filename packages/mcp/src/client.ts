@@ -149,6 +149,11 @@ export interface McpClientOptions {
    * a server that would take a caller's roots as a wider sandbox for everyone.
    */
   readonly roots?: 'relay' | 'refuse';
+  /**
+   * Whether the server's sampling requests reach the calling client ('allow', the default) or are
+   * refused with an error the server reads ('deny'). Either way the request is reported (`mcp.sampling`).
+   */
+  readonly sampling?: 'allow' | 'deny';
 }
 
 /** A remote tool toolgate left out: it could not be governed as listed. */
@@ -203,6 +208,16 @@ export type McpClientEvent =
       readonly type: 'mcp.list.changed';
       readonly source: string;
       readonly list: 'tools' | 'resources' | 'prompts';
+    }
+  | {
+      /** The server asked the calling client to sample: relayed, or refused with `code`. No message text. */
+      readonly type: 'mcp.sampling';
+      readonly source: string;
+      readonly outcome: 'relayed' | 'refused';
+      readonly code?: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE';
+      /** The tool call it came during, and who made it, when one call was running. */
+      readonly toolName?: string;
+      readonly identity?: Identity;
     }
   | {
       /** A resource the server was asked to watch changed; `uri` is prefixed. */
@@ -320,6 +335,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const screenText = options.descriptions !== 'allow';
   const reviewNewTools = options.newTools !== 'allow';
   const relayRoots = options.roots !== 'refuse';
+  const allowSampling = options.sampling !== 'deny';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
@@ -384,14 +400,29 @@ export function mcpClient(options: McpClientOptions): McpClient {
           }
         });
         // Sampling, like elicitation, belongs to the one call running now; without a client that can
-        // sample it is refused (sampling has no "decline").
+        // sample, or where the configuration denies this server sampling, it is refused (sampling has
+        // no "decline"). The server reads why; the calling client is never asked.
         client.setRequestHandler('sampling/createMessage', async (request, extra) => {
           const only = onlyCallRunning();
+          const during = {
+            ...(only !== undefined ? { toolName: only.call.toolName } : {}),
+            ...(only?.call.identity !== undefined ? { identity: only.call.identity } : {}),
+          };
+          const refuse = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string): never => {
+            emit({ type: 'mcp.sampling', source: name, outcome: 'refused', code, ...during });
+            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
+          };
+          if (!allowSampling)
+            refuse(
+              'SAMPLING_DENIED',
+              `sampling refused: this gateway's policy does not let MCP server '${name}' ask its callers to sample`,
+            );
           if (only === undefined || !only.call.canSample)
-            throw new ProtocolError(
-              ProtocolErrorCode.InvalidRequest,
+            return refuse(
+              'SAMPLING_UNAVAILABLE',
               'sampling is not available: no calling client that supports it',
             );
+          emit({ type: 'mcp.sampling', source: name, outcome: 'relayed', ...during });
           return only.call.sample(only.redact(request.params), extra.mcpReq.signal);
         });
         // The roots are the calling client's, so only a call's own client answers; outside a call, or

@@ -12,10 +12,14 @@ import type {
   ListRootsResult,
   LoggingMessageNotification,
 } from '@modelcontextprotocol/server';
-import type { TraceContext } from '@toolgate/core';
+import type { Identity, TraceContext } from '@toolgate/core';
 
 /** The downstream side of one call in flight. */
 export interface DownstreamCall {
+  /** The tool called, by the name the downstream client used. */
+  readonly toolName: string;
+  /** Who made the call, when known. */
+  readonly identity?: Identity;
   /** Whether the downstream client can show its person a form. */
   readonly canElicit: boolean;
   /** Forwards an upstream server's elicitation to the downstream client. */

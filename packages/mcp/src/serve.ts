@@ -550,6 +550,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
+      toolName,
+      ...(identity !== undefined ? { identity } : {}),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
