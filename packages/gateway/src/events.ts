@@ -52,6 +52,19 @@ export interface GatewayEventFields {
   readonly 'pin.accepted': { readonly upstream: string; readonly tool: string; readonly digest: string };
   readonly 'pin.changed': DigestChange & { readonly tool: string; readonly voided?: unknown };
   readonly 'pin.pinned': { readonly upstream: string; readonly tool: string; readonly digest: string };
+  readonly 'sampling.refused': {
+    readonly upstream: string;
+    readonly code: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
+  readonly 'sampling.relayed': {
+    readonly upstream: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
   readonly reload: {
     readonly tenants: readonly string[];
     readonly upstreams: readonly string[];

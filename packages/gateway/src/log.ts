@@ -21,6 +21,8 @@ export const LOG_EVENTS = [
   'pin.changed',
   'pin.pinned',
   'reload',
+  'sampling.refused',
+  'sampling.relayed',
   'reload.listen-unchanged',
   'reload.refused',
   'reload.watch-unavailable',

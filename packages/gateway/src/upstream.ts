@@ -81,9 +81,11 @@ export interface UpstreamContext {
   readonly audit?: (entry: {
     kind: string;
     source: string;
-    tool: string;
+    tool?: string;
     code: string;
-    args: { reason: string };
+    tenant?: string;
+    principal?: string;
+    args?: { reason: string };
   }) => void;
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where tool definitions are pinned; default in memory. */
@@ -171,6 +173,8 @@ export async function connectUpstream(
       ...(config.command !== undefined ? { command: config.command } : {}),
     },
     ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
+    ...(config.sampling !== undefined ? { sampling: config.sampling } : {}),
+    ...(config.roots !== undefined ? { roots: config.roots } : {}),
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }
@@ -247,6 +251,22 @@ export async function connectUpstream(
       case 'mcp.list.changed':
         if (event.list === 'tools') void refresh();
         return;
+      case 'mcp.sampling': {
+        const who = {
+          ...(event.toolName !== undefined ? { tool: event.toolName } : {}),
+          ...(event.identity?.tenant !== undefined ? { tenant: event.identity.tenant } : {}),
+          ...(event.identity?.principal !== undefined ? { principal: event.identity.principal } : {}),
+        };
+        if (event.outcome === 'relayed') {
+          context.log?.({ msg: 'sampling.relayed', upstream: name, ...who });
+          context.audit?.({ kind: 'sampling.relayed', source: name, code: 'SAMPLING_RELAYED', ...who });
+          return;
+        }
+        const code = event.code ?? 'SAMPLING_DENIED';
+        context.log?.({ level: 'warn', msg: 'sampling.refused', upstream: name, code, ...who });
+        context.audit?.({ kind: 'sampling.refused', source: name, code, ...who });
+        return;
+      }
       default:
         return;
     }
