@@ -48,7 +48,12 @@ import {
   type ToolMiddlewareContext,
   type TraceContext,
 } from '@toolgate/core';
-import { ajvValidator, type SchemaValidator } from '@toolgate/middleware';
+import {
+  ajvValidator,
+  descriptionFindings,
+  instructionsProblem,
+  type SchemaValidator,
+} from '@toolgate/middleware';
 import { Connection, McpUnavailableError, type BackoffOptions, type McpClientStatus } from './connection';
 import {
   closedSchema,
@@ -210,6 +215,12 @@ export type McpClientEvent =
       readonly list: 'tools' | 'resources' | 'prompts';
     }
   | {
+      /** The server's instructions address the model (screened like descriptions): not passed on. */
+      readonly type: 'mcp.instructions.dropped';
+      readonly source: string;
+      readonly reason: string;
+    }
+  | {
       /** The server asked the calling client to sample: relayed, or refused with `code`. No message text. */
       readonly type: 'mcp.sampling';
       readonly source: string;
@@ -248,6 +259,8 @@ export interface McpUpstream {
   /** Asks the server to report changes of a resource (prefixed URI) as `mcp.resource.updated` events. */
   subscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
   unsubscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
+  /** The server's instructions as it gave them at connect, when they passed the description screen. */
+  instructions?(): string | undefined;
   /** Tells the server the calling client's roots changed (a server not asking for roots is left alone). */
   rootsListChanged?(): Promise<void>;
   /** Hears list changes ('tools' also after a reconnect or an accepted pin); answers a function that stops listening. */
@@ -448,6 +461,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
       },
       async connected(client, again) {
         await pinServer(client);
+        takeInstructions(client);
         // A server that came back may serve other tools: listen again, through the pins.
         if (again && listedOnce) await relist(client);
         // It also forgot what it was asked to watch (a restarted process, a lost session).
@@ -481,6 +495,17 @@ export function mcpClient(options: McpClientOptions): McpClient {
       ? undefined
       : { call, redact: <T>(value: T) => redactValue(value, secrets) as T };
   };
+
+  // What the server says about using it reaches the model as the served server's instructions, so
+  // it is screened as a tool description is; with the description screen off, it is passed as given.
+  let instructions: string | undefined;
+  function takeInstructions(client: Client): void {
+    const given = client.getInstructions();
+    const findings = screenText && given !== undefined ? descriptionFindings(given) : [];
+    instructions = findings.length === 0 ? given : undefined;
+    if (findings.length > 0)
+      emit({ type: 'mcp.instructions.dropped', source: name, reason: instructionsProblem(findings) });
+  }
 
   // The server's identity is its endpoint (and, over TLS, its key) or its command, and the name it
   // reports; its version is not: a version bump re-checks every tool against its pin at the listing
@@ -967,6 +992,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
         { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
       );
     },
+    instructions: () => instructions,
     async rootsListChanged(): Promise<void> {
       if (!relayRoots || connection.status().state !== 'connected') return;
       const client = await connection.client();

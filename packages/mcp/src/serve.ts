@@ -38,6 +38,7 @@ import {
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
+import { instructionsPerCaller, joinedInstructions } from './instructions';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 
@@ -58,7 +59,10 @@ export interface McpServeOptions {
   ) => Identity | undefined | Promise<Identity | undefined>;
   /** Share an emitter with other dispatchers; one is created otherwise. */
   readonly events?: ToolgateEmitter;
-  /** Shown to the client at initialize. */
+  /**
+   * Shown to the client at initialize (and server/discover), followed by each upstream's own, under
+   * its name: those of the upstreams this caller is served.
+   */
   readonly instructions?: string;
   /** How long a person at the client may take to answer a check-in; default 10 minutes. */
   readonly checkInTimeoutMs?: number;
@@ -638,6 +642,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
 
   function createServer(): Server {
     const proxying = upstreams.length > 0 || scope !== undefined;
+    // Fixed upstreams: their instructions as they gave them when this server is made (each session,
+    // each 2026-07-28 request). Per caller, they are the caller's upstreams', answered per request below.
+    const instructions =
+      scope === undefined ? joinedInstructions(options.instructions, upstreams) : options.instructions;
     const server = new Server(
       { name, version },
       {
@@ -650,7 +658,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               logging: {},
             }
           : { tools: { listChanged: true } },
-        ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+        ...(instructions !== undefined ? { instructions } : {}),
       },
     );
     server.setRequestHandler('tools/list', async (_request, extra) => ({
@@ -666,6 +674,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         return [];
       }
     };
+    if (scope !== undefined)
+      instructionsPerCaller(server, async (extra) =>
+        joinedInstructions(options.instructions, await upstreamsFor(extra)),
+      );
     if (proxying)
       // A notification carries no credentials: the connection's changed roots go to the upstreams its
       // caller was last served, never to another tenant's.
