@@ -81,6 +81,7 @@ export interface GatewayEventFields {
   readonly 'upstream.down': { readonly upstream: string; readonly why: string };
   readonly 'upstream.failed': { readonly upstream: string; readonly why: string };
   readonly 'upstream.identity-changed': DigestChange;
+  readonly 'upstream.instructions-dropped': { readonly upstream: string; readonly why: string };
   readonly 'upstream.restarted': { readonly upstream: string; readonly restarts: number };
   readonly 'upstream.stderr': { readonly upstream: string; readonly line: string };
   readonly 'upstream.stderr-dropped': { readonly upstream: string; readonly lines: number };

@@ -33,6 +33,7 @@ export const LOG_EVENTS = [
   'upstream.down',
   'upstream.failed',
   'upstream.identity-changed',
+  'upstream.instructions-dropped',
   'upstream.restarted',
   'upstream.stderr',
   'upstream.stderr-dropped',

@@ -251,6 +251,20 @@ export async function connectUpstream(
       case 'mcp.list.changed':
         if (event.list === 'tools') void refresh();
         return;
+      case 'mcp.instructions.dropped':
+        context.log?.({
+          level: 'warn',
+          msg: 'upstream.instructions-dropped',
+          upstream: name,
+          why: event.reason,
+        });
+        context.audit?.({
+          kind: 'instructions.dropped',
+          source: name,
+          code: 'INSTRUCTIONS_ADDRESS_MODEL',
+          args: { reason: event.reason },
+        });
+        return;
       case 'mcp.sampling': {
         const who = {
           ...(event.toolName !== undefined ? { tool: event.toolName } : {}),
