@@ -39,6 +39,7 @@ import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
 import { instructionsPerCaller, joinedInstructions } from './instructions';
+import { listenGate, type ListenGate } from './listen';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 
@@ -186,6 +187,11 @@ export interface McpServed {
    * `subscriptions/listen` stream; `serveHttp` serves its streams from this bus.
    */
   readonly bus: ServerEventBus;
+  /**
+   * Governs a 2026-07-28 `subscriptions/listen` before the SDK answers it from `bus` (`serveHttp` calls
+   * it): each resource it names is checked as reading it and watched upstream while the stream is open.
+   */
+  readonly governListen?: ListenGate;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -728,6 +734,26 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     return server;
   }
 
+  const identify = async (extra: McpRequestExtra) => identityFrom?.(extra.http?.authInfo, extra);
+  const governListen =
+    scope !== undefined
+      ? listenGate(
+          {
+            upstreams: async (extra) => scopeOf(await identify(extra))?.upstreams ?? [],
+            chain: (identity): Chain => {
+              const scoped = scopeOf(identity);
+              if (scoped === undefined) throw new Error('no scope for this caller');
+              return scoped.chain;
+            },
+            identify,
+            watch,
+          },
+          bus,
+        )
+      : upstreams.length > 0
+        ? listenGate({ upstreams, chain: options.chain!, identify, watch }, bus)
+        : undefined;
+
   const server = createServer();
   return {
     server,
@@ -746,6 +772,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     },
     listChanged: announce,
     bus,
+    ...(governListen !== undefined ? { governListen } : {}),
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();
