@@ -603,5 +603,6 @@ function unlistedCode(reason: string): string {
     return 'DESCRIPTION_ADDRESSES_MODEL';
   if (reason.includes('invisible characters')) return 'INVISIBLE_CHARACTERS';
   if (reason.includes('held for review')) return 'TOOL_HELD_FOR_REVIEW';
+  if (reason.includes('inputSchema does not compile')) return 'SCHEMA_NOT_COMPILED';
   return 'TOOL_NOT_IMPORTED';
 }
