@@ -43,7 +43,7 @@ export function instructionsPerCaller(
   instructionsFor: (extra: McpRequestExtra) => Promise<string | undefined>,
 ): void {
   const inner = server as unknown as AnsweringServer;
-  const withInstructions = async <T extends { instructions?: string }>(
+  const withInstructions = async <T extends { instructions?: string | undefined }>(
     answer: T,
     extra: McpRequestExtra,
   ): Promise<T> => {
