@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createDispatcher, type Identity } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
@@ -157,6 +158,79 @@ describe('subscriptions/listen for resources through mcpServe', () => {
     await expect(client.listen({ resourceSubscriptions: ['elsewhere://x'] })).rejects.toThrow(
       /no upstream serves it/,
     );
+  });
+});
+
+describe('subscriptions/listen per caller (a scope)', () => {
+  const seen: Seen = { subscribed: [], unsubscribed: [], servers: [] };
+  let upstream: HttpUpstream;
+  let imported: McpClient;
+  let served: McpServed;
+  let http: HttpServing;
+
+  beforeAll(async () => {
+    upstream = await httpUpstream(watchedServer(seen));
+    imported = mcpClient({ name: 'notes', url: upstream.url, prefix: 'n_' });
+    await imported.tools();
+    const chain = canonicalChain({ permissions: { check: () => ({ allow: true as const }) } });
+    const dispatcher = createDispatcher({ tools: [], chain });
+    served = mcpServe([], {
+      name: 'gateway',
+      version: '1.0.0',
+      identityFrom: (authInfo) => (authInfo?.extra as { identity?: Identity } | undefined)?.identity,
+      // Only tenant acme is served the upstream.
+      scope: (identity) => ({
+        dispatcher,
+        chain,
+        listed: () => [],
+        upstreams: identity?.tenant === 'acme' ? [imported] : [],
+      }),
+    });
+    http = await serveHttp(served, {
+      authenticate: (request) => {
+        const tenant = request.headers.authorization === 'Bearer acme-token' ? 'acme' : 'globex';
+        return { token: 't', clientId: tenant, scopes: [], extra: { identity: { tenant, principal: 'p' } } };
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await http.close();
+    await served.close();
+    await imported.close();
+    await upstream.close();
+  });
+
+  const listenAs = async (token: string) => {
+    const client = new V2Client(
+      { name: 'modern', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
+    await client.connect(
+      new V2Transport(http.url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
+    return client;
+  };
+
+  it("refuses a tenant a resource of another tenant's upstream, as one no upstream serves, and watches nothing", async () => {
+    const other = await listenAs('globex-token');
+    try {
+      await expect(other.listen({ resourceSubscriptions: ['n_notes://today'] })).rejects.toThrow(
+        /no upstream serves it/,
+      );
+    } finally {
+      await other.close();
+    }
+    expect(seen.subscribed).toEqual([]);
+
+    const own = await listenAs('acme-token');
+    try {
+      const stream = await own.listen({ resourceSubscriptions: ['n_notes://today'] });
+      expect(seen.subscribed).toEqual(['notes://today']);
+      await stream.close();
+    } finally {
+      await own.close();
+    }
   });
 });
 
