@@ -122,6 +122,10 @@ export interface UpstreamConfig {
   readonly timeout?: string;
   /** How the server reads path arguments: `base` is the absolute directory it resolves relative paths from. */
   readonly paths?: { readonly base?: string };
+  /** Whether the server's sampling requests reach the calling client; default `allow`. */
+  readonly sampling?: 'allow' | 'deny';
+  /** Whether the server may ask the calling client for its roots; default `relay`. */
+  readonly roots?: 'relay' | 'refuse';
 }
 
 export interface CredentialConfig {
