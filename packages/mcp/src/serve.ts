@@ -573,7 +573,6 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     } else dispatcher = current!.dispatcher;
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
-<<<<<<< HEAD
     // A 2026-07-28 client's declared capabilities; its retry of an upstream's question, when it is one.
     const declared = declaredCapabilities(extra);
     // What a relayed state of this call is bound to; a 2025-11-25 call has none, and pays nothing.
@@ -604,11 +603,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       throw error;
     }
     if (typeof echoed === 'string' && !echoesUpstreamState(extra) && options.readRequestState !== undefined) {
-      const read = options.readRequestState(echoed, { identity, toolName });
-=======
-    if (typeof echoed === 'string' && options.readRequestState !== undefined) {
       const read = await options.readRequestState(echoed, { identity, toolName });
->>>>>>> main
       if ('refused' in read) return refuseBefore(read.refused);
       requestState = read.state;
     }
@@ -623,14 +618,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
-<<<<<<< HEAD
+      toolName,
+      ...(identity !== undefined ? { identity } : {}),
       ...(declared !== undefined
         ? { modern: { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) } }
         : {}),
-=======
-      toolName,
-      ...(identity !== undefined ? { identity } : {}),
->>>>>>> main
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
