@@ -16,7 +16,10 @@ import {
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema as LegacyElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema as LegacyElicitRequestSchema,
+  ListRootsRequestSchema as LegacyListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
@@ -333,7 +336,7 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
 });
 
 describe('the same upstream, asked by a 2025-11-25 client', () => {
-  it('relays its questions as the server-to-client requests they replace; a roots question fails the call', async () => {
+  it('relays its questions as the server-to-client requests they replace: elicitation, roots', async () => {
     const client = new LegacyClient(
       { name: 'legacy', version: '1.0.0' },
       { capabilities: { elicitation: {}, roots: {} } },
@@ -343,6 +346,9 @@ describe('the same upstream, asked by a 2025-11-25 client', () => {
       asked.push(request.params.message);
       return { action: 'accept', content: { name: 'Alice' } };
     });
+    client.setRequestHandler(LegacyListRootsRequestSchema, () => ({
+      roots: [{ uri: 'file:///legacy', name: 'legacy' }],
+    }));
     await client.connect(
       new LegacyTransport(http.url, { requestInit: { headers: { authorization: 'Bearer alice' } } }),
     );
@@ -357,7 +363,7 @@ describe('the same upstream, asked by a 2025-11-25 client', () => {
         name: 'ref_test_input_required_result_list_roots',
         arguments: {},
       })) as CallToolResult;
-      expect(roots.isError).toBe(true);
+      expect(text(roots)).toBe('Roots: file:///legacy');
     } finally {
       await client.close();
     }
