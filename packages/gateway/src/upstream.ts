@@ -176,7 +176,8 @@ export async function connectUpstream(
     },
     ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
     ...(config.sampling !== undefined ? { sampling: config.sampling } : {}),
-    ...(config.roots !== undefined ? { roots: config.roots } : {}),
+    // Off unless configured: a 2025-11-25 server may keep one caller's roots as every caller's sandbox.
+    roots: config.roots ?? 'refuse',
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }

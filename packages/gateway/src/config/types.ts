@@ -124,7 +124,7 @@ export interface UpstreamConfig {
   readonly paths?: { readonly base?: string };
   /** Whether the server's sampling requests reach the calling client; default `allow`. */
   readonly sampling?: 'allow' | 'deny';
-  /** Whether the server may ask the calling client for its roots; default `relay`. */
+  /** Whether the server may ask the calling client for its roots; default `refuse`. */
   readonly roots?: 'relay' | 'refuse';
 }
 
