@@ -5,6 +5,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { Identity } from '@toolgate/core';
+import { callerTokenOf, type CallerToken } from './caller-token';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 
@@ -180,7 +182,7 @@ export function httpRoutes(host: HttpHost): {
       token: '[verified]',
       clientId: answer.clientId,
       scopes: [...(answer.identity.roles ?? [])],
-      extra: { identity: answer.identity },
+      extra: { identity: answer.identity, ...callerExtra(answer.identity) },
     });
     return false;
   }
@@ -198,4 +200,10 @@ function pathOf(req: IncomingMessage): string {
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The verified JWT behind a caller's identity, for an upstream that exchanges it (caller-token.ts). */
+function callerExtra(identity: Identity): { caller?: CallerToken } {
+  const caller = callerTokenOf(identity);
+  return caller === undefined ? {} : { caller };
 }

@@ -35,6 +35,13 @@ import { fillCredentials, resolveCredential } from './credentials';
 import { followStderr } from './upstream-stderr';
 import { globMatcher, matchesAny } from './glob';
 import { stderrTail, type StderrTail } from './stderr-tail';
+import {
+  needsUpstreamIdentity,
+  perPrincipalHeaders,
+  upstreamIdentity,
+  type PrincipalCredentials,
+  type UpstreamIdentity,
+} from './upstream-identity';
 
 export type UpstreamState = McpClientStatus['state'];
 
@@ -62,6 +69,8 @@ export interface Upstream {
   readonly remoteNames: ReadonlyMap<string, string>;
   /** The MCP client: resources and prompts, pins, list-change events. */
   readonly client: McpClient;
+  /** On whose behalf it is called, when per caller (token exchange, per-principal credentials). */
+  readonly identity?: UpstreamIdentity;
   status(): UpstreamStatus;
   /** Hears every change of the tool list (after `tools` changed); answers a function that stops listening. */
   onToolsChanged(listener: () => void): () => void;
@@ -96,6 +105,8 @@ export interface UpstreamContext {
   readonly onCredential?: (value: string) => void;
   /** Reconnection timing (tests shorten it). */
   readonly backoff?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
+  /** Per-principal credentials (`credentials.<name>.perPrincipal`), filled into headers per call. */
+  readonly principalCredentials?: PrincipalCredentials;
 }
 
 /** The upstream could not be connected or its tools do not match what the configuration names. */
@@ -154,13 +165,31 @@ export async function connectUpstream(
 
   // The stderr of the newest stdio connection, kept until its handshake completes.
   let tail: StderrTail | undefined;
+  // Called on behalf of each caller: @toolgate/mcp sends the call's own headers (its credential).
+  const identity =
+    config.url !== undefined && needsUpstreamIdentity(config, context.principalCredentials)
+      ? upstreamIdentity(name, config, {
+          ...(context.principalCredentials !== undefined
+            ? { principalCredentials: context.principalCredentials }
+            : {}),
+        })
+      : undefined;
   const client = mcpClient({
     name,
-    transport: () => {
-      const made = transport(name, config, context);
-      tail = made.tail;
-      return made.transport;
-    },
+    ...(identity === undefined
+      ? {
+          transport: () => {
+            const made = transport(name, config, context);
+            tail = made.tail;
+            return made.transport;
+          },
+        }
+      : {
+          url: config.url!,
+          headers: () => connectionHeaders(name, config, context),
+          fetch: identity.fetch,
+          credentialHeaders: (credential) => credential.reveal() as Readonly<Record<string, string>>,
+        }),
     prefix,
     timeoutMs,
     backoff,
@@ -347,6 +376,7 @@ export async function connectUpstream(
       return current.remoteNames;
     },
     client,
+    ...(identity !== undefined ? { identity } : {}),
     status: () => {
       const status = client.status();
       return {
@@ -374,6 +404,28 @@ export async function connectUpstream(
       await client.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The headers of every request of one connection (read again per connection, so a rotated credential
+ * is used), without those that use a per-principal credential: each call brings its own of those.
+ */
+function connectionHeaders(name: string, config: UpstreamConfig, context: UpstreamContext): Record<string, string> {
+  const personal = new Set(perPrincipalHeaders(config, context.principalCredentials));
+  const headers: Record<string, string> = {};
+  try {
+    for (const [key, value] of Object.entries(config.headers ?? {})) {
+      if (personal.has(key)) continue;
+      headers[key] = fillCredentials(value, (credential) => {
+        const resolved = resolveCredential(credential, context.credentials, context.baseDir, context.env);
+        context.onCredential?.(resolved);
+        return resolved;
+      });
+    }
+  } catch (cause) {
+    throw new UpstreamError(name, (cause as Error).message);
+  }
+  return headers;
 }
 
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */

@@ -48,3 +48,4 @@ export type {
 } from './transports';
 export { serveHttp, serveStdio } from './transports';
 export { InPlaceStdioClientTransport } from './stdio';
+export { downstreamOf, type DownstreamCall } from './relay';
