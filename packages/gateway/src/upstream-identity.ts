@@ -307,10 +307,18 @@ function gatewayToken(
         `set upstreams.${upstream}.auth.clientCredentials.tokenUrl`,
       );
     const issuerUrl = new URL(issuer);
-    return oauth.processDiscoveryResponse(
-      issuerUrl,
-      await oauth.discoveryRequest(issuerUrl, { algorithm: 'oauth2', ...requestOptions(issuerUrl, timeoutMs) }),
-    );
+    // RFC 8414 metadata first; an OpenID provider may publish only its openid-configuration.
+    try {
+      return await oauth.processDiscoveryResponse(
+        issuerUrl,
+        await oauth.discoveryRequest(issuerUrl, { algorithm: 'oauth2', ...requestOptions(issuerUrl, timeoutMs) }),
+      );
+    } catch {
+      return oauth.processDiscoveryResponse(
+        issuerUrl,
+        await oauth.discoveryRequest(issuerUrl, { algorithm: 'oidc', ...requestOptions(issuerUrl, timeoutMs) }),
+      );
+    }
   }
 
   async function renew(unauthorized: Response): Promise<string> {
