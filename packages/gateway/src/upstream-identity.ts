@@ -237,6 +237,7 @@ export function authRefusal(upstream: string, error: unknown): Refusal {
     refusalReason(
       `The call did not run: ${problem.problem}`,
       problem.retryable ? 'Retrying in a moment may help' : 'Retrying will not help until an operator changes the setup',
+      !problem.retryable && problem.fix !== undefined && `An operator can fix it: ${problem.fix}`,
       problem.retryable ? undefined : 'Tell the user this tool is not available to them now',
     ),
     {
