@@ -11,11 +11,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 import { createGateway, type Gateway, type GatewayConfig } from '@toolgate/gateway';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
 import { connectClient, tempDir, textOf, type TempDir } from './helpers';
+
+type Client = Awaited<ReturnType<typeof connectClient>>;
 
 const IDP = 'https://idp.test';
 const CLIENT_SECRET = 'as-client-secret-0123456789abcdef';
@@ -116,7 +117,11 @@ async function protectedUpstream(issuer: string): Promise<ProtectedUpstream> {
         new Request(url, { method: req.method!, headers, ...(body !== '' ? { body } : {}) }),
         { authInfo: { token: token!, clientId: 'gateway', scopes: [], extra: { sub } } },
       );
-      res.writeHead(response.status, Object.fromEntries(response.headers));
+      const answerHeaders: Record<string, string> = {};
+      response.headers.forEach((value, key) => {
+        answerHeaders[key] = value;
+      });
+      res.writeHead(response.status, answerHeaders);
       res.end(Buffer.from(await response.arrayBuffer()));
     })().catch(() => {
       if (!res.headersSent) res.writeHead(500);

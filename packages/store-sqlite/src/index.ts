@@ -10,3 +10,9 @@ export type { SqliteDatabase, SqliteStoreOptions } from './connection';
 export { SqliteStoreError } from './errors';
 export type { SqlitePinsOptions, SqlitePinStore } from './pins';
 export { sqlitePins } from './pins';
+export type {
+  PrincipalCredentialEntry,
+  SqlitePrincipalCredentialsOptions,
+  SqlitePrincipalCredentialStore,
+} from './principal-credentials';
+export { sqlitePrincipalCredentials } from './principal-credentials';

@@ -549,7 +549,8 @@ function checkConfig(config: GatewayConfig): Problem[] {
       size([...at, 'tools', tool, 'resultCeiling', 'maxBytes'], declaration.resultCeiling?.maxBytes);
     for (const home of ['headers', 'env'] as const) {
       for (const [key, text] of Object.entries(upstream[home] ?? {})) {
-        for (const credential of credentialRefs(text)) {
+        const refs = credentialRefs(text);
+        for (const credential of refs) {
           if (!credentialNames.includes(credential))
             add(
               [...at, home, key],
@@ -557,6 +558,19 @@ function checkConfig(config: GatewayConfig): Problem[] {
               `add '${credential}' under 'credentials' (with env: or file:)`,
             );
         }
+        const personal = refs.filter((credential) => config.credentials?.[credential]?.perPrincipal !== undefined);
+        if (personal.length > 0 && home === 'env')
+          add(
+            [...at, home, key],
+            `uses the per-principal credential '${personal[0]}', and a stdio server's environment is shared by every caller`,
+            "send it in an HTTP upstream's headers, which carry each call's own",
+          );
+        else if (personal.length > 0 && personal.length < refs.length)
+          add(
+            [...at, home, key],
+            'mixes a per-principal credential with a shared one in one header',
+            'give each its own header',
+          );
       }
     }
   }
@@ -587,6 +601,12 @@ function checkConfig(config: GatewayConfig): Problem[] {
     if (auth === undefined) continue;
     if (upstream.url === undefined)
       add(at, "applies only to an HTTP server ('url'): a token travels in a header", "remove 'auth'");
+    else if (!isLoopbackOrHttps(upstream.url))
+      add(
+        ['upstreams', name, 'url'],
+        'is plain http:// to a host that is not loopback, and its calls would carry callers\' tokens in the clear',
+        'use https://',
+      );
     const exchange = auth.tokenExchange;
     if (exchange !== undefined) {
       if ((exchange.audience === undefined) === (exchange.resource === undefined))
