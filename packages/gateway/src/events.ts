@@ -41,6 +41,20 @@ export interface GatewayEventFields {
     readonly grantId?: string;
     readonly durationMs: number;
   };
+  /** An operator stored or replaced a principal's credential (its value is never in a line). */
+  readonly 'credential.set': {
+    readonly credential: string;
+    readonly tenant: string;
+    readonly principal: string;
+    readonly by?: string;
+  };
+  readonly 'credential.deleted': {
+    readonly credential: string;
+    readonly tenant: string;
+    readonly principal: string;
+    readonly by?: string;
+    readonly found: boolean;
+  };
   readonly 'http.refused': {
     readonly status: number;
     readonly why: string;

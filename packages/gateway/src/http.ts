@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Identity } from '@toolgate/core';
 import { callerTokenOf, type CallerToken } from './caller-token';
+import { CREDENTIALS_API_PATH, credentialsApi } from './credentials-api';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 
@@ -125,6 +126,10 @@ export function httpRoutes(host: HttpHost): {
       const answer = await host.current().auth.authenticate(header(req.headers.authorization));
       const operator = answer.ok && (answer.identity.roles ?? []).includes(OPERATOR_ROLE);
       send(res, readiness.ready ? 200 : 503, operator ? readiness : readinessCounts(readiness));
+      return true;
+    }
+    if (path === CREDENTIALS_API_PATH || path.startsWith(`${CREDENTIALS_API_PATH}/`)) {
+      await credentialsApi(host, req, res, path);
       return true;
     }
     for (const mount of host.mounts()) {

@@ -9,6 +9,7 @@ import { Credential, refusalReason, type Middleware } from '@toolgate/core';
 import { downstreamOf } from '@toolgate/mcp';
 import { callerTokenFromExtra } from './caller-token';
 import { UpstreamAuthError } from './oauth-client';
+import { CredentialUnreadableError } from './principal-credentials';
 import {
   authRefusal,
   CREDENTIAL_MISSING,
@@ -42,6 +43,21 @@ export function upstreamIdentityGate(identityOf: (source: string) => UpstreamIde
               `Ask an operator to store your '${error.credential}' credential (toolgate credentials set ${error.credential}), then call it again`,
             ),
             { code: CREDENTIAL_MISSING, retryable: false, detail: `per-principal credential '${error.credential}' not set` },
+          );
+        }
+        if (error instanceof CredentialUnreadableError) {
+          ctx.emit({ type: 'credential.failed', kind: 'per-principal', service: identity.upstream, failure: 'unreadable' });
+          return ctx.deny(
+            refusalReason(
+              `'${ctx.toolName}' did not run: your stored '${error.credential}' credential for '${identity.upstream}' cannot be read`,
+              'Retrying will not help until it is stored again',
+              `Ask an operator to store your '${error.credential}' credential again`,
+            ),
+            {
+              code: CREDENTIAL_MISSING,
+              retryable: false,
+              detail: `per-principal credential '${error.credential}' does not open with the configured key (edited, moved or sealed under another key)`,
+            },
           );
         }
         const refusal = authRefusal(identity.upstream, error);
