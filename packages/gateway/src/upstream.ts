@@ -165,6 +165,8 @@ export async function connectUpstream(
 
   // The stderr of the newest stdio connection, kept until its handshake completes.
   let tail: StderrTail | undefined;
+  // It answered 401 at start: it is served once a connection is authorized.
+  let needsAuth = false;
   // Called on behalf of each caller: @toolgate/mcp sends the call's own headers (its credential).
   const identity =
     config.url !== undefined && needsUpstreamIdentity(config, context.principalCredentials)
@@ -213,6 +215,11 @@ export async function connectUpstream(
         const { state, reason } = event.status;
         if (state === 'connected') {
           tail?.stop();
+          // Authorized at last: import its tools (listeners rebuild the tenants that serve them).
+          if (needsAuth) {
+            needsAuth = false;
+            void refresh();
+          }
           if (wasConnected) {
             restarts += 1;
             context.log?.({ level: 'info', msg: 'upstream.restarted', upstream: name, restarts });
@@ -286,6 +293,14 @@ export async function connectUpstream(
     const imported = await client.tools();
     current = governed(imported, true);
   } catch (cause) {
+    if (config.url !== undefined && (identity?.needsAuthorization() === true || isUnauthorized(cause))) {
+      // An upstream that wants OAuth does not stop the gateway: it serves no tools and says why
+      // until a connection is authorized (the connection keeps trying; a 'failed' one is kicked).
+      needsAuth = true;
+      current = { tools: [], remoteNames: new Map(), live: new Map() };
+      context.log?.({ level: 'warn', msg: 'upstream.failed', upstream: name, why: NEEDS_AUTH });
+      return upstreamOf();
+    }
     closed = true;
     await client.close().catch(() => undefined);
     if (cause instanceof UpstreamError) throw cause;
@@ -366,51 +381,82 @@ export async function connectUpstream(
     return value;
   }
 
-  return {
-    name,
-    fingerprint,
-    get tools() {
-      return current.tools;
-    },
-    get remoteNames() {
-      return current.remoteNames;
-    },
-    client,
-    ...(identity !== undefined ? { identity } : {}),
-    status: () => {
-      const status = client.status();
-      return {
-        name,
-        state: status.state,
-        tools: current.tools.length,
-        ...(status.reason !== undefined && status.state !== 'connected' ? { error: status.reason } : {}),
-        ...(status.state !== 'connected' && tail !== undefined && tail.lines().length > 0
-          ? { stderr: tail.lines() }
-          : {}),
-        restarts,
-        ...(client.skipped.length > 0
-          ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
-          : {}),
-      };
-    },
-    onToolsChanged(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    async close() {
-      closed = true;
-      clearTimeout(kick);
-      listeners.clear();
-      await client.close().catch(() => undefined);
-    },
-  };
+  return upstreamOf();
+
+  function upstreamOf(): Upstream {
+    return {
+      name,
+      fingerprint,
+      get tools() {
+        return current.tools;
+      },
+      get remoteNames() {
+        return current.remoteNames;
+      },
+      client,
+      ...(identity !== undefined ? { identity } : {}),
+      status: () => {
+        const status = client.status();
+        return {
+          name,
+          state: status.state,
+          tools: current.tools.length,
+          ...(needsAuth && status.state !== 'connected'
+            ? { error: NEEDS_AUTH }
+            : status.reason !== undefined && status.state !== 'connected'
+              ? { error: status.reason }
+              : {}),
+          ...(status.state !== 'connected' && tail !== undefined && tail.lines().length > 0
+            ? { stderr: tail.lines() }
+            : {}),
+          restarts,
+          ...(client.skipped.length > 0
+            ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
+            : {}),
+        };
+      },
+      onToolsChanged(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      async close() {
+        closed = true;
+        clearTimeout(kick);
+        listeners.clear();
+        await client.close().catch(() => undefined);
+      },
+    };
+  }
+}
+
+const NEEDS_AUTH =
+  "needs authorization: it answered 401; give it upstreams.<name>.auth.clientCredentials (its authorization server is found from the server's RFC 9728 metadata) or check the client's secret";
+
+/** Whether a connection failed because the server answered 401 (no usable token). */
+function isUnauthorized(cause: unknown): boolean {
+  for (let error = cause, depth = 0; error !== undefined && error !== null && depth < 5; depth += 1) {
+    const { status, data, name, message } = error as {
+      status?: unknown;
+      data?: { status?: unknown };
+      name?: unknown;
+      message?: unknown;
+    };
+    if (status === 401 || data?.status === 401 || name === 'UnauthorizedError') return true;
+    if (typeof message === 'string' && /\(HTTP 401\)|\b401 Unauthorized\b/.test(message)) return true;
+    error = (error as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**
  * The headers of every request of one connection (read again per connection, so a rotated credential
  * is used), without those that use a per-principal credential: each call brings its own of those.
  */
-function connectionHeaders(name: string, config: UpstreamConfig, context: UpstreamContext): Record<string, string> {
+function connectionHeaders(
+  name: string,
+  config: UpstreamConfig,
+  context: UpstreamContext,
+): Record<string, string> {
   const personal = new Set(perPrincipalHeaders(config, context.principalCredentials));
   const headers: Record<string, string> = {};
   try {

@@ -388,3 +388,49 @@ describe('upstream identity: token exchange against oidc-provider', () => {
       for (const piece of pieces) if (text.includes(piece)) throw new Error(`a token appears in the ${where}`);
   });
 });
+
+describe('an upstream that requires OAuth the gateway cannot get yet', () => {
+  let dir: TempDir;
+  let as: { issuer: string; child: ChildProcess };
+  let upstream: ProtectedUpstream;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    const idp = await generateKeyPair('ES256');
+    as = await authorizationServer(await exportJWK(idp.publicKey));
+    upstream = await protectedUpstream(as.issuer);
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    as?.child.kill('SIGTERM');
+    dir?.remove();
+  });
+
+  it.each([
+    ['no auth configured', undefined],
+    ['a client the authorization server refuses', { clientCredentials: { client: { id: 'toolgate', secret: 'not-the-secret-0123456789' } } }],
+  ])('starts anyway with %s, and reports the upstream as needing authorization', async (_case, auth) => {
+    const gateway = await createGateway(
+      {
+        auth: { tokens: [{ token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } }] },
+        upstreams: { tools: { url: upstream.url, ...(auth !== undefined ? { auth } : {}) } },
+        tenants: { acme: { upstreams: ['tools'] } },
+      },
+      { port: 0, host: '127.0.0.1', log: () => undefined },
+    );
+    try {
+      const readiness = await gateway.readiness();
+      expect(readiness.ready).toBe(false);
+      expect(readiness.upstreams['tools']).toMatchObject({ tools: 0 });
+      expect(readiness.upstreams['tools']!.error).toContain('needs authorization');
+      const client = await connectClient(gateway.url, STATIC_TOKEN);
+      try {
+        expect((await client.listTools()).tools).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await gateway.close();
+    }
+  });
+});
