@@ -46,7 +46,8 @@ function segment(raw: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-  return decoded.length <= 200 && !/[\u0000-\u001f\u007f]/.test(decoded) ? decoded : undefined;
+  const control = [...decoded].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
+  return decoded.length <= 200 && !control ? decoded : undefined;
 }
 
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
@@ -69,7 +70,7 @@ export async function credentialsApi(
   const runtime = host.current();
   const header = req.headers.authorization;
   const answer = await runtime.auth.authenticate(Array.isArray(header) ? header[0] : header);
-  if (!answer.ok) return problem(res, 401, 'unauthorized', 'Send an operator\'s bearer token');
+  if (!answer.ok) return problem(res, 401, 'unauthorized', "Send an operator's bearer token");
   const { tenant: own, principal: by } = answer.identity;
   if (!(answer.identity.roles ?? []).includes(OPERATOR_ROLE))
     return problem(res, 403, 'forbidden', 'Only a caller with the operator role manages credentials');
@@ -85,9 +86,11 @@ export async function credentialsApi(
     );
 
   if (parts.length === 1) {
-    if (req.method !== 'GET') return problem(res, 405, 'method', 'Use GET to list, PUT or DELETE on /NAME/TENANT/PRINCIPAL');
+    if (req.method !== 'GET')
+      return problem(res, 405, 'method', 'Use GET to list, PUT or DELETE on /NAME/TENANT/PRINCIPAL');
     const asked = new URL(req.url ?? '/', 'http://localhost').searchParams.get('tenant') ?? own;
-    if (asked !== own) return problem(res, 403, 'other-tenant', 'An operator manages its own tenant\'s credentials only');
+    if (asked !== own)
+      return problem(res, 403, 'other-tenant', "An operator manages its own tenant's credentials only");
     const entries = await vault.list(name, own);
     return send(res, 200, {
       credential: name,
@@ -98,7 +101,8 @@ export async function credentialsApi(
   const principal = segment(parts[2]);
   if (parts.length !== 3 || tenant === undefined || principal === undefined)
     return problem(res, 404, 'path', `Use ${CREDENTIALS_API_PATH}/NAME/TENANT/PRINCIPAL`);
-  if (tenant !== own) return problem(res, 403, 'other-tenant', 'An operator manages its own tenant\'s credentials only');
+  if (tenant !== own)
+    return problem(res, 403, 'other-tenant', "An operator manages its own tenant's credentials only");
 
   if (req.method === 'PUT') {
     const body = await readBody(req);
@@ -109,16 +113,37 @@ export async function credentialsApi(
       value = undefined;
     }
     if (typeof value !== 'string' || value === '' || value.length > MAX_CREDENTIAL_CHARS)
-      return problem(res, 400, 'value', `Send {"value": "…"}: a non-empty string of at most ${MAX_CREDENTIAL_CHARS} characters`);
+      return problem(
+        res,
+        400,
+        'value',
+        `Send {"value": "…"}: a non-empty string of at most ${MAX_CREDENTIAL_CHARS} characters`,
+      );
     if (!(await recorded(runtime, 'credential.set', name, tenant, principal, by)))
-      return problem(res, 503, 'audit', 'The change could not be recorded in the audit log, so it was not made');
+      return problem(
+        res,
+        503,
+        'audit',
+        'The change could not be recorded in the audit log, so it was not made',
+      );
     await vault.set(name, tenant, principal, value);
-    host.log({ msg: 'credential.set', credential: name, tenant, principal, ...(by !== undefined ? { by } : {}) });
+    host.log({
+      msg: 'credential.set',
+      credential: name,
+      tenant,
+      principal,
+      ...(by !== undefined ? { by } : {}),
+    });
     return send(res, 204);
   }
   if (req.method === 'DELETE') {
     if (!(await recorded(runtime, 'credential.deleted', name, tenant, principal, by)))
-      return problem(res, 503, 'audit', 'The change could not be recorded in the audit log, so it was not made');
+      return problem(
+        res,
+        503,
+        'audit',
+        'The change could not be recorded in the audit log, so it was not made',
+      );
     const deleted = await vault.delete(name, tenant, principal);
     host.log({
       msg: 'credential.deleted',

@@ -34,13 +34,9 @@ export function oauthClient(config: OAuthClientConfig): OAuthClient {
   // Imported on first use: WebCrypto import is asynchronous, the configuration is read synchronously.
   let imported: Promise<CryptoKey> | undefined;
   const cryptoKey = () =>
-    (imported ??= crypto.subtle.importKey(
-      'jwk',
-      key.export({ format: 'jwk' }),
-      importParams(alg),
-      false,
-      ['sign'],
-    ));
+    (imported ??= crypto.subtle.importKey('jwk', key.export({ format: 'jwk' }), importParams(alg), false, [
+      'sign',
+    ]));
   const auth: oauth.ClientAuth = async (as, c, body, headers) =>
     oauth.PrivateKeyJwt({ key: await cryptoKey() })(as, c, body, headers);
   return { client, auth };
@@ -108,7 +104,9 @@ export function tokenRequestProblem(error: unknown, what: string, timeoutMs: num
     return new UpstreamAuthError(
       `${what}: the authorization server answered ${code} (HTTP ${error.status})`,
       retryable,
-      retryable ? undefined : 'check the client id, its secret or key, and what the authorization server allows it',
+      retryable
+        ? undefined
+        : 'check the client id, its secret or key, and what the authorization server allows it',
     );
   }
   if (error instanceof oauth.OperationProcessingError || error instanceof oauth.UnsupportedOperationError) {

@@ -52,7 +52,13 @@ const VERSION = 'v1';
 const boundTo = (name: string, tenant: string, principal: string): Buffer =>
   Buffer.from(JSON.stringify(['toolgate.credential.v1', name, tenant, principal]));
 
-export function sealCredential(key: Buffer, name: string, tenant: string, principal: string, value: string): string {
+export function sealCredential(
+  key: Buffer,
+  name: string,
+  tenant: string,
+  principal: string,
+  value: string,
+): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(boundTo(name, tenant, principal));
@@ -60,7 +66,13 @@ export function sealCredential(key: Buffer, name: string, tenant: string, princi
   return `${VERSION}.${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url')}`;
 }
 
-export function openCredential(key: Buffer, name: string, tenant: string, principal: string, sealed: string): string {
+export function openCredential(
+  key: Buffer,
+  name: string,
+  tenant: string,
+  principal: string,
+  sealed: string,
+): string {
   const [version, body = ''] = sealed.split('.');
   const bytes = Buffer.from(body, 'base64url');
   if (version !== VERSION || bytes.length < 12 + 16) throw new CredentialUnreadableError(name);
@@ -68,7 +80,9 @@ export function openCredential(key: Buffer, name: string, tenant: string, princi
     const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
     decipher.setAAD(boundTo(name, tenant, principal));
     decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-    return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString(
+      'utf8',
+    );
   } catch {
     throw new CredentialUnreadableError(name);
   }
@@ -76,7 +90,8 @@ export function openCredential(key: Buffer, name: string, tenant: string, princi
 
 function memoryRows(): RowStore {
   const rows = new Map<string, { sealed: string; entry: PrincipalCredentialEntry }>();
-  const keyOf = (name: string, tenant: string, principal: string) => JSON.stringify([name, tenant, principal]);
+  const keyOf = (name: string, tenant: string, principal: string) =>
+    JSON.stringify([name, tenant, principal]);
   return {
     get: async (name, tenant, principal) => rows.get(keyOf(name, tenant, principal))?.sealed,
     set: async (name, tenant, principal, sealed) => {
@@ -104,7 +119,9 @@ export function openPrincipalCredentials(
   config: GatewayConfig,
   baseDir: string,
 ): PrincipalCredentialVault | undefined {
-  const entries = Object.entries(config.credentials ?? {}).filter(([, credential]) => credential.perPrincipal !== undefined);
+  const entries = Object.entries(config.credentials ?? {}).filter(
+    ([, credential]) => credential.perPrincipal !== undefined,
+  );
   if (entries.length === 0) return undefined;
   const stores = new Map<string, RowStore>();
   const byName = new Map<string, { rows: RowStore; key: Buffer }>();
@@ -115,18 +132,32 @@ export function openPrincipalCredentials(
       rows =
         url === 'memory:'
           ? memoryRows()
-          : sqlitePrincipalCredentials({ path: url.slice('sqlite:'.length) === ':memory:' ? ':memory:' : resolve(baseDir, url.slice('sqlite:'.length)) });
+          : sqlitePrincipalCredentials({
+              path:
+                url.slice('sqlite:'.length) === ':memory:'
+                  ? ':memory:'
+                  : resolve(baseDir, url.slice('sqlite:'.length)),
+            });
       stores.set(url, rows);
     }
     byName.set(name, { rows, key: credentialKey(credential.perPrincipal!.key) });
   }
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify(entries.map(([name, credential]) => [name, credentialStoreUrl(config, name), credential.perPrincipal!.key])))
+    .update(
+      JSON.stringify(
+        entries.map(([name, credential]) => [
+          name,
+          credentialStoreUrl(config, name),
+          credential.perPrincipal!.key,
+        ]),
+      ),
+    )
     .update(baseDir)
     .digest('base64url');
   const of = (name: string) => {
     const found = byName.get(name);
-    if (found === undefined) throw new TypeError(`the credential '${name}' is not a per-principal credential`);
+    if (found === undefined)
+      throw new TypeError(`the credential '${name}' is not a per-principal credential`);
     return found;
   };
   return {

@@ -253,7 +253,10 @@ export async function closeRuntime(runtime: Runtime, next?: Runtime): Promise<vo
   if (next?.limits !== runtime.limits) parts.push(runtime.limits);
   if (next?.telemetry !== runtime.telemetry) parts.push(runtime.telemetry);
   if (runtime.audit !== undefined && next?.audit !== runtime.audit) parts.push(runtime.audit);
-  if (runtime.principalCredentials !== undefined && next?.principalCredentials !== runtime.principalCredentials)
+  if (
+    runtime.principalCredentials !== undefined &&
+    next?.principalCredentials !== runtime.principalCredentials
+  )
     parts.push(runtime.principalCredentials);
   await Promise.all(parts.map((part) => part.close().catch(() => undefined)));
 }

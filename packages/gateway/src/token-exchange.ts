@@ -147,12 +147,10 @@ export function tokenExchanger(
       // Calls that arrive together share one exchange; each keeps its own signal for the wait.
       let shared = pending.get(key);
       if (shared === undefined) {
-        shared = exchange(caller).then(
-          (token) => {
-            remember(key, token);
-            return token;
-          },
-        );
+        shared = exchange(caller).then((token) => {
+          remember(key, token);
+          return token;
+        });
         const settled = shared.finally(() => pending.delete(key));
         settled.catch(() => undefined);
         pending.set(key, shared);
@@ -173,10 +171,10 @@ export function tokenExchanger(
 }
 
 function raceSignal<T>(promise: Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
-  if (signal.aborted) return Promise.reject(tokenRequestProblem(signal.reason, 'the token exchange', timeoutMs));
+  if (signal.aborted)
+    return Promise.reject(tokenRequestProblem(signal.reason, 'the token exchange', timeoutMs));
   return new Promise<T>((resolve, reject) => {
-    const stop = () =>
-      reject(new UpstreamAuthError('the token exchange was cancelled with the call', true));
+    const stop = () => reject(new UpstreamAuthError('the token exchange was cancelled with the call', true));
     signal.addEventListener('abort', stop, { once: true });
     promise.then(
       (value) => {

@@ -19,7 +19,9 @@ import {
 
 const NOT_ON_BEHALF = Object.freeze({ why: 'its upstream is not called on behalf of the caller' });
 
-export function upstreamIdentityGate(identityOf: (source: string) => UpstreamIdentity | undefined): Middleware {
+export function upstreamIdentityGate(
+  identityOf: (source: string) => UpstreamIdentity | undefined,
+): Middleware {
   return {
     name: 'upstream-identity',
     after: ['credentials'],
@@ -35,18 +37,32 @@ export function upstreamIdentityGate(identityOf: (source: string) => UpstreamIde
         headers = await identity.headersFor(ctx.identity, caller, ctx.signal);
       } catch (error) {
         if (error instanceof CredentialMissingError) {
-          ctx.emit({ type: 'credential.failed', kind: 'per-principal', service: identity.upstream, failure: 'missing' });
+          ctx.emit({
+            type: 'credential.failed',
+            kind: 'per-principal',
+            service: identity.upstream,
+            failure: 'missing',
+          });
           return ctx.deny(
             refusalReason(
               `'${ctx.toolName}' did not run: it needs your own '${error.credential}' credential for '${identity.upstream}', and none is stored for you`,
               'Retrying will not help until it is stored',
               `Ask an operator to store your '${error.credential}' credential (toolgate credentials set ${error.credential}), then call it again`,
             ),
-            { code: CREDENTIAL_MISSING, retryable: false, detail: `per-principal credential '${error.credential}' not set` },
+            {
+              code: CREDENTIAL_MISSING,
+              retryable: false,
+              detail: `per-principal credential '${error.credential}' not set`,
+            },
           );
         }
         if (error instanceof CredentialUnreadableError) {
-          ctx.emit({ type: 'credential.failed', kind: 'per-principal', service: identity.upstream, failure: 'unreadable' });
+          ctx.emit({
+            type: 'credential.failed',
+            kind: 'per-principal',
+            service: identity.upstream,
+            failure: 'unreadable',
+          });
           return ctx.deny(
             refusalReason(
               `'${ctx.toolName}' did not run: your stored '${error.credential}' credential for '${identity.upstream}' cannot be read`,
@@ -61,7 +77,8 @@ export function upstreamIdentityGate(identityOf: (source: string) => UpstreamIde
           );
         }
         const refusal = authRefusal(identity.upstream, error);
-        const failure = error instanceof UpstreamAuthError ? (error.retryable ? 'retryable' : 'refused') : 'threw';
+        const failure =
+          error instanceof UpstreamAuthError ? (error.retryable ? 'retryable' : 'refused') : 'threw';
         ctx.emit({ type: 'credential.failed', kind: 'upstream-token', service: identity.upstream, failure });
         return ctx.deny(refusal.reason, {
           code: refusal.code,
@@ -71,7 +88,10 @@ export function upstreamIdentityGate(identityOf: (source: string) => UpstreamIde
       }
       if (Object.keys(headers).length > 0)
         ctx.provideCredential(
-          new Credential({ kind: 'headers', service: identity.upstream }, { kind: 'headers', value: headers }),
+          new Credential(
+            { kind: 'headers', service: identity.upstream },
+            { kind: 'headers', value: headers },
+          ),
         );
       ctx.emit({ type: 'credential.resolved', kind: 'upstream-identity', service: identity.upstream });
       try {

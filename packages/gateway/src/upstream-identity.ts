@@ -66,10 +66,7 @@ export function needsUpstreamIdentity(
   config: UpstreamConfig,
   principalCredentials: PrincipalCredentials | undefined,
 ): boolean {
-  return (
-    config.auth !== undefined ||
-    perPrincipalHeaders(config, principalCredentials).length > 0
-  );
+  return config.auth !== undefined || perPrincipalHeaders(config, principalCredentials).length > 0;
 }
 
 /** The header names whose values use a per-principal credential. */
@@ -95,8 +92,7 @@ export function upstreamIdentity(
   const base = options.fetch ?? fetch;
   const now = options.now ?? Date.now;
   const exchange = config.auth?.tokenExchange;
-  const exchanger =
-    exchange === undefined ? undefined : tokenExchanger(upstream, exchange, { now });
+  const exchanger = exchange === undefined ? undefined : tokenExchanger(upstream, exchange, { now });
   const principalCredentials = options.principalCredentials;
   const personal = perPrincipalHeaders(config, principalCredentials);
   // Per-call tokens in flight, by value: a 401 to a request carrying one exchanges again for its caller.
@@ -124,7 +120,10 @@ export function upstreamIdentity(
           values.set(name, value);
         }
         // Shared credentials in the same header were filled per connection; filled here again with them.
-        headers[key] = fillCredentials(config.headers![key]!, (name) => values.get(name) ?? sharedValue(name));
+        headers[key] = fillCredentials(
+          config.headers![key]!,
+          (name) => values.get(name) ?? sharedValue(name),
+        );
       }
     }
     if (exchanger !== undefined) {
@@ -236,7 +235,9 @@ export function authRefusal(upstream: string, error: unknown): Refusal {
     'upstream-identity',
     refusalReason(
       `The call did not run: ${problem.problem}`,
-      problem.retryable ? 'Retrying in a moment may help' : 'Retrying will not help until an operator changes the setup',
+      problem.retryable
+        ? 'Retrying in a moment may help'
+        : 'Retrying will not help until an operator changes the setup',
       !problem.retryable && problem.fix !== undefined && `An operator can fix it: ${problem.fix}`,
       problem.retryable ? undefined : 'Tell the user this tool is not available to them now',
     ),
@@ -292,7 +293,8 @@ function gatewayToken(
         signal: AbortSignal.timeout(timeoutMs),
         redirect: 'manual',
       });
-      if (!response.ok) throw new UpstreamAuthError(`'${upstream}' publishes no readable protected-resource metadata`, true);
+      if (!response.ok)
+        throw new UpstreamAuthError(`'${upstream}' publishes no readable protected-resource metadata`, true);
       metadata = (await response.json()) as oauth.ResourceServer;
     } else {
       metadata = await oauth.processResourceDiscoveryResponse(
@@ -312,12 +314,18 @@ function gatewayToken(
     try {
       return await oauth.processDiscoveryResponse(
         issuerUrl,
-        await oauth.discoveryRequest(issuerUrl, { algorithm: 'oauth2', ...requestOptions(issuerUrl, timeoutMs) }),
+        await oauth.discoveryRequest(issuerUrl, {
+          algorithm: 'oauth2',
+          ...requestOptions(issuerUrl, timeoutMs),
+        }),
       );
     } catch {
       return oauth.processDiscoveryResponse(
         issuerUrl,
-        await oauth.discoveryRequest(issuerUrl, { algorithm: 'oidc', ...requestOptions(issuerUrl, timeoutMs) }),
+        await oauth.discoveryRequest(issuerUrl, {
+          algorithm: 'oidc',
+          ...requestOptions(issuerUrl, timeoutMs),
+        }),
       );
     }
   }

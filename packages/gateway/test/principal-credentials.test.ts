@@ -48,12 +48,18 @@ describe('sealing', () => {
     const edited = `v1.${bytes.toString('base64url')}`;
     for (const bad of [edited, sealed.slice(0, 20), 'v2.' + sealed.slice(3), ''])
       expect(() => openCredential(key, 'crm', 'acme', 'ana', bad)).toThrow(CredentialUnreadableError);
-    expect(() => openCredential(randomBytes(32), 'crm', 'acme', 'ana', sealed)).toThrow(CredentialUnreadableError);
+    expect(() => openCredential(randomBytes(32), 'crm', 'acme', 'ana', sealed)).toThrow(
+      CredentialUnreadableError,
+    );
   });
 });
 
 /** An SDK v2 server that records the X-Crm-Key header of each tools/call. */
-async function recordingUpstream(): Promise<{ url: string; keys: (string | undefined)[]; close(): Promise<void> }> {
+async function recordingUpstream(): Promise<{
+  url: string;
+  keys: (string | undefined)[];
+  close(): Promise<void>;
+}> {
   const keys: (string | undefined)[] = [];
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: 'crm', version: '1.0.0' });
@@ -75,7 +81,11 @@ async function recordingUpstream(): Promise<{ url: string; keys: (string | undef
         for (const [key, value] of Object.entries(req.headers))
           if (typeof value === 'string') headers.set(key, value);
         const response = await handler.fetch(
-          new Request(`http://127.0.0.1${req.url}`, { method: req.method!, headers, ...(body !== '' ? { body } : {}) }),
+          new Request(`http://127.0.0.1${req.url}`, {
+            method: req.method!,
+            headers,
+            ...(body !== '' ? { body } : {}),
+          }),
         );
         const out: Record<string, string> = {};
         response.headers.forEach((value, key) => {
@@ -120,7 +130,10 @@ describe('per-principal credentials through the gateway', () => {
     });
     const text = await response.text();
     outputs.push(text);
-    return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+    return {
+      status: response.status,
+      body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
+    };
   };
   const call = async (client: Client) => {
     const result = await client.callTool({ name: 'lookup', arguments: {} });
@@ -128,7 +141,9 @@ describe('per-principal credentials through the gateway', () => {
     return result;
   };
   const refusalOf = (result: unknown) =>
-    (result as { _meta?: Record<string, { code?: string; retryable?: boolean }> })._meta?.['io.toolgate/refusal'];
+    (result as { _meta?: Record<string, { code?: string; retryable?: boolean }> })._meta?.[
+      'io.toolgate/refusal'
+    ];
 
   beforeAll(async () => {
     dir = tempDir();
@@ -176,7 +191,9 @@ describe('per-principal credentials through the gateway', () => {
     expect((await api(GLOBEX_OPERATOR, 'GET', '/crm?tenant=acme')).status).toBe(403);
     expect((await api(OPERATOR, 'PUT', '/nope/acme/ana', { value: ANA_SECRET })).status).toBe(404);
     expect((await api(OPERATOR, 'PUT', '/crm/acme/ana', { value: '' })).status).toBe(400);
-    expect((await api(OPERATOR, 'PUT', '/crm/acme/ana', { value: 'x'.repeat(16 * 1024 + 1) })).status).toBe(400);
+    expect((await api(OPERATOR, 'PUT', '/crm/acme/ana', { value: 'x'.repeat(16 * 1024 + 1) })).status).toBe(
+      400,
+    );
     expect((await api(OPERATOR, 'GET', '/crm')).body).toEqual({ credential: 'crm', entries: [] });
   });
 
@@ -206,9 +223,9 @@ describe('per-principal credentials through the gateway', () => {
         .prepare(`SELECT sealed FROM toolgate_principal_credentials WHERE name = 'crm' AND principal = 'ana'`)
         .get() as { sealed: string };
       expect(row.sealed).not.toContain(ANA_SECRET);
-      db.prepare(`UPDATE toolgate_principal_credentials SET sealed = ? WHERE name = 'crm' AND principal = 'bo'`).run(
-        row.sealed,
-      );
+      db.prepare(
+        `UPDATE toolgate_principal_credentials SET sealed = ? WHERE name = 'crm' AND principal = 'bo'`,
+      ).run(row.sealed);
     } finally {
       db.close();
     }
@@ -240,13 +257,39 @@ describe('per-principal credentials through the gateway', () => {
       ].join('\n'),
     );
     const cli = cliIn(dir, { CRED_KEY: KEY, CY_KEY: 'crm-key-of-cy-zq55e1d2c3b4a' });
-    const set = await cli(['credentials', 'set', 'crm', '--tenant', 'acme', '--principal', 'cy', '--from-env', 'CY_KEY']);
+    const set = await cli([
+      'credentials',
+      'set',
+      'crm',
+      '--tenant',
+      'acme',
+      '--principal',
+      'cy',
+      '--from-env',
+      'CY_KEY',
+    ]);
     expect(set).toMatchObject({ code: 0 });
     const listed = await cli(['credentials', 'list', 'crm']);
     expect(listed.out).toContain('acme/cy');
     expect((await cli(['credentials', 'set', 'crm', '--tenant', 'acme', '--principal', 'cy'])).code).toBe(2);
-    expect((await cli(['credentials', 'set', 'crm', '--tenant', 'nowhere', '--principal', 'cy', '--from-env', 'CY_KEY'])).code).toBe(2);
-    expect((await cli(['credentials', 'delete', 'crm', '--tenant', 'acme', '--principal', 'cy'])).code).toBe(0);
+    expect(
+      (
+        await cli([
+          'credentials',
+          'set',
+          'crm',
+          '--tenant',
+          'nowhere',
+          '--principal',
+          'cy',
+          '--from-env',
+          'CY_KEY',
+        ])
+      ).code,
+    ).toBe(2);
+    expect((await cli(['credentials', 'delete', 'crm', '--tenant', 'acme', '--principal', 'cy'])).code).toBe(
+      0,
+    );
     expect((await cli(['credentials', 'list', 'crm'])).out).not.toContain('acme/cy');
     for (const result of [set, listed]) outputs.push(result.out, result.err);
     expect(JSON.stringify(outputs)).not.toContain('crm-key-of-cy');

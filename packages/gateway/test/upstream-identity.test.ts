@@ -13,7 +13,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 import { createGateway, type Gateway, type GatewayConfig } from '@toolgate/gateway';
-import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+import {
+  createRemoteJWKSet,
+  exportJWK,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { connectClient, tempDir, textOf, type TempDir } from './helpers';
 
 type Client = Awaited<ReturnType<typeof connectClient>>;
@@ -69,7 +76,10 @@ async function protectedUpstream(issuer: string): Promise<ProtectedUpstream> {
     const sub = (ctx.authInfo?.extra as { sub?: string } | undefined)?.sub;
     server.registerTool(
       'whoami',
-      { description: 'Says whom the call is from', inputSchema: fromJsonSchema({ type: 'object', properties: {} }) },
+      {
+        description: 'Says whom the call is from',
+        inputSchema: fromJsonSchema({ type: 'object', properties: {} }),
+      },
       () => ({ content: [{ type: 'text', text: `you are ${sub}` }] }),
     );
     return server;
@@ -138,7 +148,10 @@ async function authorizationServer(idpJwk: object): Promise<{ issuer: string; ch
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const issuer = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the authorization server did not start in 20 s')), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error('the authorization server did not start in 20 s')),
+      20_000,
+    );
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
@@ -154,20 +167,22 @@ async function authorizationServer(idpJwk: object): Promise<{ issuer: string; ch
 }
 
 /** A token endpoint that misbehaves: answers 500 or 400 echoing what it was sent, or never answers. */
-async function brokenTokenEndpoint(): Promise<{ url: string; mode: { value: 'error' | 'invalid' | 'hang' }; close(): Promise<void> }> {
+async function brokenTokenEndpoint(): Promise<{
+  url: string;
+  mode: { value: 'error' | 'invalid' | 'hang' };
+  close(): Promise<void>;
+}> {
   const mode = { value: 'error' as 'error' | 'invalid' | 'hang' };
   const http = createServer((req, res) => {
     void bodyOf(req).then((body) => {
       if (mode.value === 'hang') return;
       const echo = new URLSearchParams(body).get('subject_token') ?? '';
-      res
-        .writeHead(mode.value === 'error' ? 500 : 400, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            error: mode.value === 'error' ? 'server_error' : 'invalid_grant',
-            error_description: `could not use ${echo}`,
-          }),
-        );
+      res.writeHead(mode.value === 'error' ? 500 : 400, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: mode.value === 'error' ? 'server_error' : 'invalid_grant',
+          error_description: `could not use ${echo}`,
+        }),
+      );
     });
   });
   const port = await listen(http);
@@ -187,7 +202,10 @@ describe('upstream identity: token exchange against oidc-provider', () => {
   const clients: Client[] = [];
 
   const stats = async (): Promise<{ exchanges: number; clientCredentials: number }> =>
-    (await fetch(`${as.issuer}/test/stats`)).json() as Promise<{ exchanges: number; clientCredentials: number }>;
+    (await fetch(`${as.issuer}/test/stats`)).json() as Promise<{
+      exchanges: number;
+      clientCredentials: number;
+    }>;
   const connectAs = async (token: string): Promise<Client> => {
     const client = await connectClient(gateway.url, token);
     clients.push(client);
@@ -199,7 +217,9 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     return result;
   };
   const refusalOf = (result: unknown) =>
-    (result as { _meta?: Record<string, { code?: string; retryable?: boolean }> })._meta?.['io.toolgate/refusal'];
+    (result as { _meta?: Record<string, { code?: string; retryable?: boolean }> })._meta?.[
+      'io.toolgate/refusal'
+    ];
   const toolCalls = () => upstream.seen.filter((seen) => seen.rpc === 'tools/call');
 
   beforeAll(async () => {
@@ -222,7 +242,9 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     upstream = await protectedUpstream(as.issuer);
     broken = await brokenTokenEndpoint();
     const client = { id: 'toolgate', secret: '${env:AS_SECRET}' };
-    const auditKey = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const auditKey = generateKeyPairSync('ed25519')
+      .privateKey.export({ format: 'pem', type: 'pkcs8' })
+      .toString();
     const config: GatewayConfig = {
       auth: {
         jwt: { issuer: IDP, audience: 'toolgate', jwks: join(dir.path, 'jwks.json') },
@@ -329,19 +351,30 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     const before = (await stats()).exchanges;
     expect(textOf(await call(dee, 'a_whoami'))).toBe('you are dee');
     expect((await stats()).exchanges).toBe(before + 1);
-    expect(toolCalls().slice(-2).map((seen) => seen.status)).toEqual([401, 200]);
+    expect(
+      toolCalls()
+        .slice(-2)
+        .map((seen) => seen.status),
+    ).toEqual([401, 200]);
 
     upstream.revoked.add('dee');
     const refused = await call(dee, 'a_whoami');
     expect(refusalOf(refused)).toMatchObject({ code: 'UPSTREAM_AUTH_FAILED', retryable: true });
-    expect(toolCalls().slice(-2).map((seen) => seen.status)).toEqual([401, 401]);
+    expect(
+      toolCalls()
+        .slice(-2)
+        .map((seen) => seen.status),
+    ).toEqual([401, 401]);
   });
 
   it('refuses when the authorization server fails, times out or answers for another audience (UPSTREAM_AUTH_FAILED)', async () => {
     const eve = await connectAs(await sign('eve'));
     const reached = toolCalls().length;
     broken.mode.value = 'error';
-    expect(refusalOf(await call(eve, 'b_whoami'))).toMatchObject({ code: 'UPSTREAM_AUTH_FAILED', retryable: true });
+    expect(refusalOf(await call(eve, 'b_whoami'))).toMatchObject({
+      code: 'UPSTREAM_AUTH_FAILED',
+      retryable: true,
+    });
     broken.mode.value = 'invalid';
     const invalid = await call(eve, 'b_whoami');
     expect(refusalOf(invalid)).toMatchObject({ code: 'UPSTREAM_AUTH_FAILED', retryable: false });
@@ -372,7 +405,10 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     expect(issued.size).toBeGreaterThan(5);
     const secrets = [...issued, ...callerTokens, CLIENT_SECRET];
     // Long enough to be unmistakable; the payload alone (a token's middle part) must not appear either.
-    const pieces = secrets.flatMap((secret) => [secret, ...secret.split('.').filter((part) => part.length > 20)]);
+    const pieces = secrets.flatMap((secret) => [
+      secret,
+      ...secret.split('.').filter((part) => part.length > 20),
+    ]);
     const haystacks = {
       client: JSON.stringify(results),
       log: logLines.join('\n'),
@@ -385,7 +421,8 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     expect(haystacks.log.length).toBeGreaterThan(0);
     expect(haystacks.audit).toContain('whoami');
     for (const [where, text] of Object.entries(haystacks))
-      for (const piece of pieces) if (text.includes(piece)) throw new Error(`a token appears in the ${where}`);
+      for (const piece of pieces)
+        if (text.includes(piece)) throw new Error(`a token appears in the ${where}`);
   });
 });
 
@@ -408,11 +445,18 @@ describe('an upstream that requires OAuth the gateway cannot get yet', () => {
 
   it.each([
     ['no auth configured', undefined],
-    ['a client the authorization server refuses', { clientCredentials: { client: { id: 'toolgate', secret: 'not-the-secret-0123456789' } } }],
+    [
+      'a client the authorization server refuses',
+      { clientCredentials: { client: { id: 'toolgate', secret: 'not-the-secret-0123456789' } } },
+    ],
   ])('starts anyway with %s, and reports the upstream as needing authorization', async (_case, auth) => {
     const gateway = await createGateway(
       {
-        auth: { tokens: [{ token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } }] },
+        auth: {
+          tokens: [
+            { token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } },
+          ],
+        },
         upstreams: { tools: { url: upstream.url, ...(auth !== undefined ? { auth } : {}) } },
         tenants: { acme: { upstreams: ['tools'] } },
       },

@@ -47,12 +47,16 @@ function prepare(db: SqliteDatabase) {
     PRIMARY KEY (name, tenant, principal)
   )`);
   return {
-    get: db.prepare(`SELECT sealed FROM toolgate_principal_credentials WHERE name = ? AND tenant = ? AND principal = ?`),
+    get: db.prepare(
+      `SELECT sealed FROM toolgate_principal_credentials WHERE name = ? AND tenant = ? AND principal = ?`,
+    ),
     set: db.prepare(
       `INSERT INTO toolgate_principal_credentials (name, tenant, principal, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (name, tenant, principal) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
     ),
-    delete: db.prepare(`DELETE FROM toolgate_principal_credentials WHERE name = ? AND tenant = ? AND principal = ?`),
+    delete: db.prepare(
+      `DELETE FROM toolgate_principal_credentials WHERE name = ? AND tenant = ? AND principal = ?`,
+    ),
     list: db.prepare(
       `SELECT name, tenant, principal, updated_at FROM toolgate_principal_credentials WHERE name = ? ORDER BY tenant, principal`,
     ),
@@ -90,7 +94,12 @@ export function sqlitePrincipalCredentials(
       );
       return rows
         .filter((row) => tenant === undefined || row.tenant === tenant)
-        .map((row) => ({ name: row.name, tenant: row.tenant, principal: row.principal, updatedAt: row.updated_at }));
+        .map((row) => ({
+          name: row.name,
+          tenant: row.tenant,
+          principal: row.principal,
+          updatedAt: row.updated_at,
+        }));
     },
     close() {
       connection.close();

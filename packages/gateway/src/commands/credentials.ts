@@ -50,7 +50,9 @@ export async function credentialsCommand(
       throw new UsageError(`'credentials ${sub}' needs --tenant T and --principal P`);
     if (sub === 'delete') {
       const deleted = await vault.delete(name, tenant, principal);
-      io.out(deleted ? `deleted '${name}' of ${tenant}/${principal}` : `${tenant}/${principal} had no '${name}'`);
+      io.out(
+        deleted ? `deleted '${name}' of ${tenant}/${principal}` : `${tenant}/${principal} had no '${name}'`,
+      );
       return deleted ? 0 : 1;
     }
     const value = valueOf(flag('from-env'), flag('from-file'), io);
@@ -64,11 +66,14 @@ export async function credentialsCommand(
 
 function valueOf(fromEnv: string | undefined, fromFile: string | undefined, io: CommandIo): string {
   if ((fromEnv === undefined) === (fromFile === undefined))
-    throw new UsageError("'credentials set' reads the value from exactly one of --from-env VAR or --from-file PATH");
+    throw new UsageError(
+      "'credentials set' reads the value from exactly one of --from-env VAR or --from-file PATH",
+    );
   let value: string | undefined;
   if (fromEnv !== undefined) {
     value = io.env[fromEnv];
-    if (value === undefined || value === '') throw new UsageError(`the environment variable '${fromEnv}' is not set`);
+    if (value === undefined || value === '')
+      throw new UsageError(`the environment variable '${fromEnv}' is not set`);
   } else {
     try {
       value = readFileSync(resolve(io.cwd, fromFile!), 'utf8').replace(/\r?\n$/, '');

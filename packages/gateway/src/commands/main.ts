@@ -70,7 +70,13 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
       case 'credentials':
         if ((rest[0] !== 'list' && rest[0] !== 'set' && rest[0] !== 'delete') || rest[1] === undefined)
           throw new UsageError('usage: toolgate credentials list|set|delete NAME --config F');
-        return await credentialsCommand(loadConfig(configFile(), { env: io.env }), rest[0], rest[1], args, io);
+        return await credentialsCommand(
+          loadConfig(configFile(), { env: io.env }),
+          rest[0],
+          rest[1],
+          args,
+          io,
+        );
       default:
         // parseArgs refused every other word already.
         throw new UsageError(`unknown command '${command}'`);

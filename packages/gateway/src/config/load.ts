@@ -558,7 +558,9 @@ function checkConfig(config: GatewayConfig): Problem[] {
               `add '${credential}' under 'credentials' (with env: or file:)`,
             );
         }
-        const personal = refs.filter((credential) => config.credentials?.[credential]?.perPrincipal !== undefined);
+        const personal = refs.filter(
+          (credential) => config.credentials?.[credential]?.perPrincipal !== undefined,
+        );
         if (personal.length > 0 && home === 'env')
           add(
             [...at, home, key],
@@ -575,7 +577,9 @@ function checkConfig(config: GatewayConfig): Problem[] {
     }
   }
   for (const [name, credential] of Object.entries(config.credentials ?? {})) {
-    const homes = [credential.env, credential.file, credential.perPrincipal].filter((home) => home !== undefined);
+    const homes = [credential.env, credential.file, credential.perPrincipal].filter(
+      (home) => home !== undefined,
+    );
     if (homes.length !== 1)
       add(
         ['credentials', name],
@@ -585,7 +589,11 @@ function checkConfig(config: GatewayConfig): Problem[] {
     if (credential.perPrincipal !== undefined) {
       const at = ['credentials', name, 'perPrincipal'];
       if (!isCredentialKey(credential.perPrincipal.key))
-        add([...at, 'key'], 'is not a 32-byte key', 'give 32 random bytes as base64 or hex, e.g. `openssl rand -base64 32`, through ${env:NAME}');
+        add(
+          [...at, 'key'],
+          'is not a 32-byte key',
+          'give 32 random bytes as base64 or hex, e.g. `openssl rand -base64 32`, through ${env:NAME}',
+        );
       const store = credential.perPrincipal.store ?? config.stores?.state ?? 'memory:';
       if (store !== 'memory:' && !store.startsWith('sqlite:'))
         add(
@@ -604,7 +612,7 @@ function checkConfig(config: GatewayConfig): Problem[] {
     else if (!isLoopbackOrHttps(upstream.url))
       add(
         ['upstreams', name, 'url'],
-        'is plain http:// to a host that is not loopback, and its calls would carry callers\' tokens in the clear',
+        "is plain http:// to a host that is not loopback, and its calls would carry callers' tokens in the clear",
         'use https://',
       );
     const exchange = auth.tokenExchange;
@@ -618,7 +626,7 @@ function checkConfig(config: GatewayConfig): Problem[] {
       if (config.auth?.jwt === undefined)
         add(
           [...at, 'tokenExchange'],
-          'exchanges the caller\'s JWT, and auth.jwt is not configured (a static token cannot be exchanged)',
+          "exchanges the caller's JWT, and auth.jwt is not configured (a static token cannot be exchanged)",
           'configure auth.jwt so callers present JWTs',
         );
       duration([...at, 'tokenExchange', 'timeout'], exchange.timeout);
