@@ -567,6 +567,12 @@ function checkConfig(config: GatewayConfig): Problem[] {
             `uses the per-principal credential '${personal[0]}', and a stdio server's environment is shared by every caller`,
             "send it in an HTTP upstream's headers, which carry each call's own",
           );
+        else if (personal.length > 0 && upstream.url !== undefined && !isLoopbackOrHttps(upstream.url))
+          add(
+            ['upstreams', name, 'url'],
+            "is plain http:// to a host that is not loopback, and its calls would carry principals' credentials in the clear",
+            'use https://',
+          );
         else if (personal.length > 0 && personal.length < refs.length)
           add(
             [...at, home, key],
