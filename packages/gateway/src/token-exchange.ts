@@ -62,8 +62,9 @@ export function tokenExchanger(
       ? DEFAULT_TIMEOUT_MS
       : durationMs(config.timeout, `upstreams.${upstream}.auth.tokenExchange.timeout`);
   const tokenUrl = new URL(config.tokenUrl);
-  // Only the token endpoint is used; the issuer is not checked by a token response without an id_token.
-  const as: oauth.AuthorizationServer = { issuer: tokenUrl.origin, token_endpoint: tokenUrl.href };
+  // Only the token endpoint is known. It stands as the issuer too: a token response without an
+  // id_token checks no issuer, and a private_key_jwt assertion is addressed to it (RFC 7523 allows it).
+  const as: oauth.AuthorizationServer = { issuer: tokenUrl.href, token_endpoint: tokenUrl.href };
   const { client, auth } = oauthClient(config.client);
   const audience = config.audience ?? config.resource!;
   const entries = new Map<string, Entry>();

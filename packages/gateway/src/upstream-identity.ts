@@ -278,7 +278,8 @@ function gatewayToken(
   async function serverOf(unauthorized: Response): Promise<oauth.AuthorizationServer> {
     if (config.tokenUrl !== undefined) {
       const tokenUrl = new URL(config.tokenUrl);
-      return { issuer: tokenUrl.origin, token_endpoint: tokenUrl.href };
+      // As in token-exchange.ts: the token endpoint stands as the issuer (a private_key_jwt audience).
+      return { issuer: tokenUrl.href, token_endpoint: tokenUrl.href };
     }
     // RFC 9728 §5.1: the challenge may name where the metadata is.
     const metadataUrl = /resource_metadata="([^"]+)"/i.exec(
