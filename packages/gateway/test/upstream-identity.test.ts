@@ -12,7 +12,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
-import { createGateway, type Gateway, type GatewayConfig } from '@toolgate/gateway';
+import {
+  checkGateway,
+  createGateway,
+  parseConfig,
+  type Gateway,
+  type GatewayConfig,
+} from '@toolgate/gateway';
 import {
   createRemoteJWKSet,
   exportJWK,
@@ -450,18 +456,20 @@ describe('an upstream that requires OAuth the gateway cannot get yet', () => {
       { clientCredentials: { client: { id: 'toolgate', secret: 'not-the-secret-0123456789' } } },
     ],
   ])('starts anyway with %s, and reports the upstream as needing authorization', async (_case, auth) => {
-    const gateway = await createGateway(
-      {
-        auth: {
-          tokens: [
-            { token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } },
-          ],
-        },
-        upstreams: { tools: { url: upstream.url, ...(auth !== undefined ? { auth } : {}) } },
-        tenants: { acme: { upstreams: ['tools'] } },
+    const config: GatewayConfig = {
+      auth: {
+        tokens: [
+          { token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } },
+        ],
       },
-      { port: 0, host: '127.0.0.1', log: () => undefined },
-    );
+      upstreams: { tools: { url: upstream.url, ...(auth !== undefined ? { auth } : {}) } },
+      tenants: { acme: { upstreams: ['tools'] } },
+    };
+    // `toolgate check` says what the upstream waits for.
+    const described = await checkGateway(parseConfig(JSON.stringify(config)), { env: {} });
+    expect(described).toMatch(/tools \(http\): \w+, 0 tool\(s\)/);
+    expect(described).toContain('needs authorization');
+    const gateway = await createGateway(config, { port: 0, host: '127.0.0.1', log: () => undefined });
     try {
       const readiness = await gateway.readiness();
       expect(readiness.ready).toBe(false);
