@@ -161,7 +161,10 @@ export function upstreamIdentity(
     const headers = new Headers(init?.headers);
     const presented = bearerOf(headers.get('authorization') ?? undefined);
     const perCall = presented === undefined ? undefined : inFlight.get(presented);
-    if (perCall === undefined && own !== undefined && !headers.has('authorization')) {
+    // An Authorization the request already carries (configured, or a principal's own credential) is
+    // never replaced by the gateway's token: a call must not run as the gateway instead of its caller.
+    const carried = headers.has('authorization');
+    if (!carried && own !== undefined) {
       const token = own.current();
       if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
     }
@@ -190,6 +193,7 @@ export function upstreamIdentity(
         new UpstreamAuthError(`'${upstream}' refused the caller's exchanged token twice`, true),
       );
     }
+    if (carried) return rebuilt(response);
     unauthorized = true;
     if (own === undefined) return rebuilt(response);
     let token: string;

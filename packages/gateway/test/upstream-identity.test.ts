@@ -34,6 +34,8 @@ type Client = Awaited<ReturnType<typeof connectClient>>;
 const IDP = 'https://idp.test';
 const CLIENT_SECRET = 'as-client-secret-0123456789abcdef';
 const STATIC_TOKEN = 'static-token-of-the-bot-0123456789abcdef';
+const OPERATOR_TOKEN = 'operator-token-of-acme-0123456789abcdef0';
+const KEY = Buffer.alloc(32, 7).toString('base64');
 
 interface Seen {
   readonly rpc: string | undefined;
@@ -254,8 +256,12 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     const config: GatewayConfig = {
       auth: {
         jwt: { issuer: IDP, audience: 'toolgate', jwks: join(dir.path, 'jwks.json') },
-        tokens: [{ token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'bot' } }],
+        tokens: [
+          { token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'bot' } },
+          { token: OPERATOR_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } },
+        ],
       },
+      credentials: { mine: { perPrincipal: { key: KEY } } },
       audit: { signingKey: '${env:AUDIT_KEY}', store: `sqlite:${join(dir.path, 'audit.db')}` },
       upstreams: {
         tools: {
@@ -282,8 +288,15 @@ describe('upstream identity: token exchange against oidc-provider', () => {
             clientCredentials: { client },
           },
         },
+        // The caller's own bearer (a per-principal credential), and the gateway's token for connecting.
+        personal: {
+          url: upstream.url,
+          prefix: 'd_',
+          headers: { Authorization: 'Bearer ${credential:mine}' },
+          auth: { clientCredentials: { client } },
+        },
       },
-      tenants: { acme: { upstreams: ['tools', 'broken', 'foreign'] } },
+      tenants: { acme: { upstreams: ['tools', 'broken', 'foreign', 'personal'] } },
     };
     gateway = await createGateway(config, {
       port: 0,
@@ -394,6 +407,24 @@ describe('upstream identity: token exchange against oidc-provider', () => {
     expect(textOf(foreign)).toContain('another audience');
     // None of them reached the upstream.
     expect(toolCalls().length).toBe(reached);
+  });
+
+  it("never resends a call refused with the caller's own credential under the gateway's token", async () => {
+    const stored = await fetch(`${new URL(gateway.url).origin}/api/credentials/mine/acme/fay`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ value: 'not-a-token-the-upstream-accepts' }),
+    });
+    expect(stored.status).toBe(204);
+    const fay = await connectAs(await sign('fay'));
+    const reached = toolCalls().length;
+    const result = await call(fay, 'd_whoami');
+    expect((result as { isError?: boolean }).isError).toBe(true);
+    expect(textOf(result)).not.toContain('you are');
+    // One attempt, with fay's credential; none with the gateway's own token.
+    expect(toolCalls().slice(reached)).toEqual([
+      expect.objectContaining({ token: 'not-a-token-the-upstream-accepts', status: 401 }),
+    ]);
   });
 
   it('refuses a caller with a static token for an upstream that exchanges, and names the fix for the operator', async () => {
