@@ -107,6 +107,8 @@ export interface UpstreamContext {
   readonly backoff?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
   /** Per-principal credentials (`credentials.<name>.perPrincipal`), filled into headers per call. */
   readonly principalCredentials?: PrincipalCredentials;
+  /** Hears the status of each HTTP response the upstream gives the gateway's own requests. */
+  readonly onHttpStatus?: (status: number) => void;
 }
 
 /** The upstream could not be connected or its tools do not match what the configuration names. */
@@ -167,6 +169,8 @@ export async function connectUpstream(
   let tail: StderrTail | undefined;
   // It answered 401 at start: it is served once a connection is authorized.
   let needsAuth = false;
+  // The last HTTP status the server answered the gateway's own requests with (no per-call identity).
+  let lastStatus: number | undefined;
   // Called on behalf of each caller: @toolgate/mcp sends the call's own headers (its credential).
   const identity =
     config.url !== undefined && needsUpstreamIdentity(config, context.principalCredentials)
@@ -181,7 +185,12 @@ export async function connectUpstream(
     ...(identity === undefined
       ? {
           transport: () => {
-            const made = transport(name, config, context);
+            const made = transport(name, config, {
+              ...context,
+              onHttpStatus: (status) => {
+                lastStatus = status;
+              },
+            });
             tail = made.tail;
             return made.transport;
           },
@@ -293,7 +302,7 @@ export async function connectUpstream(
     const imported = await client.tools();
     current = governed(imported, true);
   } catch (cause) {
-    if (config.url !== undefined && (identity?.needsAuthorization() === true || isUnauthorized(cause))) {
+    if (config.url !== undefined && (identity?.needsAuthorization() === true || lastStatus === 401)) {
       // An upstream that wants OAuth does not stop the gateway: it serves no tools and says why
       // until a connection is authorized (the connection keeps trying; a 'failed' one is kicked).
       needsAuth = true;
@@ -432,22 +441,6 @@ export async function connectUpstream(
 const NEEDS_AUTH =
   "needs authorization: it answered 401; give it upstreams.<name>.auth.clientCredentials (its authorization server is found from the server's RFC 9728 metadata) or check the client's secret";
 
-/** Whether a connection failed because the server answered 401 (no usable token). */
-function isUnauthorized(cause: unknown): boolean {
-  for (let error = cause, depth = 0; error !== undefined && error !== null && depth < 5; depth += 1) {
-    const { status, data, name, message } = error as {
-      status?: unknown;
-      data?: { status?: unknown };
-      name?: unknown;
-      message?: unknown;
-    };
-    if (status === 401 || data?.status === 401 || name === 'UnauthorizedError') return true;
-    if (typeof message === 'string' && /\(HTTP 401\)|\b401 Unauthorized\b/.test(message)) return true;
-    error = (error as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
 /**
  * The headers of every request of one connection (read again per connection, so a rotated credential
  * is used), without those that use a per-principal credential: each call brings its own of those.
@@ -515,7 +508,15 @@ function transport(
     for (const [key, value] of Object.entries(config.headers ?? {}))
       headers[key] = fillCredentials(value, lookup);
     return {
-      transport: new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } }),
+      transport: new StreamableHTTPClientTransport(new URL(config.url!), {
+        requestInit: { headers },
+        // What the server answered, as a fact: a 401 means it wants authorization, not that it is broken.
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          context.onHttpStatus?.(response.status);
+          return response;
+        },
+      }),
     };
   } catch (cause) {
     if (cause instanceof UpstreamError) throw cause;
