@@ -119,11 +119,8 @@ export function upstreamIdentity(
           if (value === undefined) throw new CredentialMissingError(name);
           values.set(name, value);
         }
-        // Shared credentials in the same header were filled per connection; filled here again with them.
-        headers[key] = fillCredentials(
-          config.headers![key]!,
-          (name) => values.get(name) ?? sharedValue(name),
-        );
+        // Only per-principal credentials here: load.ts refuses a header that mixes in a shared one.
+        headers[key] = fillCredentials(config.headers![key]!, (name) => values.get(name) ?? unfilled(name));
       }
     }
     if (exchanger !== undefined) {
@@ -142,9 +139,8 @@ export function upstreamIdentity(
     return headers;
   }
 
-  // A shared credential next to a per-principal one in one header: its value is not kept here; the
-  // configuration checks refuse mixing them (load.ts), so this is never reached with a real name.
-  const sharedValue = (name: string): string => {
+  // Fail closed should a header ever name a credential this call has no value of.
+  const unfilled = (name: string): string => {
     throw new CredentialMissingError(name);
   };
 
