@@ -1,5 +1,5 @@
 // Per-principal credentials (`credentials.<name>.perPrincipal`): one value per tenant and principal,
-// kept in a store (memory, or SQLite) sealed with AES-256-GCM under the configured key. The sealed
+// kept in a store (memory, SQLite or PostgreSQL) sealed with AES-256-GCM under the configured key. The sealed
 // value is bound to its (name, tenant, principal) as additional data, so a row copied onto another
 // principal's, or edited, does not open: it is refused, never sent. Set and deleted through the
 // operator API (credentials-api.ts) and `toolgate credentials`; read per call by the upstream's
@@ -7,6 +7,7 @@
 
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { postgresPrincipalCredentials } from '@toolgate/store-postgres';
 import { sqlitePrincipalCredentials, type PrincipalCredentialEntry } from '@toolgate/store-sqlite';
 import type { GatewayConfig } from './config/types';
 import type { PrincipalCredentials } from './upstream-identity';
@@ -109,6 +110,18 @@ function memoryRows(): RowStore {
   };
 }
 
+/** The PostgreSQL store, its `close` made synchronous like the others' (the pool ends in the background). */
+function postgresRows(url: string): RowStore {
+  const store = postgresPrincipalCredentials({ connectionString: url });
+  return {
+    get: (name, tenant, principal) => store.get(name, tenant, principal),
+    set: (name, tenant, principal, sealed) => store.set(name, tenant, principal, sealed),
+    delete: (name, tenant, principal) => store.delete(name, tenant, principal),
+    list: (name, tenant) => store.list(name, tenant),
+    close: () => void store.close().catch(() => undefined),
+  };
+}
+
 /** Where a per-principal credential is kept: its own `store`, else `stores.state`, else memory. */
 export function credentialStoreUrl(config: GatewayConfig, name: string): string {
   return config.credentials?.[name]?.perPrincipal?.store ?? config.stores?.state ?? 'memory:';
@@ -132,12 +145,14 @@ export function openPrincipalCredentials(
       rows =
         url === 'memory:'
           ? memoryRows()
-          : sqlitePrincipalCredentials({
-              path:
-                url.slice('sqlite:'.length) === ':memory:'
-                  ? ':memory:'
-                  : resolve(baseDir, url.slice('sqlite:'.length)),
-            });
+          : /^postgres(ql)?:\/\//.test(url)
+            ? postgresRows(url)
+            : sqlitePrincipalCredentials({
+                path:
+                  url.slice('sqlite:'.length) === ':memory:'
+                    ? ':memory:'
+                    : resolve(baseDir, url.slice('sqlite:'.length)),
+              });
       stores.set(url, rows);
     }
     byName.set(name, { rows, key: credentialKey(credential.perPrincipal!.key) });

@@ -305,3 +305,70 @@ describe('per-principal credentials through the gateway', () => {
     for (const secret of [ANA_SECRET, BO_SECRET, KEY]) expect(haystack.includes(secret)).toBe(false);
   });
 });
+
+const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'];
+const onPostgres = postgresUrl !== undefined ? describe : describe.skip;
+
+onPostgres('per-principal credentials in PostgreSQL, shared by two gateways', () => {
+  let upstream: Awaited<ReturnType<typeof recordingUpstream>>;
+  const gateways: Gateway[] = [];
+  // The table outlives the run: each run stores for a principal of its own.
+  const principal = `ana-${Date.now().toString(36)}`;
+  const secret = `crm-key-of-${principal}-zq7c1e9a`;
+
+  beforeAll(async () => {
+    upstream = await recordingUpstream();
+    const config: GatewayConfig = {
+      auth: {
+        tokens: [
+          { token: OPERATOR, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } },
+          { token: ANA, identity: { tenant: 'acme', principal } },
+        ],
+      },
+      credentials: { crm: { perPrincipal: { key: '${env:CRED_KEY}', store: '${env:PG}' } } },
+      upstreams: { crm: { url: upstream.url, headers: { 'X-Crm-Key': '${credential:crm}' } } },
+      tenants: { acme: { upstreams: ['crm'] } },
+    };
+    for (let i = 0; i < 2; i += 1)
+      gateways.push(
+        await createGateway(config, {
+          port: 0,
+          host: '127.0.0.1',
+          log: () => undefined,
+          env: { CRED_KEY: KEY, PG: postgresUrl! },
+        }),
+      );
+  });
+  afterAll(async () => {
+    await Promise.all(gateways.map((gateway) => gateway.close()));
+    await upstream?.close();
+  });
+
+  it('is set through one gateway and sent by the other; deleted through the other, refused by the first', async () => {
+    const [first, second] = gateways as [Gateway, Gateway];
+    const at = (gateway: Gateway, method: string, body?: unknown) =>
+      fetch(`${new URL(gateway.url).origin}/api/credentials/crm/acme/${principal}`, {
+        method,
+        headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    expect((await at(first, 'PUT', { value: secret })).status).toBe(204);
+    const client = await connectClient(second.url, ANA);
+    try {
+      expect(textOf(await client.callTool({ name: 'lookup', arguments: {} }))).toBe('found');
+      expect(upstream.keys.at(-1)).toBe(secret);
+    } finally {
+      await client.close();
+    }
+    expect((await at(second, 'DELETE')).status).toBe(204);
+    const again = await connectClient(first.url, ANA);
+    try {
+      const refused = await again.callTool({ name: 'lookup', arguments: {} });
+      expect(
+        (refused as { _meta?: Record<string, { code?: string }> })._meta?.['io.toolgate/refusal']?.code,
+      ).toBe('CREDENTIAL_MISSING');
+    } finally {
+      await again.close();
+    }
+  });
+});

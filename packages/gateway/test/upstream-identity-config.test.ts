@@ -79,9 +79,9 @@ describe('upstream identity configuration', () => {
       'mixes a per-principal credential with a shared one',
     ],
     [
-      'per-principal credentials in PostgreSQL',
-      `stores: { state: "postgres://db/toolgate" }\nupstreams: { crm: { url: https://crm.example/mcp, headers: { X: "\${credential:crm}" } } }\ncredentials: { crm: { perPrincipal: { key: "\${env:KEY}" } } }\n${tenants}`,
-      'memory: or sqlite:PATH only',
+      'per-principal credentials in Redis',
+      `upstreams: { crm: { url: https://crm.example/mcp, headers: { X: "\${credential:crm}" } } }\ncredentials: { crm: { perPrincipal: { key: "\${env:KEY}", store: "redis://cache:6379" } } }\n${tenants}`,
+      "keeps per-principal credentials in memory:, sqlite:PATH or a 'postgres://' URL only",
     ],
     [
       'a credential with both env and perPrincipal',

@@ -10,3 +10,9 @@ export type { PostgresPool, PostgresStoreOptions } from './connection';
 export { PostgresStoreError } from './errors';
 export type { PostgresPinsOptions, PostgresPinStore } from './pins';
 export { postgresPins } from './pins';
+export type {
+  PostgresPrincipalCredentialEntry,
+  PostgresPrincipalCredentialsOptions,
+  PostgresPrincipalCredentialStore,
+} from './principal-credentials';
+export { postgresPrincipalCredentials } from './principal-credentials';

@@ -158,7 +158,7 @@ export interface CredentialConfig {
 }
 
 export interface PerPrincipalCredentialConfig {
-  /** `memory:` or `sqlite:PATH`; default `stores.state` when that is SQLite or memory. */
+  /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
   readonly store?: string;
   /** The AES-256-GCM key (32 bytes, base64 or hex), as `${env:…}` or `${file:…}`. */
   readonly key: string;
