@@ -20,6 +20,20 @@ interface DigestChange {
   readonly served: string;
 }
 
+/** A standing grant as an event carries it: who, which tool, the bounds' shape (never their values). */
+export interface GrantFields {
+  readonly grantId: string;
+  readonly tenant?: string;
+  readonly principal?: string;
+  readonly tool: string;
+  /** Who granted or revoked it. */
+  readonly by: string;
+  /** Each argument's kind of bound (`equals`, `atMost`, `oneOf`). */
+  readonly bounds: Readonly<Record<string, 'equals' | 'atMost' | 'oneOf'>>;
+  readonly maxUses?: number;
+  readonly expiresAt: string;
+}
+
 /** Each event's own fields. Lines carry names, codes and durations, never argument or result values. */
 export interface GatewayEventFields {
   readonly 'audit.checkpoint.failed': { readonly error: string };
@@ -55,6 +69,9 @@ export interface GatewayEventFields {
     readonly by?: string;
     readonly found: boolean;
   };
+  readonly 'grant.created': GrantFields & { readonly fromCheckIn: string };
+  readonly 'grant.revoked': GrantFields;
+  readonly 'grant.used': GrantFields & { readonly checkInId: string };
   readonly 'http.refused': {
     readonly status: number;
     readonly why: string;
@@ -66,12 +83,36 @@ export interface GatewayEventFields {
   readonly 'pin.accepted': { readonly upstream: string; readonly tool: string; readonly digest: string };
   readonly 'pin.changed': DigestChange & { readonly tool: string; readonly voided?: unknown };
   readonly 'pin.pinned': { readonly upstream: string; readonly tool: string; readonly digest: string };
+  readonly 'sampling.refused': {
+    readonly upstream: string;
+    readonly code: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
+  readonly 'sampling.relayed': {
+    readonly upstream: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
   readonly reload: {
     readonly tenants: readonly string[];
     readonly upstreams: readonly string[];
     /** How the reload weakens security, when it does. */
     readonly weakens?: readonly string[];
+    /** The operator who approved a weakening reload in the inbox, and its check-in. */
+    readonly approvedBy?: string;
+    readonly checkInId?: string;
   };
+  /** A weakening reload waits for an operator in the inbox; the old configuration keeps serving. */
+  readonly 'reload.held': { readonly checkInId: string; readonly weakens: readonly string[] };
+  readonly 'reload.declined': {
+    readonly checkInId: string;
+    readonly by: string;
+    readonly weakens: readonly string[];
+  };
+  readonly 'reload.expired': { readonly checkInId: string; readonly weakens: readonly string[] };
   readonly 'reload.listen-unchanged': { readonly why: string };
   readonly 'reload.refused': { readonly issues?: unknown; readonly error: string };
   readonly 'reload.watch-unavailable': Record<never, never>;
@@ -82,6 +123,7 @@ export interface GatewayEventFields {
   readonly 'upstream.down': { readonly upstream: string; readonly why: string };
   readonly 'upstream.failed': { readonly upstream: string; readonly why: string };
   readonly 'upstream.identity-changed': DigestChange;
+  readonly 'upstream.instructions-dropped': { readonly upstream: string; readonly why: string };
   readonly 'upstream.restarted': { readonly upstream: string; readonly restarts: number };
   readonly 'upstream.stderr': { readonly upstream: string; readonly line: string };
   readonly 'upstream.stderr-dropped': { readonly upstream: string; readonly lines: number };

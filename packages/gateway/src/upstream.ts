@@ -74,6 +74,8 @@ export interface Upstream {
   status(): UpstreamStatus;
   /** Hears every change of the tool list (after `tools` changed); answers a function that stops listening. */
   onToolsChanged(listener: () => void): () => void;
+  /** Imports the tools again now (e.g. once a pin held for review is accepted); listeners hear the change. */
+  refresh(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -90,9 +92,11 @@ export interface UpstreamContext {
   readonly audit?: (entry: {
     kind: string;
     source: string;
-    tool: string;
+    tool?: string;
     code: string;
-    args: { reason: string };
+    tenant?: string;
+    principal?: string;
+    args?: { reason: string };
   }) => void;
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where tool definitions are pinned; default in memory. */
@@ -169,6 +173,8 @@ export async function connectUpstream(
   let tail: StderrTail | undefined;
   // It answered 401 at start: it is served once a connection is authorized.
   let needsAuth = false;
+  // Declared before the first import: an upstream waiting for authorization returns from there.
+  let refreshing: Promise<void> | undefined;
   // The last HTTP status the server answered the gateway's own requests with (no per-call identity).
   let lastStatus: number | undefined;
   // Called on behalf of each caller: @toolgate/mcp sends the call's own headers (its credential).
@@ -211,6 +217,8 @@ export async function connectUpstream(
       ...(config.command !== undefined ? { command: config.command } : {}),
     },
     ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
+    ...(config.sampling !== undefined ? { sampling: config.sampling } : {}),
+    ...(config.roots !== undefined ? { roots: config.roots } : {}),
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }
@@ -292,6 +300,36 @@ export async function connectUpstream(
       case 'mcp.list.changed':
         if (event.list === 'tools') void refresh();
         return;
+      case 'mcp.instructions.dropped':
+        context.log?.({
+          level: 'warn',
+          msg: 'upstream.instructions-dropped',
+          upstream: name,
+          why: event.reason,
+        });
+        context.audit?.({
+          kind: 'instructions.dropped',
+          source: name,
+          code: 'INSTRUCTIONS_ADDRESS_MODEL',
+          args: { reason: event.reason },
+        });
+        return;
+      case 'mcp.sampling': {
+        const who = {
+          ...(event.toolName !== undefined ? { tool: event.toolName } : {}),
+          ...(event.identity?.tenant !== undefined ? { tenant: event.identity.tenant } : {}),
+          ...(event.identity?.principal !== undefined ? { principal: event.identity.principal } : {}),
+        };
+        if (event.outcome === 'relayed') {
+          context.log?.({ msg: 'sampling.relayed', upstream: name, ...who });
+          context.audit?.({ kind: 'sampling.relayed', source: name, code: 'SAMPLING_RELAYED', ...who });
+          return;
+        }
+        const code = event.code ?? 'SAMPLING_DENIED';
+        context.log?.({ level: 'warn', msg: 'sampling.refused', upstream: name, code, ...who });
+        context.audit?.({ kind: 'sampling.refused', source: name, code, ...who });
+        return;
+      }
       default:
         return;
     }
@@ -316,7 +354,6 @@ export async function connectUpstream(
     throw new UpstreamError(name, `${connectProblem(config, cause)}${stderrNote(tail)}`);
   }
 
-  let refreshing: Promise<void> | undefined;
   /** Imports the tools again; a listing that fails leaves the last one in place. */
   function refresh(): Promise<void> {
     if (closed) return Promise.resolve();
@@ -428,6 +465,7 @@ export async function connectUpstream(
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
+      refresh,
       async close() {
         closed = true;
         clearTimeout(kick);
@@ -668,5 +706,6 @@ function unlistedCode(reason: string): string {
     return 'DESCRIPTION_ADDRESSES_MODEL';
   if (reason.includes('invisible characters')) return 'INVISIBLE_CHARACTERS';
   if (reason.includes('held for review')) return 'TOOL_HELD_FOR_REVIEW';
+  if (reason.includes('inputSchema does not compile')) return 'SCHEMA_NOT_COMPILED';
   return 'TOOL_NOT_IMPORTED';
 }

@@ -11,6 +11,13 @@ export { PostgresStoreError } from './errors';
 export type { PostgresPinsOptions, PostgresPinStore } from './pins';
 export { postgresPins } from './pins';
 export type {
+  PostgresSpentStatesOptions,
+  PostgresSpentStateStore,
+  PostgresStandingGrantsOptions,
+  PostgresStandingGrantStore,
+} from './grants';
+export { postgresSpentStates, postgresStandingGrants } from './grants';
+export type {
   PostgresPrincipalCredentialEntry,
   PostgresPrincipalCredentialsOptions,
   PostgresPrincipalCredentialStore,

@@ -11,6 +11,13 @@ export { SqliteStoreError } from './errors';
 export type { SqlitePinsOptions, SqlitePinStore } from './pins';
 export { sqlitePins } from './pins';
 export type {
+  SqliteSpentStatesOptions,
+  SqliteSpentStateStore,
+  SqliteStandingGrantsOptions,
+  SqliteStandingGrantStore,
+} from './grants';
+export { sqliteSpentStates, sqliteStandingGrants } from './grants';
+export type {
   PrincipalCredentialEntry,
   SqlitePrincipalCredentialsOptions,
   SqlitePrincipalCredentialStore,
