@@ -516,4 +516,68 @@ describe('an upstream that requires OAuth the gateway cannot get yet', () => {
       await gateway.close();
     }
   });
+
+  it('serves the upstream once its authorization server answers, without a restart', async () => {
+    let open = false;
+    // The token endpoint, unavailable until `open`, then the real one.
+    const proxy = createServer((req, res) => {
+      void bodyOf(req).then(async (body) => {
+        if (!open) {
+          res
+            .writeHead(503, { 'content-type': 'application/json' })
+            .end('{"error":"temporarily_unavailable"}');
+          return;
+        }
+        const answer = await fetch(`${as.issuer}/token`, {
+          method: 'POST',
+          headers: {
+            'content-type': req.headers['content-type'] ?? '',
+            authorization: req.headers.authorization ?? '',
+          },
+          body,
+        });
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+      });
+    });
+    const port = await listen(proxy);
+    const client = { id: 'toolgate', secret: CLIENT_SECRET };
+    const gateway = await createGateway(
+      {
+        auth: {
+          tokens: [
+            { token: STATIC_TOKEN, identity: { tenant: 'acme', principal: 'ops', roles: ['operator'] } },
+          ],
+        },
+        upstreams: {
+          tools: {
+            url: upstream.url,
+            auth: { clientCredentials: { client, tokenUrl: `http://127.0.0.1:${port}/token` } },
+          },
+        },
+        tenants: { acme: { upstreams: ['tools'] } },
+      },
+      { port: 0, host: '127.0.0.1', log: () => undefined },
+    );
+    try {
+      expect((await gateway.readiness()).upstreams['tools']!.error).toContain('needs authorization');
+      open = true;
+      // The connection retries on its own; the tenants are rebuilt once the tools are imported.
+      const caller = await connectClient(gateway.url, STATIC_TOKEN);
+      try {
+        let listed: string[] = [];
+        for (let waited = 0; waited < 15_000 && listed.length === 0; waited += 100) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          listed = (await caller.listTools()).tools.map((tool) => tool.name);
+        }
+        expect(listed).toEqual(['whoami']);
+        expect((await gateway.readiness()).upstreams['tools']).not.toHaveProperty('error');
+        expect(textOf(await caller.callTool({ name: 'whoami', arguments: {} }))).toBe('you are toolgate');
+      } finally {
+        await caller.close();
+      }
+    } finally {
+      await gateway.close();
+      await stop(proxy);
+    }
+  });
 });
