@@ -12,8 +12,12 @@ import {
   ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
+  isInputRequiredResult,
   type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -61,6 +65,7 @@ import {
   hintHolds,
   invisibleIn,
   listedExtras,
+  mcpHeaderProblem,
   mergeDeclarations,
   pinnedDefinition,
   poisonedDescriptions,
@@ -68,7 +73,7 @@ import {
   type ImportDeclaration,
   type ListedExtras,
 } from './imported';
-import { downstreamOf } from './relay';
+import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -249,14 +254,18 @@ export interface McpUpstream {
   readonly prefix: string;
   listResources(cursor?: string): Promise<ListResourcesResult>;
   listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult>;
-  /** Reads a resource by its prefixed URI. */
-  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult>;
+  /**
+   * Reads a resource by its prefixed URI. With `relay` (a 2026-07-28 caller), a 2026-07-28 server's
+   * input-required answer rejects with `UpstreamAskedError`, to be relayed to the caller.
+   */
+  readResource(uri: string, signal?: AbortSignal, relay?: UpstreamRelay): Promise<ReadResourceResult>;
   listPrompts(cursor?: string): Promise<ListPromptsResult>;
-  /** Gets a prompt by its prefixed name. */
+  /** Gets a prompt by its prefixed name; `relay` as for `readResource`. */
   getPrompt(
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    relay?: UpstreamRelay,
   ): Promise<GetPromptResult>;
   /** Asks the server for completions of a prompt argument or template variable; the reference's name or URI is prefixed. */
   complete?(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult>;
@@ -293,12 +302,19 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 // A server that hands back a cursor forever must not hang a listing.
 const MAX_PAGES = 1000;
 const IDENTITY_META = 'io.toolgate/identity';
+// MissingRequiredClientCapability: the server needs a capability the client did not declare.
+const MISSING_CAPABILITY = -32021;
 const HEADERS_META = 'io.toolgate/headers';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** A remote `isError` result: the message is the server's own text. */
 class McpToolError extends Error {
   override readonly name = 'McpToolError';
+}
+
+/** The server answered input-required: the question is relayed to the client, the call did not finish. */
+class McpInputRequiredError extends Error {
+  override readonly name = 'McpInputRequired';
 }
 
 /** The server did not answer in time, or the call was cancelled. */
@@ -357,6 +373,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const allowSampling = options.sampling !== 'deny';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
+  // Tools the SDK's listing would drop for malformed x-mcp-header declarations, with why (see below).
+  const headerExcluded = new Map<string, { readonly tool: McpTool; readonly reason: string }>();
   let skipped: SkippedTool[] = [];
   // What the server serves now, by remote name, and which of those differ from their pins.
   let served = new Map<string, Served>();
@@ -398,6 +416,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     factory,
     {
       setup(client) {
+        screenHeaderDeclarations(client, headerExcluded);
         client.setNotificationHandler('notifications/tools/list_changed', () => {
           void relist(client);
         });
@@ -628,6 +647,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       emit(event);
     };
     const listed = await listAll(client);
+    for (const { tool, reason } of headerExcluded.values())
+      skip(tool, `its inputSchema declares a malformed header: ${reason}`);
     const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
     const held = reviewNewTools ? await heldForReview(listed) : new Set<string>();
     for (const remote of listed) {
@@ -693,6 +714,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     if (typeof local !== 'string' || !TOOL_NAME_PATTERN.test(local))
       return `its local name does not match ${TOOL_NAME_PATTERN.source}; give it one with 'rename'`;
     if (taken.has(local)) return `another tool from this server is already named '${local}'`;
+    const header = mcpHeaderProblem(remote.inputSchema);
+    if (header !== undefined) return `its inputSchema declares a malformed header: ${header}`;
     if (!escapeText) {
       for (const [field, text] of [
         ['name', remote.name],
@@ -831,14 +854,24 @@ export function mcpClient(options: McpClientOptions): McpClient {
       headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
+    // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
+    // input-required answer is handed back to relay, never fulfilled here.
+    const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
+    if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = relay.clientCapabilities;
     inFlight.set(ctx.toolCallId, secrets);
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     try {
       result = (await client.callTool(
-        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+        {
+          name: remote,
+          arguments: args,
+          ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+          ...retryParams(relay),
+        },
         {
           signal: ctx.signal,
           timeout: timeoutMs,
+          ...(relay !== undefined ? { allowInputRequired: true } : {}),
           ...(downstream?.progress !== undefined
             ? {
                 onprogress: ({
@@ -856,10 +889,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
         },
       )) as CallToolResult;
     } catch (error) {
+      // Only a 2026-07-28 caller's own capabilities were what the upstream checked.
+      const missing = relay === undefined ? undefined : missingCapabilitiesOf(error);
+      if (missing !== undefined && downstream !== undefined) downstream.missingCapabilities = missing;
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {
       inFlight.delete(ctx.toolCallId);
       if (nonce !== undefined) headerSets.delete(nonce);
+    }
+    if (isInputRequiredResult(result)) {
+      const asked = askedOf(result, secrets);
+      if (downstream !== undefined) downstream.asked = asked;
+      throw new McpInputRequiredError(
+        `MCP server '${name}' asked the client for input before '${local}' can finish`,
+      );
     }
     const content = result.content.map((block) => prefixedBlock(block as ContentBlock, prefix));
     if (result.isError === true) {
@@ -946,12 +989,22 @@ export function mcpClient(options: McpClientOptions): McpClient {
         })),
       };
     },
-    async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    async readResource(
+      uri: string,
+      signal?: AbortSignal,
+      relay?: UpstreamRelay,
+    ): Promise<ReadResourceResult> {
       const client = await connection.client();
-      const result = await client.readResource(
-        { uri: unprefixed(uri, 'resource') },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.readResource(
+        { uri: unprefixed(uri, 'resource'), ...relayedParams(modern) },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as ReadResourceResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         contents: result.contents.map((content) => ({ ...content, uri: `${prefix}${content.uri}` })),
@@ -970,12 +1023,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
       prompt: string,
       args: Readonly<Record<string, string>> | undefined,
       signal?: AbortSignal,
+      relay?: UpstreamRelay,
     ): Promise<GetPromptResult> {
       const client = await connection.client();
-      const result = await client.getPrompt(
-        { name: unprefixed(prompt, 'prompt'), ...(args !== undefined ? { arguments: { ...args } } : {}) },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.getPrompt(
+        {
+          name: unprefixed(prompt, 'prompt'),
+          ...(args !== undefined ? { arguments: { ...args } } : {}),
+          ...relayedParams(modern),
+        },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as GetPromptResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         messages: result.messages.map((message) => ({
@@ -1406,4 +1470,66 @@ function textOf(content: readonly ContentBlock[]): string {
     .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
     .map((block) => block['text'] as string)
     .join('\n');
+}
+
+/** The retry fields for a request to a 2026-07-28 upstream: its own state and the client's answers. */
+function retryParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  const retry = relay?.retry;
+  if (retry === undefined) return {};
+  return {
+    ...(retry.inputResponses !== undefined ? { inputResponses: { ...retry.inputResponses } } : {}),
+    ...(retry.requestState !== undefined ? { requestState: retry.requestState } : {}),
+  };
+}
+
+/** What an upstream's input-required answer asks, with the call's credential values redacted. */
+function askedOf(result: InputRequiredResult, secrets: readonly string[]): UpstreamAsked {
+  return {
+    inputRequests: redactValue(result.inputRequests ?? {}, secrets) as Record<string, unknown>,
+    ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+  };
+}
+
+/** The capabilities a -32021 error from the server says the client lacks. */
+function missingCapabilitiesOf(error: unknown): ClientCapabilities | undefined {
+  if (!(error instanceof ProtocolError) || error.code !== MISSING_CAPABILITY) return undefined;
+  const data = error.data as { requiredCapabilities?: unknown } | undefined;
+  const required = data?.requiredCapabilities;
+  return typeof required === 'object' && required !== null && !Array.isArray(required)
+    ? (required as ClientCapabilities)
+    : {};
+}
+
+/** The `_meta` and retry fields of a request outside tools/call to a 2026-07-28 upstream for a 2026-07-28 caller. */
+function relayedParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  if (relay === undefined) return {};
+  return { _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.clientCapabilities }, ...retryParams(relay) };
+}
+
+/**
+ * The SDK v2 client drops a 2026-07-28 HTTP server's tools whose `x-mcp-header` declarations are
+ * malformed from every listing, with a console warning and no record (SEP-2243). The same rule runs
+ * first here, on each listing the SDK filters, so each such tool is known with its reason and reported
+ * as skipped (an event, `/readyz`) instead of vanishing; the SDK then finds nothing to drop. Where the
+ * SDK has no such filter (stdio, 2025-11-25) `importProblem` applies the same rule.
+ */
+function screenHeaderDeclarations(
+  client: Client,
+  excluded: Map<string, { readonly tool: McpTool; readonly reason: string }>,
+): void {
+  const sdk = client as unknown as {
+    _excludeInvalidXMcpHeaderTools?: (result: { tools: McpTool[] }) => void;
+  };
+  const filter = sdk._excludeInvalidXMcpHeaderTools;
+  // A later SDK without the method keeps its own behaviour.
+  if (typeof filter !== 'function') return;
+  sdk._excludeInvalidXMcpHeaderTools = (result) => {
+    excluded.clear();
+    result.tools = result.tools.filter((tool) => {
+      const problem = mcpHeaderProblem(tool.inputSchema);
+      if (problem !== undefined) excluded.set(String(tool.name), { tool, reason: problem });
+      return problem === undefined;
+    });
+    filter.call(client, result);
+  };
 }
