@@ -102,8 +102,14 @@ export interface McpClientOptions {
   readonly stderr?: 'inherit' | 'ignore' | 'pipe';
   /** Allows a plain `http://` url to a host that is not loopback; traffic and credentials then travel unencrypted. */
   readonly allowInsecure?: boolean;
-  /** HTTP only: headers sent with every request. */
-  readonly headers?: Readonly<Record<string, string>>;
+  /** HTTP only: headers sent with every request; a function is asked again for each connection (a rotated secret is picked up). */
+  readonly headers?: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>);
+  /**
+   * HTTP only: the fetch every request goes through, after the per-call headers are added; default the
+   * global fetch. A gateway answers an upstream's 401 here (it gets a token and retries); a `Refusal` it
+   * throws fails the call with that refusal.
+   */
+  readonly fetch?: typeof fetch;
   /**
    * HTTP only: headers built per tools/call from the credential the credentials gate resolved for the
    * call (the tool's `needs`). They reach the server and nothing else: not the model, the downstream
@@ -1293,20 +1299,23 @@ function transportFactory(
         stderr: options.stderr ?? 'inherit',
       });
   }
-  const headers = options.headers;
+  const headersOf = options.headers;
+  const base = options.fetch ?? fetch;
   const fetchWithHeaders: typeof fetch = async (input, init) => {
     if (init === undefined || typeof init.body !== 'string' || !init.body.includes(HEADERS_META))
-      return fetch(input, init);
+      return base(input, init);
     const { body, extra } = withoutHeaderMeta(init.body, headerSets);
     const merged = new Headers(init.headers);
     for (const [key, value] of Object.entries(extra)) merged.set(key, value);
-    return fetch(input, { ...init, body, headers: merged });
+    return base(input, { ...init, body, headers: merged });
   };
-  return () =>
-    new StreamableHTTPClientTransport(endpoint!, {
+  return () => {
+    const headers = typeof headersOf === 'function' ? headersOf() : headersOf;
+    return new StreamableHTTPClientTransport(endpoint!, {
       fetch: fetchWithHeaders,
       ...(headers !== undefined ? { requestInit: { headers: { ...headers } } } : {}),
     });
+  };
 }
 
 /**
@@ -1422,6 +1431,8 @@ function callProblem(
 ): Error {
   if (signal.aborted)
     return new McpConnectionError(`the call to '${local}' on MCP server '${name}' was cancelled`);
+  // The configured fetch refused the request (an upstream's authorization failed): its own words.
+  if (error instanceof Refusal) return error;
   if (error instanceof SdkError || error instanceof ProtocolError) {
     if (error.code === SdkErrorCode.RequestTimeout)
       return new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`);

@@ -3,6 +3,7 @@
 // tool reads it to relay progress and elicitation, and to hand back an error result's own blocks.
 
 import type {
+  AuthInfo,
   CallToolResult,
   ClientCapabilities,
   CreateMessageRequest,
@@ -39,6 +40,8 @@ export interface DownstreamCall {
   readonly progress?: (progress: number, total?: number, message?: string) => void;
   /** The W3C trace context the downstream request carried in `_meta`, passed on upstream. */
   readonly traceContext?: TraceContext;
+  /** What the HTTP layer verified about the downstream caller (absent over stdio). */
+  readonly authInfo?: AuthInfo;
   /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */
   errorResult?: CallToolResult;
   /**

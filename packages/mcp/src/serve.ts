@@ -647,6 +647,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
       },
       ...(traceContext !== undefined ? { traceContext } : {}),
+      ...(extra.http?.authInfo !== undefined ? { authInfo: extra.http.authInfo } : {}),
       elicit: (params, signal) =>
         server.elicitInput(params as ElicitRequestFormParams, {
           relatedRequestId: extra.mcpReq.id,
