@@ -55,6 +55,20 @@ export interface GatewayEventFields {
     readonly grantId?: string;
     readonly durationMs: number;
   };
+  /** An operator stored or replaced a principal's credential (its value is never in a line). */
+  readonly 'credential.set': {
+    readonly credential: string;
+    readonly tenant: string;
+    readonly principal: string;
+    readonly by?: string;
+  };
+  readonly 'credential.deleted': {
+    readonly credential: string;
+    readonly tenant: string;
+    readonly principal: string;
+    readonly by?: string;
+    readonly found: boolean;
+  };
   readonly 'grant.created': GrantFields & { readonly fromCheckIn: string };
   readonly 'grant.revoked': GrantFields;
   readonly 'grant.used': GrantFields & { readonly checkInId: string };
@@ -69,6 +83,19 @@ export interface GatewayEventFields {
   readonly 'pin.accepted': { readonly upstream: string; readonly tool: string; readonly digest: string };
   readonly 'pin.changed': DigestChange & { readonly tool: string; readonly voided?: unknown };
   readonly 'pin.pinned': { readonly upstream: string; readonly tool: string; readonly digest: string };
+  readonly 'sampling.refused': {
+    readonly upstream: string;
+    readonly code: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
+  readonly 'sampling.relayed': {
+    readonly upstream: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
   readonly reload: {
     readonly tenants: readonly string[];
     readonly upstreams: readonly string[];
@@ -96,6 +123,7 @@ export interface GatewayEventFields {
   readonly 'upstream.down': { readonly upstream: string; readonly why: string };
   readonly 'upstream.failed': { readonly upstream: string; readonly why: string };
   readonly 'upstream.identity-changed': DigestChange;
+  readonly 'upstream.instructions-dropped': { readonly upstream: string; readonly why: string };
   readonly 'upstream.restarted': { readonly upstream: string; readonly restarts: number };
   readonly 'upstream.stderr': { readonly upstream: string; readonly line: string };
   readonly 'upstream.stderr-dropped': { readonly upstream: string; readonly lines: number };

@@ -12,8 +12,12 @@ import {
   ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
+  isInputRequiredResult,
   type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -48,7 +52,12 @@ import {
   type ToolMiddlewareContext,
   type TraceContext,
 } from '@toolgate/core';
-import { ajvValidator, type SchemaValidator } from '@toolgate/middleware';
+import {
+  ajvValidator,
+  descriptionFindings,
+  instructionsProblem,
+  type SchemaValidator,
+} from '@toolgate/middleware';
 import { Connection, McpUnavailableError, type BackoffOptions, type McpClientStatus } from './connection';
 import {
   closedSchema,
@@ -56,6 +65,7 @@ import {
   hintHolds,
   invisibleIn,
   listedExtras,
+  mcpHeaderProblem,
   mergeDeclarations,
   pinnedDefinition,
   poisonedDescriptions,
@@ -63,7 +73,7 @@ import {
   type ImportDeclaration,
   type ListedExtras,
 } from './imported';
-import { downstreamOf } from './relay';
+import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -92,8 +102,14 @@ export interface McpClientOptions {
   readonly stderr?: 'inherit' | 'ignore' | 'pipe';
   /** Allows a plain `http://` url to a host that is not loopback; traffic and credentials then travel unencrypted. */
   readonly allowInsecure?: boolean;
-  /** HTTP only: headers sent with every request. */
-  readonly headers?: Readonly<Record<string, string>>;
+  /** HTTP only: headers sent with every request; a function is asked again for each connection (a rotated secret is picked up). */
+  readonly headers?: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>);
+  /**
+   * HTTP only: the fetch every request goes through, after the per-call headers are added; default the
+   * global fetch. A gateway answers an upstream's 401 here (it gets a token and retries); a `Refusal` it
+   * throws fails the call with that refusal.
+   */
+  readonly fetch?: typeof fetch;
   /**
    * HTTP only: headers built per tools/call from the credential the credentials gate resolved for the
    * call (the tool's `needs`). They reach the server and nothing else: not the model, the downstream
@@ -143,6 +159,17 @@ export interface McpClientOptions {
   readonly onSkip?: (skipped: SkippedTool) => void;
   /** Told about pins, changed definitions and server identities, connection states and list changes. */
   readonly onEvent?: (event: McpClientEvent) => void;
+  /**
+   * Whether the server may ask for the calling client's roots ('relay', the default): asked during a
+   * call, the one client making it answers. 'refuse' does not declare roots to the server at all, for
+   * a server that would take a caller's roots as a wider sandbox for everyone.
+   */
+  readonly roots?: 'relay' | 'refuse';
+  /**
+   * Whether the server's sampling requests reach the calling client ('allow', the default) or are
+   * refused with an error the server reads ('deny'). Either way the request is reported (`mcp.sampling`).
+   */
+  readonly sampling?: 'allow' | 'deny';
 }
 
 /** A remote tool toolgate left out: it could not be governed as listed. */
@@ -199,6 +226,22 @@ export type McpClientEvent =
       readonly list: 'tools' | 'resources' | 'prompts';
     }
   | {
+      /** The server's instructions address the model (screened like descriptions): not passed on. */
+      readonly type: 'mcp.instructions.dropped';
+      readonly source: string;
+      readonly reason: string;
+    }
+  | {
+      /** The server asked the calling client to sample: relayed, or refused with `code`. No message text. */
+      readonly type: 'mcp.sampling';
+      readonly source: string;
+      readonly outcome: 'relayed' | 'refused';
+      readonly code?: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE';
+      /** The tool call it came during, and who made it, when one call was running. */
+      readonly toolName?: string;
+      readonly identity?: Identity;
+    }
+  | {
       /** A resource the server was asked to watch changed; `uri` is prefixed. */
       readonly type: 'mcp.resource.updated';
       readonly source: string;
@@ -211,14 +254,18 @@ export interface McpUpstream {
   readonly prefix: string;
   listResources(cursor?: string): Promise<ListResourcesResult>;
   listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult>;
-  /** Reads a resource by its prefixed URI. */
-  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult>;
+  /**
+   * Reads a resource by its prefixed URI. With `relay` (a 2026-07-28 caller), a 2026-07-28 server's
+   * input-required answer rejects with `UpstreamAskedError`, to be relayed to the caller.
+   */
+  readResource(uri: string, signal?: AbortSignal, relay?: UpstreamRelay): Promise<ReadResourceResult>;
   listPrompts(cursor?: string): Promise<ListPromptsResult>;
-  /** Gets a prompt by its prefixed name. */
+  /** Gets a prompt by its prefixed name; `relay` as for `readResource`. */
   getPrompt(
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    relay?: UpstreamRelay,
   ): Promise<GetPromptResult>;
   /** Asks the server for completions of a prompt argument or template variable; the reference's name or URI is prefixed. */
   complete?(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult>;
@@ -227,6 +274,10 @@ export interface McpUpstream {
   /** Asks the server to report changes of a resource (prefixed URI) as `mcp.resource.updated` events. */
   subscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
   unsubscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
+  /** The server's instructions as it gave them at connect, when they passed the description screen. */
+  instructions?(): string | undefined;
+  /** Tells the server the calling client's roots changed (a server not asking for roots is left alone). */
+  rootsListChanged?(): Promise<void>;
   /** Hears list changes ('tools' also after a reconnect or an accepted pin); answers a function that stops listening. */
   subscribe(listener: (event: McpClientEvent) => void): () => void;
 }
@@ -251,12 +302,19 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 // A server that hands back a cursor forever must not hang a listing.
 const MAX_PAGES = 1000;
 const IDENTITY_META = 'io.toolgate/identity';
+// MissingRequiredClientCapability: the server needs a capability the client did not declare.
+const MISSING_CAPABILITY = -32021;
 const HEADERS_META = 'io.toolgate/headers';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** A remote `isError` result: the message is the server's own text. */
 class McpToolError extends Error {
   override readonly name = 'McpToolError';
+}
+
+/** The server answered input-required: the question is relayed to the client, the call did not finish. */
+class McpInputRequiredError extends Error {
+  override readonly name = 'McpInputRequired';
 }
 
 /** The server did not answer in time, or the call was cancelled. */
@@ -311,8 +369,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const escapeText = options.invisibleCharacters === 'escape';
   const screenText = options.descriptions !== 'allow';
   const reviewNewTools = options.newTools !== 'allow';
+  const relayRoots = options.roots !== 'refuse';
+  const allowSampling = options.sampling !== 'deny';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
+  // Tools the SDK's listing would drop for malformed x-mcp-header declarations, with why (see below).
+  const headerExcluded = new Map<string, { readonly tool: McpTool; readonly reason: string }>();
   let skipped: SkippedTool[] = [];
   // What the server serves now, by remote name, and which of those differ from their pins.
   let served = new Map<string, Served>();
@@ -354,6 +416,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     factory,
     {
       setup(client) {
+        screenHeaderDeclarations(client, headerExcluded);
         client.setNotificationHandler('notifications/tools/list_changed', () => {
           void relist(client);
         });
@@ -375,16 +438,43 @@ export function mcpClient(options: McpClientOptions): McpClient {
           }
         });
         // Sampling, like elicitation, belongs to the one call running now; without a client that can
-        // sample it is refused (sampling has no "decline").
+        // sample, or where the configuration denies this server sampling, it is refused (sampling has
+        // no "decline"). The server reads why; the calling client is never asked.
         client.setRequestHandler('sampling/createMessage', async (request, extra) => {
           const only = onlyCallRunning();
+          const during = {
+            ...(only !== undefined ? { toolName: only.call.toolName } : {}),
+            ...(only?.call.identity !== undefined ? { identity: only.call.identity } : {}),
+          };
+          const refuse = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string): never => {
+            emit({ type: 'mcp.sampling', source: name, outcome: 'refused', code, ...during });
+            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
+          };
+          if (!allowSampling)
+            refuse(
+              'SAMPLING_DENIED',
+              `sampling refused: this gateway's policy does not let MCP server '${name}' ask its callers to sample`,
+            );
           if (only === undefined || !only.call.canSample)
-            throw new ProtocolError(
-              ProtocolErrorCode.InvalidRequest,
+            return refuse(
+              'SAMPLING_UNAVAILABLE',
               'sampling is not available: no calling client that supports it',
             );
+          emit({ type: 'mcp.sampling', source: name, outcome: 'relayed', ...during });
           return only.call.sample(only.redact(request.params), extra.mcpReq.signal);
         });
+        // The roots are the calling client's, so only a call's own client answers; outside a call, or
+        // with several calls running, nobody's roots are handed out.
+        if (relayRoots)
+          client.setRequestHandler('roots/list', async (_request, extra) => {
+            const only = onlyCallRunning()?.call;
+            if (only?.listRoots === undefined)
+              throw new ProtocolError(
+                ProtocolErrorCode.InvalidRequest,
+                'roots are not available: no calling client that declared roots',
+              );
+            return only.listRoots(extra.mcpReq.signal);
+          });
         // A log message goes to the client whose call is running, never to other callers.
         client.setNotificationHandler('notifications/message', (notification) => {
           const only = onlyCallRunning();
@@ -396,8 +486,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
       },
       async connected(client, again) {
         await pinServer(client);
+        takeInstructions(client);
         // A server that came back may serve other tools: listen again, through the pins.
         if (again && listedOnce) await relist(client);
+        // It also forgot what it was asked to watch (a restarted process, a lost session).
+        if (again) await rewatch(client);
       },
       changed(status) {
         emit({ type: 'mcp.status', source: name, status });
@@ -405,7 +498,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
     },
     options.backoff ?? {},
     {
-      capabilities: { elicitation: { form: {} }, sampling: {} },
+      capabilities: {
+        elicitation: { form: {} },
+        sampling: {},
+        ...(relayRoots ? { roots: { listChanged: true } } : {}),
+      },
       // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
       // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
@@ -423,6 +520,17 @@ export function mcpClient(options: McpClientOptions): McpClient {
       ? undefined
       : { call, redact: <T>(value: T) => redactValue(value, secrets) as T };
   };
+
+  // What the server says about using it reaches the model as the served server's instructions, so
+  // it is screened as a tool description is; with the description screen off, it is passed as given.
+  let instructions: string | undefined;
+  function takeInstructions(client: Client): void {
+    const given = client.getInstructions();
+    const findings = screenText && given !== undefined ? descriptionFindings(given) : [];
+    instructions = findings.length === 0 ? given : undefined;
+    if (findings.length > 0)
+      emit({ type: 'mcp.instructions.dropped', source: name, reason: instructionsProblem(findings) });
+  }
 
   // The server's identity is its endpoint (and, over TLS, its key) or its command, and the name it
   // reports; its version is not: a version bump re-checks every tool against its pin at the listing
@@ -539,6 +647,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       emit(event);
     };
     const listed = await listAll(client);
+    for (const { tool, reason } of headerExcluded.values())
+      skip(tool, `its inputSchema declares a malformed header: ${reason}`);
     const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
     const held = reviewNewTools ? await heldForReview(listed) : new Set<string>();
     for (const remote of listed) {
@@ -604,6 +714,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     if (typeof local !== 'string' || !TOOL_NAME_PATTERN.test(local))
       return `its local name does not match ${TOOL_NAME_PATTERN.source}; give it one with 'rename'`;
     if (taken.has(local)) return `another tool from this server is already named '${local}'`;
+    const header = mcpHeaderProblem(remote.inputSchema);
+    if (header !== undefined) return `its inputSchema declares a malformed header: ${header}`;
     if (!escapeText) {
       for (const [field, text] of [
         ['name', remote.name],
@@ -742,14 +854,24 @@ export function mcpClient(options: McpClientOptions): McpClient {
       headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
+    // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
+    // input-required answer is handed back to relay, never fulfilled here.
+    const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
+    if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = relay.clientCapabilities;
     inFlight.set(ctx.toolCallId, secrets);
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     try {
       result = (await client.callTool(
-        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+        {
+          name: remote,
+          arguments: args,
+          ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+          ...retryParams(relay),
+        },
         {
           signal: ctx.signal,
           timeout: timeoutMs,
+          ...(relay !== undefined ? { allowInputRequired: true } : {}),
           ...(downstream?.progress !== undefined
             ? {
                 onprogress: ({
@@ -767,10 +889,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
         },
       )) as CallToolResult;
     } catch (error) {
+      // Only a 2026-07-28 caller's own capabilities were what the upstream checked.
+      const missing = relay === undefined ? undefined : missingCapabilitiesOf(error);
+      if (missing !== undefined && downstream !== undefined) downstream.missingCapabilities = missing;
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {
       inFlight.delete(ctx.toolCallId);
       if (nonce !== undefined) headerSets.delete(nonce);
+    }
+    if (isInputRequiredResult(result)) {
+      const asked = askedOf(result, secrets);
+      if (downstream !== undefined) downstream.asked = asked;
+      throw new McpInputRequiredError(
+        `MCP server '${name}' asked the client for input before '${local}' can finish`,
+      );
     }
     const content = result.content.map((block) => prefixedBlock(block as ContentBlock, prefix));
     if (result.isError === true) {
@@ -807,6 +939,34 @@ export function mcpClient(options: McpClientOptions): McpClient {
   }
 
   const listening = new Map<string, McpSubscription>();
+  // The remote URIs downstream clients watch through this client, kept across reconnects.
+  const watching = new Set<string>();
+
+  // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
+  async function watch(client: Client, remote: string, signal?: AbortSignal): Promise<void> {
+    if (!speaksModern(client)) {
+      await client.subscribeResource(
+        { uri: remote },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
+      return;
+    }
+    if (listening.has(remote)) return;
+    const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
+    listening.set(remote, stream);
+    void stream.closed.then(() => {
+      if (listening.get(remote) === stream) listening.delete(remote);
+    });
+  }
+
+  // Each URI on its own: one the server now refuses must not stop the others' updates.
+  async function rewatch(client: Client): Promise<void> {
+    const streams = [...listening.values()];
+    listening.clear();
+    for (const stream of streams) stream.close().catch(() => undefined);
+    await Promise.all([...watching].map((remote) => watch(client, remote).catch(() => undefined)));
+  }
+
   const upstream = {
     async listResources(cursor?: string): Promise<ListResourcesResult> {
       const client = await connection.client();
@@ -829,12 +989,22 @@ export function mcpClient(options: McpClientOptions): McpClient {
         })),
       };
     },
-    async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    async readResource(
+      uri: string,
+      signal?: AbortSignal,
+      relay?: UpstreamRelay,
+    ): Promise<ReadResourceResult> {
       const client = await connection.client();
-      const result = await client.readResource(
-        { uri: unprefixed(uri, 'resource') },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.readResource(
+        { uri: unprefixed(uri, 'resource'), ...relayedParams(modern) },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as ReadResourceResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         contents: result.contents.map((content) => ({ ...content, uri: `${prefix}${content.uri}` })),
@@ -853,12 +1023,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
       prompt: string,
       args: Readonly<Record<string, string>> | undefined,
       signal?: AbortSignal,
+      relay?: UpstreamRelay,
     ): Promise<GetPromptResult> {
       const client = await connection.client();
-      const result = await client.getPrompt(
-        { name: unprefixed(prompt, 'prompt'), ...(args !== undefined ? { arguments: { ...args } } : {}) },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.getPrompt(
+        {
+          name: unprefixed(prompt, 'prompt'),
+          ...(args !== undefined ? { arguments: { ...args } } : {}),
+          ...relayedParams(modern),
+        },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as GetPromptResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         messages: result.messages.map((message) => ({
@@ -881,6 +1062,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
         { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
       );
     },
+    instructions: () => instructions,
+    async rootsListChanged(): Promise<void> {
+      if (!relayRoots || connection.status().state !== 'connected') return;
+      const client = await connection.client();
+      await client.sendRootsListChanged();
+    },
     async setLoggingLevel(level: LoggingLevel, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       if (client.getServerCapabilities()?.logging === undefined) return;
@@ -889,25 +1076,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
         ...(signal !== undefined ? { signal } : {}),
       });
     },
-    // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
     async subscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       const remote = unprefixed(uri, 'resource');
-      const options = { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) };
-      if (!speaksModern(client)) {
-        await client.subscribeResource({ uri: remote }, options);
-        return;
-      }
-      if (listening.has(remote)) return;
-      const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
-      listening.set(remote, stream);
-      void stream.closed.then(() => {
-        if (listening.get(remote) === stream) listening.delete(remote);
-      });
+      await watch(client, remote, signal);
+      watching.add(remote);
     },
     async unsubscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       const remote = unprefixed(uri, 'resource');
+      watching.delete(remote);
       const stream = listening.get(remote);
       if (stream !== undefined) {
         listening.delete(remote);
@@ -1121,20 +1299,23 @@ function transportFactory(
         stderr: options.stderr ?? 'inherit',
       });
   }
-  const headers = options.headers;
+  const headersOf = options.headers;
+  const base = options.fetch ?? fetch;
   const fetchWithHeaders: typeof fetch = async (input, init) => {
     if (init === undefined || typeof init.body !== 'string' || !init.body.includes(HEADERS_META))
-      return fetch(input, init);
+      return base(input, init);
     const { body, extra } = withoutHeaderMeta(init.body, headerSets);
     const merged = new Headers(init.headers);
     for (const [key, value] of Object.entries(extra)) merged.set(key, value);
-    return fetch(input, { ...init, body, headers: merged });
+    return base(input, { ...init, body, headers: merged });
   };
-  return () =>
-    new StreamableHTTPClientTransport(endpoint!, {
+  return () => {
+    const headers = typeof headersOf === 'function' ? headersOf() : headersOf;
+    return new StreamableHTTPClientTransport(endpoint!, {
       fetch: fetchWithHeaders,
       ...(headers !== undefined ? { requestInit: { headers: { ...headers } } } : {}),
     });
+  };
 }
 
 /**
@@ -1250,6 +1431,8 @@ function callProblem(
 ): Error {
   if (signal.aborted)
     return new McpConnectionError(`the call to '${local}' on MCP server '${name}' was cancelled`);
+  // The configured fetch refused the request (an upstream's authorization failed): its own words.
+  if (error instanceof Refusal) return error;
   if (error instanceof SdkError || error instanceof ProtocolError) {
     if (error.code === SdkErrorCode.RequestTimeout)
       return new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`);
@@ -1287,4 +1470,66 @@ function textOf(content: readonly ContentBlock[]): string {
     .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
     .map((block) => block['text'] as string)
     .join('\n');
+}
+
+/** The retry fields for a request to a 2026-07-28 upstream: its own state and the client's answers. */
+function retryParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  const retry = relay?.retry;
+  if (retry === undefined) return {};
+  return {
+    ...(retry.inputResponses !== undefined ? { inputResponses: { ...retry.inputResponses } } : {}),
+    ...(retry.requestState !== undefined ? { requestState: retry.requestState } : {}),
+  };
+}
+
+/** What an upstream's input-required answer asks, with the call's credential values redacted. */
+function askedOf(result: InputRequiredResult, secrets: readonly string[]): UpstreamAsked {
+  return {
+    inputRequests: redactValue(result.inputRequests ?? {}, secrets) as Record<string, unknown>,
+    ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+  };
+}
+
+/** The capabilities a -32021 error from the server says the client lacks. */
+function missingCapabilitiesOf(error: unknown): ClientCapabilities | undefined {
+  if (!(error instanceof ProtocolError) || error.code !== MISSING_CAPABILITY) return undefined;
+  const data = error.data as { requiredCapabilities?: unknown } | undefined;
+  const required = data?.requiredCapabilities;
+  return typeof required === 'object' && required !== null && !Array.isArray(required)
+    ? (required as ClientCapabilities)
+    : {};
+}
+
+/** The `_meta` and retry fields of a request outside tools/call to a 2026-07-28 upstream for a 2026-07-28 caller. */
+function relayedParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  if (relay === undefined) return {};
+  return { _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.clientCapabilities }, ...retryParams(relay) };
+}
+
+/**
+ * The SDK v2 client drops a 2026-07-28 HTTP server's tools whose `x-mcp-header` declarations are
+ * malformed from every listing, with a console warning and no record (SEP-2243). The same rule runs
+ * first here, on each listing the SDK filters, so each such tool is known with its reason and reported
+ * as skipped (an event, `/readyz`) instead of vanishing; the SDK then finds nothing to drop. Where the
+ * SDK has no such filter (stdio, 2025-11-25) `importProblem` applies the same rule.
+ */
+function screenHeaderDeclarations(
+  client: Client,
+  excluded: Map<string, { readonly tool: McpTool; readonly reason: string }>,
+): void {
+  const sdk = client as unknown as {
+    _excludeInvalidXMcpHeaderTools?: (result: { tools: McpTool[] }) => void;
+  };
+  const filter = sdk._excludeInvalidXMcpHeaderTools;
+  // A later SDK without the method keeps its own behaviour.
+  if (typeof filter !== 'function') return;
+  sdk._excludeInvalidXMcpHeaderTools = (result) => {
+    excluded.clear();
+    result.tools = result.tools.filter((tool) => {
+      const problem = mcpHeaderProblem(tool.inputSchema);
+      if (problem !== undefined) excluded.set(String(tool.name), { tool, reason: problem });
+      return problem === undefined;
+    });
+    filter.call(client, result);
+  };
 }

@@ -14,7 +14,10 @@ import {
 } from '@toolgate/core';
 import { permissionCheckerOf } from '@toolgate/middleware';
 import type { McpUpstream } from './client';
+import { declaredCapabilities, relayedInputRequired, upstreamRetryOf } from './input-relay';
+import { UpstreamAskedError, type UpstreamRelay } from './relay';
 import type { McpRequestExtra } from './serve';
+import type { UpstreamStates } from './upstream-state';
 
 /** Refused: the client reads the refusal sentence as the error message. */
 const REFUSED = -32003;
@@ -28,6 +31,33 @@ export interface ProxySetup {
   identify(extra: McpRequestExtra): Promise<Identity | undefined>;
   /** Who watches which upstream resources; with it, resources/subscribe and unsubscribe are served. */
   readonly watch?: ResourceWatch;
+  /** Seals an upstream's input-required answer for a 2026-07-28 client; without it, none is relayed. */
+  readonly states?: UpstreamStates;
+}
+
+/**
+ * Runs a request to an upstream for a 2026-07-28 client so that the upstream's questions reach the
+ * client: it hears the client's declared capabilities, gets its own state and the client's answers
+ * back on the retry, and its input-required answer is relayed under our sealed state.
+ */
+async function relayed<T>(
+  setup: ProxySetup,
+  extra: McpRequestExtra,
+  request: { readonly method: string; readonly target: string; readonly args: unknown },
+  upstream: McpUpstream,
+  run: (relay?: UpstreamRelay) => Promise<T>,
+): Promise<T> {
+  const declared = declaredCapabilities(extra);
+  if (declared === undefined || setup.states === undefined) return run();
+  const binding = { identity: await setup.identify(extra), ...request, upstream: upstream.name };
+  const retry = upstreamRetryOf(setup.states, extra, binding);
+  try {
+    return await run({ clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) });
+  } catch (error) {
+    if (!(error instanceof UpstreamAskedError)) throw error;
+    // The SDK serves an input-required result from any multi-round-trip handler.
+    return relayedInputRequired(setup.states, binding, error.asked, declared) as T;
+  }
 }
 
 /**
@@ -35,16 +65,19 @@ export interface ProxySetup {
  * while at least one downstream connection subscribes to it, and its updates reach only those.
  */
 export interface ResourceWatch {
-  add(server: Server, upstream: McpUpstream, uri: string, signal?: AbortSignal): Promise<void>;
-  remove(server: Server, upstream: McpUpstream, uri: string): void;
+  add(server: Watcher, upstream: McpUpstream, uri: string, signal?: AbortSignal): Promise<void>;
+  remove(server: Watcher, upstream: McpUpstream, uri: string): void;
   /** Forgets a closed connection's subscriptions. */
-  drop(server: Server): void;
+  drop(server: Watcher): void;
   close(): void;
 }
 
+/** Who hears a watched resource's updates: a 2025-11-25 connection's server, or the listen streams' bus. */
+export type Watcher = Pick<Server, 'sendResourceUpdated'>;
+
 export function resourceWatch(): ResourceWatch {
-  const watched = new Map<McpUpstream, { stop: () => void; uris: Map<string, Set<Server>> }>();
-  const remove = (server: Server, upstream: McpUpstream, uri: string): void => {
+  const watched = new Map<McpUpstream, { stop: () => void; uris: Map<string, Set<Watcher>> }>();
+  const remove = (server: Watcher, upstream: McpUpstream, uri: string): void => {
     const entry = watched.get(upstream);
     const servers = entry?.uris.get(uri);
     if (entry === undefined || servers === undefined || !servers.delete(server) || servers.size > 0) return;
@@ -60,7 +93,7 @@ export function resourceWatch(): ResourceWatch {
         );
       let entry = watched.get(upstream);
       if (entry === undefined) {
-        const uris = new Map<string, Set<Server>>();
+        const uris = new Map<string, Set<Watcher>>();
         const stop = upstream.subscribe((event) => {
           if (event.type !== 'mcp.resource.updated') return;
           for (const subscriber of uris.get(event.uri) ?? [])
@@ -146,7 +179,7 @@ async function listAcross<T>(
 }
 
 /** The upstream a prefixed URI or name belongs to: the longest prefix that matches. */
-function owner(upstreams: readonly McpUpstream[], local: string, what: string): McpUpstream {
+export function owner(upstreams: readonly McpUpstream[], local: string, what: string): McpUpstream {
   let best: McpUpstream | undefined;
   for (const upstream of upstreams) {
     if (
@@ -160,7 +193,8 @@ function owner(upstreams: readonly McpUpstream[], local: string, what: string): 
   return best;
 }
 
-async function govern(
+/** Throws a refusal the client reads unless the chain's permission checker allows `capability` on `target`. */
+export async function govern(
   setup: ProxySetup,
   extra: McpRequestExtra,
   capability: 'resource_read' | 'prompt_get',
@@ -248,7 +282,9 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     const { uri } = request.params;
     const upstream = owner(await upstreamsOf(extra), uri, 'resource');
     await govern(setup, extra, 'resource_read', uri, upstream);
-    return upstream.readResource(uri, extra.mcpReq.signal);
+    return relayed(setup, extra, { method: 'resources/read', target: uri, args: {} }, upstream, (relay) =>
+      upstream.readResource(uri, extra.mcpReq.signal, relay),
+    );
   });
   server.setRequestHandler('prompts/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
@@ -265,7 +301,13 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     const { name, arguments: args } = request.params;
     const upstream = owner(await upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
-    return upstream.getPrompt(name, args, extra.mcpReq.signal);
+    return relayed(
+      setup,
+      extra,
+      { method: 'prompts/get', target: name, args: args ?? {} },
+      upstream,
+      (relay) => upstream.getPrompt(name, args, extra.mcpReq.signal, relay),
+    );
   });
   // Completing an argument tells what values exist, so it is governed as reading the prompt or resource.
   server.setRequestHandler('completion/complete', async (request, extra) => {

@@ -2,6 +2,7 @@
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
 import {
+  MissingRequiredClientCapabilityError,
   InMemoryServerEventBus,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
@@ -37,9 +38,19 @@ import {
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+import {
+  declaredCapabilities,
+  echoesUpstreamState,
+  relayedInputRequired,
+  STATE_INVALID_CODE,
+  upstreamRetryOf,
+} from './input-relay';
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
+import { instructionsPerCaller, joinedInstructions } from './instructions';
+import { listenGate, type ListenGate } from './listen';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
+import { upstreamStates, type UpstreamStateBinding } from './upstream-state';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
@@ -58,7 +69,10 @@ export interface McpServeOptions {
   ) => Identity | undefined | Promise<Identity | undefined>;
   /** Share an emitter with other dispatchers; one is created otherwise. */
   readonly events?: ToolgateEmitter;
-  /** Shown to the client at initialize. */
+  /**
+   * Shown to the client at initialize (and server/discover), followed by each upstream's own, under
+   * its name: those of the upstreams this caller is served.
+   */
   readonly instructions?: string;
   /** How long a person at the client may take to answer a check-in; default 10 minutes. */
   readonly checkInTimeoutMs?: number;
@@ -98,6 +112,12 @@ export interface McpServeOptions {
   ) => McpServeRefusal | { readonly state: unknown } | Promise<McpServeRefusal | { readonly state: unknown }>;
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
+  /**
+   * The secret an upstream's `requestState` is sealed under when its input-required answer is
+   * relayed to a 2026-07-28 client (AES-256-GCM under a key derived from it). Give every process of
+   * a host served behind a load balancer the same one; default a random secret per `mcpServe`.
+   */
+  readonly requestStateKey?: string | Uint8Array;
 }
 
 /** What one caller is served (see `McpServeOptions.scope`). */
@@ -182,6 +202,11 @@ export interface McpServed {
    * `subscriptions/listen` stream; `serveHttp` serves its streams from this bus.
    */
   readonly bus: ServerEventBus;
+  /**
+   * Governs a 2026-07-28 `subscriptions/listen` before the SDK answers it from `bus` (`serveHttp` calls
+   * it): each resource it names is checked as reading it and watched upstream while the stream is open.
+   */
+  readonly governListen?: ListenGate;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -252,6 +277,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   if (options.scope !== undefined && typeof options.scope !== 'function')
     throw new McpServeConfigError(`mcpServe '${name}': 'scope' must be a function (identity) => scope.`);
   const upstreams = options.upstreams ?? [];
+  const { requestStateKey } = options;
+  const keyUsable =
+    requestStateKey === undefined ||
+    ((typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array) &&
+      requestStateKey.length >= 16);
+  if (!keyUsable)
+    throw new McpServeConfigError(
+      `mcpServe '${name}': 'requestStateKey' must be a string or bytes of at least 16 characters (32 random bytes is right).`,
+    );
+  const states = upstreamStates(requestStateKey);
   try {
     assertDistinctPrefixes(name, upstreams);
   } catch (error) {
@@ -321,6 +356,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
   const watch = resourceWatch();
+  // The upstreams each connection's caller was last served (a gateway's tenant), for what it notifies.
+  const callerUpstreams = new WeakMap<Server, readonly McpUpstream[]>();
   // The log level each 2025-11-25 connection set; a 2026-07-28 request carries its own.
   const logLevels = new WeakMap<Server, LoggingLevel>();
   const bus = new InMemoryServerEventBus();
@@ -464,6 +501,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     }
   }
 
+  // The upstream an unscoped tool comes from (its `source`), binding a relayed state to it.
+  const sourceOf = (toolName: string): string | undefined =>
+    current?.tools.find((tool) => tool.schema.name === toolName)?.source;
+
   const scopeOf = (identity: Identity | undefined): McpServeScope | undefined => {
     const scoped = scope?.(identity);
     return scoped === undefined || 'refused' in scoped ? undefined : scoped;
@@ -528,10 +569,40 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       if ('refused' in answer) return refuseBefore(answer.refused);
       scoped = answer;
       dispatcher = answer.dispatcher;
+      callerUpstreams.set(server, answer.upstreams);
     } else dispatcher = current!.dispatcher;
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
-    if (typeof echoed === 'string' && options.readRequestState !== undefined) {
+    // A 2026-07-28 client's declared capabilities; its retry of an upstream's question, when it is one.
+    const declared = declaredCapabilities(extra);
+    // What a relayed state of this call is bound to; a 2025-11-25 call has none, and pays nothing.
+    const binding: UpstreamStateBinding | undefined =
+      declared === undefined
+        ? undefined
+        : {
+            identity,
+            method: 'tools/call',
+            target: toolName,
+            upstream: scoped?.sourceOf?.(toolName) ?? sourceOf(toolName) ?? '',
+            args: request.params.arguments ?? {},
+          };
+    let retry;
+    try {
+      retry = binding === undefined ? undefined : upstreamRetryOf(states, extra, binding);
+    } catch (error) {
+      report(
+        refusedBy(
+          'mcp',
+          STATE_INVALID_CODE,
+          refusalReason(
+            `the requestState sent with '${toolName}' is not this caller's for this call`,
+            'Retrying with it will not help',
+          ),
+        ),
+      );
+      throw error;
+    }
+    if (typeof echoed === 'string' && !echoesUpstreamState(extra) && options.readRequestState !== undefined) {
       const read = await options.readRequestState(echoed, { identity, toolName });
       if ('refused' in read) return refuseBefore(read.refused);
       requestState = read.state;
@@ -547,6 +618,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
+      toolName,
+      ...(identity !== undefined ? { identity } : {}),
+      ...(declared !== undefined
+        ? { modern: { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) } }
+        : {}),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
@@ -556,11 +632,22 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           signal,
           timeout: checkInTimeoutMs,
         }),
+      ...(!isModernRequest(extra) && server.getClientCapabilities()?.roots !== undefined
+        ? {
+            listRoots: (signal: AbortSignal) =>
+              server.listRoots(undefined, {
+                relatedRequestId: extra.mcpReq.id,
+                signal,
+                timeout: checkInTimeoutMs,
+              }),
+          }
+        : {}),
       ...logLevelOf(server, extra),
       log: (params) => {
         extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
       },
       ...(traceContext !== undefined ? { traceContext } : {}),
+      ...(extra.http?.authInfo !== undefined ? { authInfo: extra.http.authInfo } : {}),
       elicit: (params, signal) =>
         server.elicitInput(params as ElicitRequestFormParams, {
           relatedRequestId: extra.mcpReq.id,
@@ -607,7 +694,32 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               ...(requestState !== undefined ? { requestState } : {}),
             })
           : { kind: 'outcome', outcome: first };
-      report(settled, first, scoped?.sourceOf?.(toolName));
+      const source = scoped?.sourceOf?.(toolName);
+      // The upstream needs what the client did not declare: the client hears it as the upstream said it.
+      if (downstream.missingCapabilities !== undefined) {
+        report(missingCapability(toolName), first, source);
+        throw new MissingRequiredClientCapabilityError({
+          requiredCapabilities: downstream.missingCapabilities,
+        });
+      }
+      if (
+        settled.kind === 'outcome' &&
+        settled.outcome.kind === 'failed' &&
+        downstream.asked !== undefined &&
+        declared !== undefined &&
+        binding !== undefined
+      ) {
+        let result: InputRequiredResult;
+        try {
+          result = relayedInputRequired(states, binding, downstream.asked, declared);
+        } catch (error) {
+          report(missingCapability(toolName), first, source);
+          throw error;
+        }
+        report({ kind: 'input-required', asker: 'upstream', result }, first, source);
+        return result;
+      }
+      report(settled, first, source);
       if (settled.kind === 'refused') return refusedResult(settled);
       if (settled.kind === 'input-required') return settled.result;
       const { outcome } = settled;
@@ -623,6 +735,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
 
   function createServer(): Server {
     const proxying = upstreams.length > 0 || scope !== undefined;
+    // Fixed upstreams: their instructions as they gave them when this server is made (each session,
+    // each 2026-07-28 request). Per caller, they are the caller's upstreams', answered per request below.
+    const instructions =
+      scope === undefined ? joinedInstructions(options.instructions, upstreams) : options.instructions;
     const server = new Server(
       { name, version },
       {
@@ -635,7 +751,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               logging: {},
             }
           : { tools: { listChanged: true } },
-        ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+        ...(instructions !== undefined ? { instructions } : {}),
       },
     );
     server.setRequestHandler('tools/list', async (_request, extra) => ({
@@ -644,11 +760,24 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const upstreamsFor = async (extra: McpRequestExtra): Promise<readonly McpUpstream[]> => {
       if (scope === undefined) return upstreams;
       try {
-        return scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+        const seen = scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+        callerUpstreams.set(server, seen);
+        return seen;
       } catch {
         return [];
       }
     };
+    if (scope !== undefined)
+      instructionsPerCaller(server, async (extra) =>
+        joinedInstructions(options.instructions, await upstreamsFor(extra)),
+      );
+    if (proxying)
+      // A notification carries no credentials: the connection's changed roots go to the upstreams its
+      // caller was last served, never to another tenant's.
+      server.setNotificationHandler('notifications/roots/list_changed', async () => {
+        const told = scope === undefined ? upstreams : (callerUpstreams.get(server) ?? []);
+        await Promise.all(told.map((upstream) => upstream.rootsListChanged?.().catch(() => undefined)));
+      });
     if (proxying)
       // The level applies to this connection's calls; the caller's upstreams are told too, for the
       // 2025-11-25 ones that log outside a request's own level.
@@ -673,6 +802,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           return scoped.chain;
         },
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+        states,
       });
     else if (upstreams.length > 0)
       serveProxied(server, {
@@ -680,6 +810,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         chain: options.chain!,
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
         watch,
+        states,
       });
     server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
     const previous = server.onclose;
@@ -691,6 +822,26 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     servers.add(server);
     return server;
   }
+
+  const identify = async (extra: McpRequestExtra) => identityFrom?.(extra.http?.authInfo, extra);
+  const governListen =
+    scope !== undefined
+      ? listenGate(
+          {
+            upstreams: async (extra) => scopeOf(await identify(extra))?.upstreams ?? [],
+            chain: (identity): Chain => {
+              const scoped = scopeOf(identity);
+              if (scoped === undefined) throw new Error('no scope for this caller');
+              return scoped.chain;
+            },
+            identify,
+            watch,
+          },
+          bus,
+        )
+      : upstreams.length > 0
+        ? listenGate({ upstreams, chain: options.chain!, identify, watch }, bus)
+        : undefined;
 
   const server = createServer();
   return {
@@ -710,6 +861,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     },
     listChanged: announce,
     bus,
+    ...(governListen !== undefined ? { governListen } : {}),
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();
@@ -725,6 +877,17 @@ export function isModernRequest(extra: McpRequestExtra): boolean {
     extra.mcpReq.envelope?.[PROTOCOL_VERSION_META_KEY as keyof typeof extra.mcpReq.envelope] !== undefined
   );
 }
+
+/** How a call the client cannot take part in ends, for the report: it did not declare what the upstream needs. */
+const missingCapability = (toolName: string) =>
+  refusedBy(
+    'mcp',
+    'MISSING_CLIENT_CAPABILITY',
+    refusalReason(
+      `'${toolName}' needs a capability the client did not declare`,
+      'Retrying will not help until the client declares it',
+    ),
+  );
 
 /** A refusal decided outside the chain, as the settled form the report and the result share. */
 function refusedBy(

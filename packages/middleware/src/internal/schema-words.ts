@@ -13,6 +13,8 @@ const COMMON = [
   ...['maxItems', 'minItems', 'uniqueItems', 'items', 'contains'],
   ...['maxProperties', 'minProperties', 'required', 'properties', 'patternProperties'],
   ...['additionalProperties', 'propertyNames', 'dependencies'],
+  // An annotation (MCP SEP-2243): the argument is mirrored into an Mcp-Param-* header; it validates nothing.
+  'x-mcp-header',
 ];
 
 /** The keywords each draft accepts; anything else fails at compile, as under ajv's strict mode. */
@@ -22,8 +24,17 @@ export const KEYWORDS: Readonly<Record<Draft, ReadonlySet<string>>> = {
     ...COMMON,
     ...['prefixItems', 'minContains', 'maxContains', 'unevaluatedItems'],
     ...['dependentRequired', 'dependentSchemas', 'unevaluatedProperties'],
+    ...['$anchor', '$dynamicAnchor', '$dynamicRef'],
   ]),
 };
+
+/** Keywords only 2020-12 has: a schema naming no `$schema` that uses them is read as 2020-12. */
+export const ONLY_2020: ReadonlySet<string> = new Set(
+  [...KEYWORDS['2020-12']].filter((key) => !KEYWORDS['7'].has(key)),
+);
+
+/** Keywords a target that holds them is called with, not inlined (ajv's REF_KEYWORDS). */
+export const REFERENCE_KEYWORDS: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$dynamicAnchor']);
 
 /** Keywords that validate (ajv's rules): a schema with none of them accepts everything. */
 export const RULE_KEYWORDS: ReadonlySet<string> = new Set([
@@ -33,7 +44,7 @@ export const RULE_KEYWORDS: ReadonlySet<string> = new Set([
   ...['prefixItems', 'items', 'contains', 'uniqueItems', 'maxContains', 'minContains', 'unevaluatedItems'],
   ...['maxProperties', 'minProperties', 'required', 'propertyNames', 'additionalProperties'],
   ...['dependencies', 'properties', 'patternProperties', 'dependentRequired', 'dependentSchemas'],
-  'unevaluatedProperties',
+  ...['unevaluatedProperties', '$dynamicRef'],
 ]);
 
 /** Keywords whose value is one subschema. */
