@@ -64,6 +64,7 @@ import {
   type ListedExtras,
 } from './imported';
 import { downstreamOf } from './relay';
+import { callAsUpstreamTask, requiresTask, upstreamTakesTasks } from './upstream-tasks';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -652,6 +653,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
       options.declare?.[local],
     ]);
     const remoteName = remote.name;
+    const taskRequired = requiresTask((remote as { execution?: unknown }).execution);
     const { checkIn } = declared;
     const tool: Tool = {
       schema: { name: local, description: shown(remote.description ?? remote.title ?? ''), inputSchema },
@@ -672,7 +674,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
             },
           }
         : {}),
-      execute: (args, ctx) => call(remoteName, local, args, ctx),
+      execute: (args, ctx) => call(remoteName, local, args, ctx, taskRequired),
     };
     try {
       assertTool(tool, { allowSource: true });
@@ -719,6 +721,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     local: string,
     args: ToolArgs,
     ctx: ToolMiddlewareContext,
+    taskRequired = false,
   ): Promise<unknown> {
     await refuseIfServerChanged(local);
     await refuseIfChanged(remote, local, ctx);
@@ -744,28 +747,37 @@ export function mcpClient(options: McpClientOptions): McpClient {
     }
     inFlight.set(ctx.toolCallId, secrets);
     let result: CallToolResult;
+    // The chain has decided: the tool runs now (a downstream task is handed out from here on).
+    downstream?.started?.();
     try {
-      result = (await client.callTool(
-        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-        {
-          signal: ctx.signal,
-          timeout: timeoutMs,
-          ...(downstream?.progress !== undefined
-            ? {
-                onprogress: ({
-                  progress,
-                  total,
-                  message,
-                }: {
-                  progress: number;
-                  total?: number | undefined;
-                  message?: string | undefined;
-                }) => downstream.progress!(progress, total, message),
-                resetTimeoutOnProgress: true,
-              }
-            : {}),
-        },
-      )) as CallToolResult;
+      if (taskRequired && upstreamTakesTasks(client))
+        result = await callAsUpstreamTask(
+          client,
+          { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+          { signal: ctx.signal, timeoutMs },
+        );
+      else
+        result = (await client.callTool(
+          { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+          {
+            signal: ctx.signal,
+            timeout: timeoutMs,
+            ...(downstream?.progress !== undefined
+              ? {
+                  onprogress: ({
+                    progress,
+                    total,
+                    message,
+                  }: {
+                    progress: number;
+                    total?: number | undefined;
+                    message?: string | undefined;
+                  }) => downstream.progress!(progress, total, message),
+                  resetTimeoutOnProgress: true,
+                }
+              : {}),
+          },
+        )) as CallToolResult;
     } catch (error) {
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {

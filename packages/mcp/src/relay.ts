@@ -31,6 +31,8 @@ export interface DownstreamCall {
   readonly progress?: (progress: number, total?: number, message?: string) => void;
   /** The W3C trace context the downstream request carried in `_meta`, passed on upstream. */
   readonly traceContext?: TraceContext;
+  /** Called by an imported tool as it sends the call upstream: the chain decided, the tool runs. */
+  readonly started?: () => void;
   /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */
   errorResult?: CallToolResult;
 }

@@ -40,6 +40,17 @@ import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
+import {
+  dispatchAsTask,
+  ownerOf,
+  ServedTasks,
+  serveTaskMethods,
+  taskAsked,
+  taskCapable,
+  TASKS_EXTENSION,
+  type McpTaskControl,
+  type ServedTasksOptions,
+} from './tasks';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
@@ -98,6 +109,18 @@ export interface McpServeOptions {
   ) => McpServeRefusal | { readonly state: unknown };
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
+  /**
+   * Settles a paused call whose client asked for a task (see tasks.ts): the task is handed out at
+   * once, in `input_required`, and this decides it in the background. Without it, a pause is answered
+   * as for a client that asked for no task.
+   */
+  readonly settlePausedTask?: (
+    first: PausedOutcome,
+    call: McpPausedCall,
+    task: McpTaskControl,
+  ) => Promise<McpSettled>;
+  /** How tasks are kept (TTL, the cap per caller, the polling interval). */
+  readonly tasks?: ServedTasksOptions;
 }
 
 /** What one caller is served (see `McpServeOptions.scope`). */
@@ -320,6 +343,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   }
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
+  const tasks = new ServedTasks(options.tasks);
   const watch = resourceWatch();
   // The log level each 2025-11-25 connection set; a 2026-07-28 request carries its own.
   const logLevels = new WeakMap<Server, LoggingLevel>();
@@ -546,7 +570,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     // elicitations and its error blocks come back here.
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
+    let markStarted!: () => void;
+    const toolStarted = new Promise<void>((resolve) => (markStarted = resolve));
     const downstream: DownstreamCall = {
+      started: () => markStarted(),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
@@ -586,27 +613,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         : {}),
     };
     const close = openDownstream(toolCallId, downstream);
-    try {
-      const first = await dispatcher.dispatch(
-        { toolName, args: request.params.arguments ?? {}, toolCallId },
-        {
-          ...(identity !== undefined ? { identity } : {}),
-          signal: extra.mcpReq.signal,
-          ...(traceContext !== undefined ? { traceContext } : {}),
-        },
-      );
-      const settled: McpSettled =
-        first.kind === 'paused'
-          ? await (options.settlePaused ?? settleByElicitation)(first, {
-              server,
-              dispatcher,
-              identity,
-              extra,
-              ...(traceContext !== undefined ? { traceContext } : {}),
-              checkInTimeoutMs,
-              ...(requestState !== undefined ? { requestState } : {}),
-            })
-          : { kind: 'outcome', outcome: first };
+    const paused = (first: PausedOutcome) => ({
+      server,
+      dispatcher,
+      identity,
+      extra,
+      ...(traceContext !== undefined ? { traceContext } : {}),
+      checkInTimeoutMs,
+      ...(requestState !== undefined ? { requestState } : {}),
+    });
+    const answer = (settled: McpSettled, first: DispatchOutcome): CallToolResult | InputRequiredResult => {
       report(settled, first, scoped?.sourceOf?.(toolName));
       if (settled.kind === 'refused') return refusedResult(settled);
       if (settled.kind === 'input-required') return settled.result;
@@ -614,11 +630,67 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       if (outcome.kind === 'failed' && downstream.errorResult !== undefined)
         return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);
       return callToolResult(outcome);
-    } finally {
+    };
+    const releaseAll = () => {
       close();
       release?.();
       if (typeof admitted === 'function') admitted();
+    };
+    // A task outlives this request: what the call holds is released when the task ends.
+    let detached = false;
+    try {
+      const dispatch = (signal: AbortSignal) =>
+        dispatcher.dispatch(
+          { toolName, args: request.params.arguments ?? {}, toolCallId },
+          {
+            ...(identity !== undefined ? { identity } : {}),
+            signal,
+            ...(traceContext !== undefined ? { traceContext } : {}),
+          },
+        );
+      let first: DispatchOutcome;
+      const modern = isModernRequest(extra);
+      const owner = ownerOf(identity);
+      if (taskAsked(request, extra, modern) && tasks.hasRoom(owner)) {
+        const settleTask = options.settlePausedTask;
+        const asTask = await dispatchAsTask({
+          tasks,
+          owner,
+          modern,
+          capable: taskCapable(executionOf(toolName, identity, scoped)),
+          dispatch,
+          started: toolStarted,
+          requestSignal: extra.mcpReq.signal,
+          ...(settleTask !== undefined
+            ? { settlePaused: (first, task) => settleTask(first, paused(first), task) }
+            : {}),
+          finish: (settled, first) => answer(settled, first) as CallToolResult,
+          release: releaseAll,
+        });
+        if (asTask.kind === 'task') {
+          detached = true;
+          return asTask.result as unknown as CallToolResult;
+        }
+        first = asTask.first;
+      } else first = await dispatch(extra.mcpReq.signal);
+      const settled: McpSettled =
+        first.kind === 'paused'
+          ? await (options.settlePaused ?? settleByElicitation)(first, paused(first))
+          : { kind: 'outcome', outcome: first };
+      return answer(settled, first);
+    } finally {
+      if (!detached) releaseAll();
     }
+  }
+
+  // The `execution` a tool is listed with for this caller (whether it may run as a task).
+  function executionOf(
+    toolName: string,
+    identity: Identity | undefined,
+    scoped: McpServeScope | undefined,
+  ): unknown {
+    const shown = scoped !== undefined ? scoped.listed(identity) : (current?.listed ?? []);
+    return shown.find((tool) => tool.name === toolName)?.execution;
   }
 
   function createServer(): Server {
@@ -633,8 +705,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               prompts: { listChanged: true },
               completions: {},
               logging: {},
+              ...TASK_CAPABILITIES,
             }
-          : { tools: { listChanged: true } },
+          : { tools: { listChanged: true }, ...TASK_CAPABILITIES },
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
     );
@@ -682,6 +755,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         watch,
       });
     server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
+    serveTaskMethods(server, {
+      tasks,
+      identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+      isModern: isModernRequest,
+    });
     const previous = server.onclose;
     server.onclose = () => {
       servers.delete(server);
@@ -713,11 +791,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();
+      tasks.close();
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       servers.clear();
     },
   };
 }
+
+// Tasks on tools/call: the 2025-11-25 capability, and the 2026-07-28 extension.
+const TASK_CAPABILITIES = {
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+  extensions: { [TASKS_EXTENSION]: {} },
+};
 
 /** Whether the request came in revision 2026-07-28 (it carries the per-request `_meta` envelope). */
 export function isModernRequest(extra: McpRequestExtra): boolean {
