@@ -294,7 +294,9 @@ function fail(task: TaskEntry, error: TaskError): void {
 function handle(task: TaskEntry, modern: boolean, pollIntervalMs: number): Record<string, unknown> {
   return modern
     ? { resultType: 'task', ...modernTask(task, pollIntervalMs, false) }
-    : { task: legacyTask(task, pollIntervalMs) };
+    : // The SDK v2 server checks a 2025-11-25 tools/call answer as a CallToolResult: an empty `content`
+      // passes it, and a client reading CreateTaskResult reads `task` (docs/design-notes.md).
+      { task: legacyTask(task, pollIntervalMs), content: [] };
 }
 
 function modernTask(task: TaskEntry, pollIntervalMs: number, detailed: boolean): Record<string, unknown> {

@@ -124,16 +124,25 @@ const textOf = (result: Record<string, unknown>) =>
   (result['content'] as { type: string; text?: string }[]).map((block) => block.text ?? '').join('\n');
 
 describe('tasks through mcpServe (server-everything upstream)', () => {
-  it('lists the task-only tool with its execution', async () => {
-    const listed = await modern('bot-token', 'tools/list', {});
-    const tool = (listed.result!['tools'] as { name: string; execution?: unknown }[]).find(
-      (t) => t.name === TOOL,
-    );
-    expect(tool?.execution).toEqual({ taskSupport: 'required' });
+  it('advertises tasks on both revisions; 2025-11-25 lists the task-only tool with its execution', async () => {
+    // 2026-07-28 has no taskSupport in core (the server decides per request): the extension is advertised.
     const discovered = await modern('bot-token', 'server/discover', {});
     expect(discovered.result).toMatchObject({
       capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
     });
+    const legacy = new V2Client(
+      { name: 'legacy-list', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await legacy.connect(
+      new V2Transport(http.url, { requestInit: { headers: { authorization: 'Bearer bot-token' } } }),
+    );
+    try {
+      const { tools } = await legacy.listTools();
+      expect(tools.find((t) => t.name === TOOL)?.execution).toEqual({ taskSupport: 'required' });
+    } finally {
+      await legacy.close();
+    }
   });
 
   it('2026-07-28: the task-only tool runs as a task with the gateway-side id, and completes with the report', async () => {
