@@ -48,3 +48,5 @@ export type {
 } from './transports';
 export { serveHttp, serveStdio } from './transports';
 export { InPlaceStdioClientTransport } from './stdio';
+export type { McpTaskControl, McpTaskStatus, ServedTasksOptions, TaskError, TaskOwner } from './tasks';
+export { TASK_REFUSED, TASKS_EXTENSION } from './tasks';

@@ -224,6 +224,7 @@ describe('tasks through mcpServe (server-everything upstream)', () => {
         version: 1 as const,
         vendor: 'test',
         validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
       },
     };
     await client.connect(
