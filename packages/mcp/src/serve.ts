@@ -634,7 +634,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const releaseAll = () => {
       close();
       release?.();
-      if (typeof admitted === 'function') admitted();
+      if (typeof admitted === 'function' && !detached) admitted();
     };
     // A task outlives this request: what the call holds is released when the task ends.
     let detached = false;
@@ -669,6 +669,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         });
         if (asTask.kind === 'task') {
           detached = true;
+          // A shutdown does not wait for a task (it may wait for a person): closing cancels it instead.
+          if (typeof admitted === 'function') admitted();
           return asTask.result as unknown as CallToolResult;
         }
         first = asTask.first;

@@ -388,7 +388,8 @@ export function serveTaskMethods(server: Server, options: TaskMethodsOptions): v
   });
   register('tasks/update', { params: taskIdParams }, async (params, extra) => {
     const task = await find(params['taskId'], extra);
-    const responses = params['inputResponses'];
+    // The SDK lifts a 2026-07-28 request's `inputResponses` out of its params.
+    const responses = extra.mcpReq.inputResponses ?? params['inputResponses'];
     if (task.status === 'input_required' && typeof responses === 'object' && responses !== null)
       await task.update?.(responses as Record<string, unknown>);
     return { resultType: 'complete' };
