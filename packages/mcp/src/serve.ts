@@ -613,7 +613,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         : {}),
     };
     const close = openDownstream(toolCallId, downstream);
-    const paused = (first: PausedOutcome) => ({
+    const paused = (): McpPausedCall => ({
       server,
       dispatcher,
       identity,
@@ -662,7 +662,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           started: toolStarted,
           requestSignal: extra.mcpReq.signal,
           ...(settleTask !== undefined
-            ? { settlePaused: (first, task) => settleTask(first, paused(first), task) }
+            ? { settlePaused: (first, task) => settleTask(first, paused(), task) }
             : {}),
           finish: (settled, first) => answer(settled, first) as CallToolResult,
           release: releaseAll,
@@ -677,7 +677,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       } else first = await dispatch(extra.mcpReq.signal);
       const settled: McpSettled =
         first.kind === 'paused'
-          ? await (options.settlePaused ?? settleByElicitation)(first, paused(first))
+          ? await (options.settlePaused ?? settleByElicitation)(first, paused())
           : { kind: 'outcome', outcome: first };
       return answer(settled, first);
     } finally {
