@@ -254,6 +254,14 @@ describe('tasks through toolgate gateway', () => {
     const done = await until(TOKENS.BOT_TOKEN, taskId, (s) => s === 'completed' || s === 'failed');
     expect(done['status']).toBe('completed');
     expect(refunds()).toBe(before + 1);
+    // Replaying the answer, or cancelling now, changes nothing and runs nothing again.
+    await modern(TOKENS.BOT_TOKEN, 'tasks/update', { taskId, inputResponses: approve });
+    await modern(TOKENS.BOT_TOKEN, 'tasks/cancel', { taskId });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await modern(TOKENS.BOT_TOKEN, 'tasks/get', { taskId })).result).toMatchObject({
+      status: 'completed',
+    });
+    expect(refunds()).toBe(before + 1);
   }, 30_000);
 
   it("cancel by another principal changes nothing; the owner's cancel withdraws the check-in and nothing runs", async () => {
