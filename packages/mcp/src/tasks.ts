@@ -80,6 +80,8 @@ export interface ServedTasksOptions {
   readonly maxLivePerOwner?: number;
   /** The polling interval suggested to clients; default 1000 ms. */
   readonly pollIntervalMs?: number;
+  /** Tasks one owner's ended ones are kept up to, within their TTL; the oldest go first. Default 1000. */
+  readonly maxKeptPerOwner?: number;
 }
 
 const TERMINAL: ReadonlySet<McpTaskStatus> = new Set(['completed', 'failed', 'cancelled']);
@@ -90,8 +92,10 @@ export class ServedTasks {
   readonly ttlMs: number;
   readonly maxLivePerOwner: number;
   readonly pollIntervalMs: number;
+  readonly maxKeptPerOwner: number;
 
   constructor(options: ServedTasksOptions = {}) {
+    this.maxKeptPerOwner = options.maxKeptPerOwner ?? 1_000;
     this.ttlMs = options.ttlMs ?? 30 * 60_000;
     this.maxLivePerOwner = options.maxLivePerOwner ?? 100;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
@@ -108,9 +112,15 @@ export class ServedTasks {
 
   create(owner: TaskOwner, status: McpTaskStatus, statusMessage: string): TaskEntry {
     this.sweep();
+    // Ended tasks hold results: one caller's many quick tasks must not grow memory without bound.
+    const ended = [...this.tasks.values()].filter(
+      (task) => sameOwner(task.owner, owner) && TERMINAL.has(task.status),
+    );
+    for (const task of ended.slice(0, Math.max(0, ended.length - this.maxKeptPerOwner + 1)))
+      this.tasks.delete(task.id);
     const now = new Date().toISOString();
     let end!: () => void;
-    const ended = new Promise<void>((resolve) => (end = resolve));
+    const over = new Promise<void>((resolve) => (end = resolve));
     const task: TaskEntry = {
       id: crypto.randomUUID(),
       owner,
@@ -120,7 +130,7 @@ export class ServedTasks {
       abort: new AbortController(),
       status,
       statusMessage,
-      ended,
+      ended: over,
       end,
     };
     this.tasks.set(task.id, task);

@@ -17,6 +17,7 @@ import {
   type McpClient,
   type McpServed,
 } from '@toolgate/mcp';
+import { ServedTasks } from '../src/tasks';
 import { referenceServer } from './fixtures/reference';
 
 const MODERN = '2026-07-28';
@@ -273,4 +274,48 @@ describe('tasks through mcpServe (server-everything upstream)', () => {
       await other.close();
     }
   }, 30_000);
+});
+
+describe('ServedTasks: bound to their owner, bounded in number and time', () => {
+  const bot = { tenant: 'acme', principal: 'bot' };
+  const eve = { tenant: 'acme', principal: 'eve' };
+  const otherBot = { tenant: 'globex', principal: 'bot' };
+
+  it('finds a task only for its tenant and principal', () => {
+    const tasks = new ServedTasks();
+    const task = tasks.create(bot, 'working', 'running');
+    expect(tasks.find(task.id, bot)?.id).toBe(task.id);
+    expect(tasks.find(task.id, eve)).toBeUndefined();
+    expect(tasks.find(task.id, otherBot)).toBeUndefined();
+    expect(tasks.find(task.id, { tenant: null, principal: null })).toBeUndefined();
+    expect(tasks.find(42, bot)).toBeUndefined();
+    expect(tasks.list(eve)).toEqual([]);
+  });
+
+  it('caps the unfinished tasks of one caller, not of the others', () => {
+    const tasks = new ServedTasks({ maxLivePerOwner: 2 });
+    tasks.create(bot, 'working', 'one');
+    expect(tasks.hasRoom(bot)).toBe(true);
+    tasks.create(bot, 'input_required', 'two');
+    expect(tasks.hasRoom(bot)).toBe(false);
+    expect(tasks.hasRoom(eve)).toBe(true);
+    tasks.close();
+    expect(tasks.hasRoom(bot)).toBe(true);
+  });
+
+  it('keeps ended tasks up to the cap per caller, oldest dropped first, and none past their TTL', async () => {
+    const tasks = new ServedTasks({ maxKeptPerOwner: 2 });
+    const first = tasks.create(bot, 'working', 'a');
+    const second = tasks.create(bot, 'working', 'b');
+    tasks.close();
+    const third = tasks.create(bot, 'working', 'c');
+    expect(tasks.find(first.id, bot)).toBeUndefined();
+    expect(tasks.find(second.id, bot)?.status).toBe('cancelled');
+    expect(tasks.find(third.id, bot)?.status).toBe('working');
+    const short = new ServedTasks({ ttlMs: 1 });
+    const brief = short.create(bot, 'working', 'a');
+    short.close();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(short.find(brief.id, bot)).toBeUndefined();
+  });
 });
