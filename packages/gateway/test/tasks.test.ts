@@ -203,9 +203,71 @@ describe('tasks through toolgate gateway', () => {
     expect(done['status']).toBe('completed');
     expect(textOf(done['result'])).toContain('t-1');
     expect(refunds()).toBe(before + 1);
+    // The call's log line is written when the task ends, naming the check-in and how it was decided.
+    const line = await gateway.waitForLog(
+      (l) => l['msg'] === 'call' && l['checkInId'] === checkInIdOf(url) && l['ran'] === true,
+    );
+    expect(line).toMatchObject({
+      tenant: 'acme',
+      principal: 'support-bot',
+      tool: 'shop_refund',
+      checkIn: 'inbox',
+    });
     // Reading it again runs nothing again.
     await modern(TOKENS.BOT_TOKEN, 'tasks/get', { taskId });
     expect(refunds()).toBe(before + 1);
+  }, 30_000);
+
+  it('2025-11-25: an SDK v2 client asks for a task on a call that needs approval; tasks/result answers once approved', async () => {
+    const before = refunds();
+    const any = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
+      },
+    };
+    const connect = async (token: string) => {
+      const made = new V2Client(
+        { name: 'legacy', version: '1.0.0' },
+        { versionNegotiation: { mode: 'legacy' } },
+      );
+      await made.connect(
+        new V2Transport(new URL(gateway.url), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      return made;
+    };
+    const bot = await connect(TOKENS.BOT_TOKEN);
+    const eve = await connect(TOKENS.EVE_TOKEN);
+    try {
+      const created = await bot.request(
+        {
+          method: 'tools/call',
+          params: { name: 'shop_refund', arguments: { amount: 350, order: 'l-1' }, task: { ttl: 60_000 } },
+        } as never,
+        any,
+      );
+      const task = created['task'] as { taskId: string; status: string; statusMessage: string };
+      expect(task.status).toBe('input_required');
+      const page = /(http:\/\/\S+\/inbox\/check-ins\/[^\s.]+)/.exec(task.statusMessage)?.[1];
+      expect(page).toBeDefined();
+      await expect(
+        eve.request({ method: 'tasks/result', params: { taskId: task.taskId } } as never, any),
+      ).rejects.toThrow(/Unknown task/);
+      const result = bot.request({ method: 'tasks/result', params: { taskId: task.taskId } } as never, any, {
+        timeout: 20_000,
+      });
+      expect(refunds()).toBe(before);
+      expect((await inboxApi(`/${encodeURIComponent(checkInIdOf(page!))}/approve`, {})).status).toBe(200);
+      expect(textOf(await result)).toContain('l-1');
+      expect(refunds()).toBe(before + 1);
+    } finally {
+      await bot.close();
+      await eve.close();
+    }
   }, 30_000);
 
   it('a decline fails the task with the reason; nothing runs', async () => {

@@ -257,15 +257,20 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
   }
   const task = tasks.create(owner, 'input_required', `'${first.toolName}' awaits a person's approval.`);
   detach(task);
+  // The handle is handed out once the task says what it waits for (or ended), so it is accurate.
+  let markAsked!: () => void;
+  const asked = new Promise<void>((resolve) => (markAsked = resolve));
   const control: McpTaskControl = {
     taskId: task.id,
     signal: task.abort.signal,
     inputRequired(inputRequests, message) {
       setStatus(task, 'input_required', message);
       if (task.status === 'input_required') task.inputRequests = inputRequests;
+      markAsked();
     },
     working(message) {
       setStatus(task, 'working', message);
+      markAsked();
     },
     onUpdate(handler) {
       task.update = handler;
@@ -275,7 +280,11 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
     .settlePaused(first, control)
     .then((settled) => conclude(task, call.finish(settled, first), true))
     .catch(() => fail(task, { code: ProtocolErrorCode.InternalError, message: 'The call failed.' }))
-    .finally(() => call.release());
+    .finally(() => {
+      markAsked();
+      call.release();
+    });
+  await asked;
   return { kind: 'task', result: handle(task, call.modern, tasks.pollIntervalMs) };
 }
 
