@@ -64,7 +64,16 @@ import {
   type ListedExtras,
 } from './imported';
 import { downstreamOf } from './relay';
-import { callAsUpstreamTask, requiresTask, upstreamTakesTasks } from './upstream-tasks';
+import {
+  callAsUpstreamTask,
+  followUpstreamTask,
+  liftTaskResults,
+  requiresTask,
+  TASKS_EXTENSION,
+  upstreamTakesTasks,
+  UpstreamTaskError,
+  upstreamTaskOf,
+} from './upstream-tasks';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -349,7 +358,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     return local.slice(prefix.length);
   };
 
-  const factory = transportFactory(name, options, endpoint, headerSets);
+  const made = transportFactory(name, options, endpoint, headerSets);
+  const factory = async () => liftTaskResults(await made());
   const connection = new Connection(
     name,
     factory,
@@ -406,7 +416,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     },
     options.backoff ?? {},
     {
-      capabilities: { elicitation: { form: {} }, sampling: {} },
+      // Tasks: a 2026-07-28 upstream may answer a call with one; the call follows it (upstream-tasks.ts).
+      capabilities: { elicitation: { form: {} }, sampling: {}, extensions: { [TASKS_EXTENSION]: {} } },
       // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
       // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
@@ -778,6 +789,9 @@ export function mcpClient(options: McpClientOptions): McpClient {
               : {}),
           },
         )) as CallToolResult;
+      const handle = upstreamTaskOf(result);
+      if (handle !== undefined)
+        result = await followUpstreamTask(client, handle, { signal: ctx.signal, timeoutMs });
     } catch (error) {
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {
@@ -1279,6 +1293,8 @@ function callProblem(
       `MCP server '${name}' rejected the call to '${local}': ${describe(error).replace(/^MCP error -?\d+: /, '')}`,
     );
   }
+  // The task's own account (a failed task's error message, bounded), said by the upstream's server.
+  if (error instanceof UpstreamTaskError) return new McpToolError(`MCP server '${name}': ${error.message}`);
   if (error instanceof Error && error.message === 'Not connected')
     return new Refusal(
       'mcp',

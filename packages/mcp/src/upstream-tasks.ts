@@ -4,7 +4,7 @@
 // and reads its result with `tasks/result`; cancelling the call cancels the upstream task. The caller
 // sees one tools/call that took as long as the task did.
 
-import type { CallToolResult, Client, RequestOptions } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, RequestOptions, Transport } from '@modelcontextprotocol/client';
 
 /** The tool's listed `execution`, as far as it decides how it is called. */
 export function requiresTask(execution: unknown): boolean {
@@ -129,4 +129,105 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', finish, { once: true });
   });
+}
+
+/** The tasks extension of revision 2026-07-28 (SEP-2663). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** Where a lifted 2026-07-28 task handle rides in the tool result the SDK client hands back. */
+export const UPSTREAM_TASK_META = 'io.toolgate/upstream-task';
+
+/**
+ * The SDK v2 client (2.4) answers a `resultType: "task"` result with UnsupportedResultType. Toward a
+ * 2026-07-28 upstream that hands out a task, the transport lifts the handle into a complete, empty
+ * tool result carrying it in `_meta`, so the call can follow the task with tasks/get.
+ */
+export function liftTaskResults(transport: Transport): Transport {
+  return new Proxy(transport, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+    set(target, property, value: unknown) {
+      if (property === 'onmessage' && typeof value === 'function') {
+        const deliver = value as (message: unknown, extra?: unknown) => void;
+        target.onmessage = ((message: unknown, extra?: unknown) =>
+          deliver(liftTaskResult(message), extra)) as Transport['onmessage'];
+        return true;
+      }
+      return Reflect.set(target, property, value, target);
+    },
+  });
+}
+
+function liftTaskResult(message: unknown): unknown {
+  const result = (message as { result?: Loose } | null)?.result;
+  if (
+    typeof result !== 'object' ||
+    result === null ||
+    result['resultType'] !== 'task' ||
+    typeof result['taskId'] !== 'string'
+  )
+    return message;
+  return {
+    ...(message as Loose),
+    result: { resultType: 'complete', content: [], _meta: { [UPSTREAM_TASK_META]: result } },
+  };
+}
+
+/** The task handle a 2026-07-28 upstream answered a tools/call with, when it did. */
+export function upstreamTaskOf(result: CallToolResult): Loose | undefined {
+  const handle = (result._meta as Loose | undefined)?.[UPSTREAM_TASK_META];
+  return typeof handle === 'object' && handle !== null ? (handle as Loose) : undefined;
+}
+
+/** Follows a 2026-07-28 upstream task with tasks/get until it ends; its result, or a thrown error. */
+export async function followUpstreamTask(
+  client: Client,
+  handle: Loose,
+  options: { readonly signal: AbortSignal; readonly timeoutMs: number },
+): Promise<CallToolResult> {
+  const taskId = String(handle['taskId']);
+  const requestOptions: RequestOptions = { signal: options.signal, timeout: options.timeoutMs };
+  let task: Loose = handle;
+  let pollMs = clampPoll(handle['pollIntervalMs']);
+  const deadline = Date.now() + Math.max(options.timeoutMs, TASK_TTL_MS);
+  try {
+    while (task['status'] === 'working' || task['status'] === undefined) {
+      if (Date.now() >= deadline)
+        throw new UpstreamTaskError("the MCP server's task did not end before its time to live");
+      await sleep(pollMs, options.signal);
+      options.signal.throwIfAborted();
+      task = await client.request(
+        { method: 'tasks/get', params: { taskId } } as never,
+        anyResult,
+        requestOptions,
+      );
+      pollMs = clampPoll(task['pollIntervalMs'] ?? pollMs);
+    }
+  } catch (error) {
+    if (options.signal.aborted)
+      await client
+        .request({ method: 'tasks/cancel', params: { taskId } } as never, anyResult, { timeout: 5_000 })
+        .catch(() => undefined);
+    throw error;
+  }
+  const status = String(task['status']);
+  const result = task['result'] as Loose | undefined;
+  if (status === 'completed' && Array.isArray(result?.['content']))
+    return result as unknown as CallToolResult;
+  if (status === 'failed') {
+    const message = (task['error'] as { message?: unknown } | undefined)?.message;
+    throw new UpstreamTaskError(
+      `the MCP server's task failed${typeof message === 'string' ? `: ${message.slice(0, 500)}` : ''}`,
+    );
+  }
+  if (status === 'input_required') {
+    // Its questions would be answered with tasks/update; nobody downstream is there to answer them.
+    await client
+      .request({ method: 'tasks/cancel', params: { taskId } } as never, anyResult, { timeout: 5_000 })
+      .catch(() => undefined);
+    throw new UpstreamTaskError("the MCP server's task asked for input, which this call cannot relay");
+  }
+  throw new UpstreamTaskError(`the MCP server's task ended ${status}`);
 }

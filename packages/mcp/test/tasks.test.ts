@@ -17,8 +17,12 @@ import {
   type McpClient,
   type McpServed,
 } from '@toolgate/mcp';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { ServedTasks } from '../src/tasks';
-import { referenceServer } from './fixtures/reference';
+import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
 
 const MODERN = '2026-07-28';
 const TOOL = 'ev_simulate-research-query';
@@ -317,5 +321,81 @@ describe('ServedTasks: bound to their owner, bounded in number and time', () => 
     short.close();
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(short.find(brief.id, bot)).toBeUndefined();
+  });
+});
+
+describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
+  let dir: string;
+  let runLog: string;
+  let taskUpstream: McpClient;
+  let proxy: McpServed;
+  let client: V2Client;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-tasks-'));
+    runLog = join(dir, 'runs.log');
+    taskUpstream = mcpClient({
+      name: 'jobs',
+      command: fixtureServer('task-upstream'),
+      cwd: fixtureCwd,
+      env: { ...(process.env as Record<string, string>), RUN_LOG: runLog },
+      stderr: 'ignore',
+      prefix: 'jobs_',
+    });
+    proxy = mcpServe(await taskUpstream.tools(), {
+      name: 'proxy',
+      version: '1.0.0',
+      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
+      upstreams: [taskUpstream],
+    });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(serverEnd);
+    client = new V2Client({ name: 'legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await client.connect(clientEnd);
+  }, 30_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await proxy?.close();
+    await taskUpstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const runs = () => (existsSync(runLog) ? readFileSync(runLog, 'utf8').trim().split('\n') : []);
+
+  it('follows the upstream task with tasks/get: the call answers with its result', async () => {
+    const result = await client.callTool({
+      name: 'jobs_slow_compute',
+      arguments: { a: 2, b: 3, seconds: 0.2 },
+    });
+    expect(result.isError).not.toBe(true);
+    expect(result.content).toEqual([{ type: 'text', text: 'sum 5' }]);
+    expect(result._meta?.['io.toolgate/upstream-task']).toBeUndefined();
+  });
+
+  it("a task that completes with a tool error is the tool's error; a failed task is a failure, not a result", async () => {
+    const failing = await client.callTool({ name: 'jobs_failing_job', arguments: { seconds: 0.1 } });
+    expect(failing.isError).toBe(true);
+    expect(JSON.stringify(failing.content)).toContain('the job failed');
+    const crashed = await client.callTool({ name: 'jobs_protocol_error_job', arguments: { seconds: 0.1 } });
+    expect(crashed.isError).toBe(true);
+    expect(JSON.stringify(crashed.content)).toContain('the job crashed');
+  });
+
+  it('cancelling the call cancels the upstream task', async () => {
+    const abort = new AbortController();
+    const call = client.callTool(
+      { name: 'jobs_slow_compute', arguments: { a: 1, b: 1, seconds: 30 } },
+      { signal: abort.signal },
+    );
+    for (let i = 0; i < 50 && !runs().some((line) => line === 'start slow_compute'); i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = runs().filter((line) => line.startsWith('cancel ')).length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    for (let i = 0; i < 50 && runs().filter((line) => line.startsWith('cancel ')).length === before; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runs().filter((line) => line.startsWith('cancel ')).length).toBe(before + 1);
   });
 });
