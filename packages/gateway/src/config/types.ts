@@ -262,7 +262,11 @@ export interface GatewayConfig {
 
 /** What a reload may do on its own. */
 export interface ReloadConfig {
-  /** `weakening`: a reload that weakens security waits for an approver (not built yet: it is refused). */
+  /**
+   * `weakening`: a reload that weakens security waits in the inbox as an operator check-in (decided by
+   * identities with the `operator` role); approved, it is applied; declined or expired, the serving
+   * configuration stays. Needs `checkIns` and the inbox.
+   */
   readonly requireApproval?: 'weakening' | 'never';
 }
 
