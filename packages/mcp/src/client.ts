@@ -790,8 +790,10 @@ export function mcpClient(options: McpClientOptions): McpClient {
           },
         )) as CallToolResult;
       const handle = upstreamTaskOf(result);
-      if (handle !== undefined)
+      if (handle !== undefined) {
+        downstream?.upstreamTask?.();
         result = await followUpstreamTask(client, handle, { signal: ctx.signal, timeoutMs });
+      }
     } catch (error) {
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {

@@ -33,6 +33,8 @@ export interface DownstreamCall {
   readonly traceContext?: TraceContext;
   /** Called by an imported tool as it sends the call upstream: the chain decided, the tool runs. */
   readonly started?: () => void;
+  /** Called by an imported tool when its upstream answered with a task it now follows. */
+  readonly upstreamTask?: () => void;
   /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */
   errorResult?: CallToolResult;
 }

@@ -572,8 +572,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const progressToken = extra.mcpReq._meta?.progressToken;
     let markStarted!: () => void;
     const toolStarted = new Promise<void>((resolve) => (markStarted = resolve));
+    let markUpstreamTask!: () => void;
+    const upstreamTask = new Promise<void>((resolve) => (markUpstreamTask = resolve));
     const downstream: DownstreamCall = {
       started: () => markStarted(),
+      upstreamTask: () => markUpstreamTask(),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
@@ -660,6 +663,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           capable: taskCapable(executionOf(toolName, identity, scoped)),
           dispatch,
           started: toolStarted,
+          upstreamTask,
           requestSignal: extra.mcpReq.signal,
           ...(settleTask !== undefined
             ? { settlePaused: (first, task) => settleTask(first, paused(), task) }

@@ -210,6 +210,8 @@ export interface TaskCall {
   dispatch(signal: AbortSignal): Promise<DispatchOutcome>;
   /** Resolves when the tool starts to run (an imported tool sends its call upstream). */
   readonly started: Promise<void>;
+  /** Resolves when the upstream answered with a task of its own (2026-07-28: tools list no `execution`). */
+  readonly upstreamTask: Promise<void>;
   readonly requestSignal: AbortSignal;
   /** Settles a pause as a task; absent: a pause is answered as without a task. */
   readonly settlePaused?: (first: PausedOutcome, task: McpTaskControl) => Promise<McpSettled>;
@@ -237,6 +239,7 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
   const first = await Promise.race([
     dispatching,
     call.capable ? call.started.then(() => 'started' as const) : new Promise<never>(() => undefined),
+    call.upstreamTask.then(() => 'started' as const),
   ]);
   const detach = (task: TaskEntry) => {
     call.requestSignal.removeEventListener('abort', follow);

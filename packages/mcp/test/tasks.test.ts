@@ -91,9 +91,10 @@ async function modern(
   method: string,
   params: Record<string, unknown>,
   capabilities: Record<string, unknown> = WITH_TASKS,
+  at: URL = http.url,
 ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
   const name = (params['name'] ?? params['taskId']) as string | undefined;
-  const response = await fetch(http.url, {
+  const response = await fetch(at, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -115,9 +116,14 @@ async function modern(
   return JSON.parse(data) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
-async function pollModern(token: string, taskId: string, until: (status: string) => boolean) {
+async function pollModern(
+  token: string,
+  taskId: string,
+  until: (status: string) => boolean,
+  at: URL = http.url,
+) {
   for (let i = 0; i < 200; i++) {
-    const got = await modern(token, 'tasks/get', { taskId });
+    const got = await modern(token, 'tasks/get', { taskId }, WITH_TASKS, at);
     if (got.result === undefined) throw new Error(`tasks/get failed: ${got.error?.message}`);
     if (until(String(got.result['status']))) return got.result;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -330,6 +336,7 @@ describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
   let taskUpstream: McpClient;
   let proxy: McpServed;
   let client: V2Client;
+  let proxyHttp: HttpServing;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'toolgate-tasks-'));
@@ -352,10 +359,12 @@ describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
     await proxy.connect(serverEnd);
     client = new V2Client({ name: 'legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
     await client.connect(clientEnd);
+    proxyHttp = await serveHttp(proxy, { port: 0 });
   }, 30_000);
 
   afterAll(async () => {
     await client?.close();
+    await proxyHttp?.close();
     await proxy?.close();
     await taskUpstream?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -380,6 +389,22 @@ describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
     const crashed = await client.callTool({ name: 'jobs_protocol_error_job', arguments: { seconds: 0.1 } });
     expect(crashed.isError).toBe(true);
     expect(JSON.stringify(crashed.content)).toContain('the job crashed');
+  });
+
+  it("a client that declared tasks gets the proxy's own task once the upstream hands out one", async () => {
+    const created = await modern(
+      'anyone',
+      'tools/call',
+      { name: 'jobs_slow_compute', arguments: { a: 20, b: 22, seconds: 0.3 } },
+      WITH_TASKS,
+      proxyHttp.url,
+    );
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = String(created.result!['taskId']);
+    expect(taskId).not.toMatch(/^up-/);
+    const done = await pollModern('anyone', taskId, (status) => status !== 'working', proxyHttp.url);
+    expect(done['status']).toBe('completed');
+    expect(textOf(done['result'] as Record<string, unknown>)).toBe('sum 42');
   });
 
   it('cancelling the call cancels the upstream task', async () => {
