@@ -16,8 +16,10 @@ import {
 import type { DispatchOutcome, Identity, PausedOutcome } from '@toolgate/core';
 import type { McpRequestExtra } from './serve';
 import type { McpSettled } from './results';
+import { TASKS_EXTENSION } from './upstream-tasks';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION };
+
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 export type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
