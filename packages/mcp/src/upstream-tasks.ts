@@ -143,10 +143,17 @@ export const UPSTREAM_TASK_META = 'io.toolgate/upstream-task';
  * tool result carrying it in `_meta`, so the call can follow the task with tasks/get.
  */
 export function liftTaskResults(transport: Transport): Transport {
+  // Methods are bound once each (the SDK reads `send` for every message).
+  const bound = new Map<PropertyKey, { readonly of: unknown; readonly fn: unknown }>();
   return new Proxy(transport, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const known = bound.get(property);
+      if (known?.of === value) return known.fn;
+      const fn = (value as (...args: unknown[]) => unknown).bind(target);
+      bound.set(property, { of: value, fn });
+      return fn;
     },
     set(target, property, value: unknown) {
       if (property === 'onmessage' && typeof value === 'function') {
