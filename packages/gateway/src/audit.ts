@@ -53,12 +53,22 @@ export function auditStoreUrl(config: GatewayConfig): string {
   return config.audit?.store ?? config.stores?.state ?? 'memory:';
 }
 
+/** With `durability: batch`, how long SQLite commits may wait for an fsync (see docs/audit.md). */
+export const BATCH_SYNC_INTERVAL_MS = 1000;
+
 /** `memory:`, `sqlite:PATH` (relative to `baseDir`) or `postgres://…`. */
-export function openAuditStore(url: string, baseDir: string): OpenedAuditStore {
+export function openAuditStore(
+  url: string,
+  baseDir: string,
+  options: { readonly syncIntervalMs?: number } = {},
+): OpenedAuditStore {
   if (url === 'memory:') return { kind: 'memory', store: inMemoryAuditStore(), close: async () => {} };
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
-    const store = sqliteAuditStore({ path: path === ':memory:' ? path : resolve(baseDir, path) });
+    const store = sqliteAuditStore({
+      path: path === ':memory:' ? path : resolve(baseDir, path),
+      ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
+    });
     return { kind: 'sqlite', store, close: async () => store.close() };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -136,7 +146,12 @@ export function openAudit(
 ): GatewayAudit {
   const audit = config.audit as AuditConfig;
   const url = auditStoreUrl(config);
-  const opened = openAuditStore(url, baseDir);
+  const durability = audit.durability ?? 'batch';
+  const opened = openAuditStore(
+    url,
+    baseDir,
+    durability === 'batch' ? { syncIntervalMs: BATCH_SYNC_INTERVAL_MS } : {},
+  );
   // The last checkpoint published, for the metrics and the status page.
   let published: AuditCheckpoint | undefined;
   const checkpoints =
@@ -148,6 +163,10 @@ export function openAudit(
     signingKey: audit.signingKey,
     digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
+    durability,
+    ...(audit.commitWindow !== undefined
+      ? { commitWindowMs: durationMs(audit.commitWindow, 'audit.commitWindow') }
+      : {}),
     ...(checkpoints !== undefined
       ? {
           checkpoints: {

@@ -471,6 +471,10 @@ function checkConfig(config: GatewayConfig): Problem[] {
   duration(['checkIns', 'ttl'], config.checkIns?.ttl);
   duration(['checkIns', 'hold'], config.checkIns?.hold);
   duration(['audit', 'checkpoints', 'interval'], config.audit?.checkpoints?.interval);
+  duration(['audit', 'commitWindow'], config.audit?.commitWindow);
+  const commitWindowMs = parseDuration(config.audit?.commitWindow);
+  if (typeof commitWindowMs === 'number' && commitWindowMs > 60_000)
+    add(['audit', 'commitWindow'], 'is longer than a minute', "write a short window such as '5ms'");
   const webhook = config.audit?.checkpoints?.webhook;
   if (webhook !== undefined && !isLoopbackOrHttps(webhook))
     add(

@@ -60,6 +60,15 @@ export interface AuditConfig {
   /** HMAC key of the argument and result digests; default derived from `signingKey`. */
   readonly digestKey?: string;
   readonly onAuditFailure?: 'refuse' | 'allow';
+  /**
+   * `batch` (the default): a call answers once its record is queued; the records of a commit window
+   * are written in one transaction under one signature, and a crash loses at most that window's; on
+   * SQLite, commits reach the disk within a second (a power cut may lose that second too).
+   * `record`: a call answers once its record is committed and synced.
+   */
+  readonly durability?: 'record' | 'batch';
+  /** How long a batch stays open for more records, a duration; default `5ms` (`batch` only). */
+  readonly commitWindow?: string;
   /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
   readonly store?: string;
   /** Signed checkpoints published outside the store. */
@@ -113,6 +122,10 @@ export interface UpstreamConfig {
   readonly timeout?: string;
   /** How the server reads path arguments: `base` is the absolute directory it resolves relative paths from. */
   readonly paths?: { readonly base?: string };
+  /** Whether the server's sampling requests reach the calling client; default `allow`. */
+  readonly sampling?: 'allow' | 'deny';
+  /** Whether the server may ask the calling client for its roots; default `relay`. */
+  readonly roots?: 'relay' | 'refuse';
 }
 
 export interface CredentialConfig {
