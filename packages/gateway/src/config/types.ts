@@ -124,13 +124,57 @@ export interface UpstreamConfig {
   readonly paths?: { readonly base?: string };
   /** Whether the server's sampling requests reach the calling client; default `allow`. */
   readonly sampling?: 'allow' | 'deny';
-  /** Whether the server may ask the calling client for its roots; default `relay`. */
+  /** Whether the server may ask the calling client for its roots; default `refuse`. */
   readonly roots?: 'relay' | 'refuse';
+  /** Who the server is told the call is from (HTTP only): a token obtained per caller, or for the gateway. */
+  readonly auth?: UpstreamAuthConfig;
+}
+
+/** The gateway as an OAuth client, with a secret or a private key (private_key_jwt). */
+export interface OAuthClientConfig {
+  readonly id: string;
+  readonly secret?: string;
+  /** A PKCS#8 PEM or a private JWK, as `${file:…}` or `${env:…}`. */
+  readonly privateKeyJwt?: string;
+}
+
+/** RFC 8693: the caller's verified JWT exchanged for a token the upstream accepts. */
+export interface TokenExchangeConfig {
+  readonly tokenUrl: string;
+  readonly audience?: string;
+  readonly resource?: string;
+  readonly scope?: string;
+  readonly client: OAuthClientConfig;
+  /** How long the authorization server may take; default 5s. */
+  readonly timeout?: string;
+}
+
+/** A token for the gateway itself, from the authorization server the upstream's RFC 9728 metadata names. */
+export interface ClientCredentialsConfig {
+  readonly client: OAuthClientConfig;
+  readonly scope?: string;
+  /** The token endpoint; default discovered from the upstream's protected-resource metadata. */
+  readonly tokenUrl?: string;
+  readonly timeout?: string;
+}
+
+export interface UpstreamAuthConfig {
+  readonly tokenExchange?: TokenExchangeConfig;
+  readonly clientCredentials?: ClientCredentialsConfig;
 }
 
 export interface CredentialConfig {
   readonly env?: string;
   readonly file?: string;
+  /** One value per tenant and principal, kept encrypted in a store (set through the operator API). */
+  readonly perPrincipal?: PerPrincipalCredentialConfig;
+}
+
+export interface PerPrincipalCredentialConfig {
+  /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
+  readonly store?: string;
+  /** The AES-256-GCM key (32 bytes, base64 or hex), as `${env:…}` or `${file:…}`. */
+  readonly key: string;
 }
 
 export interface DefaultsConfig {
