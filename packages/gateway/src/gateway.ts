@@ -10,7 +10,7 @@ import { ConfigError } from './config/errors';
 import { loadConfig, parseConfig, scrubbable, type LoadedConfig } from './config/load';
 import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import type { GatewayConfig } from './config/types';
-import { durationMs, sizeBytes } from './config/units';
+import { fingerprint } from './config/fingerprint';
 import { recordConfig } from './audit';
 import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
@@ -145,10 +145,7 @@ export async function createGateway(
 
   let serving: HttpServing | undefined;
   let stdioServing: Serving | undefined;
-  const maxBody = () =>
-    live.config.listen?.maxBody === undefined
-      ? DEFAULT_MAX_BODY
-      : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
+  const maxBody = () => live.config.listen?.maxBody ?? DEFAULT_MAX_BODY;
   const reloads = reloadHistory(log.events);
   const inbox = stdio
     ? undefined
@@ -189,7 +186,7 @@ export async function createGateway(
     stdioServing = await serveStdio(served);
     url = 'stdio:';
   } else {
-    const listen = loaded.config.listen ?? {};
+    const listen = loaded.resolved.listen ?? {};
     const routes = httpRoutes({
       current: () => live,
       log,
@@ -228,9 +225,7 @@ export async function createGateway(
         ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
         maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
         onWarning: ({ code, message }) => log({ msg: 'listen.warning', level: 'warn', code, message }),
-        ...(listen.sessionIdle !== undefined
-          ? { sessionIdleMs: durationMs(listen.sessionIdle, 'listen.sessionIdle') }
-          : {}),
+        ...(listen.sessionIdle !== undefined ? { sessionIdleMs: listen.sessionIdle } : {}),
       });
     } catch (error) {
       inbox?.close();
@@ -316,7 +311,7 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
-      weakens = weakenings(live.config, nextLoaded.config);
+      weakens = weakenings(live.loaded.config, nextLoaded.config);
       if (weakens.length > 0 && nextLoaded.config.reload?.requireApproval === 'weakening')
         throw new ConfigError([
           nextLoaded.issue(
@@ -339,7 +334,7 @@ export async function createGateway(
     }
     const old = live;
     swap(next);
-    if (JSON.stringify(old.config.listen) !== JSON.stringify(next.config.listen))
+    if (fingerprint(old.config.listen) !== fingerprint(next.config.listen))
       log({
         msg: 'reload.listen-unchanged',
         level: 'warn',
@@ -392,10 +387,7 @@ export async function createGateway(
       watcher?.close();
       clearTimeout(refreshTimer);
       unfollow();
-      const drainMs =
-        live.config.listen?.drain === undefined
-          ? DEFAULT_DRAIN_MS
-          : durationMs(live.config.listen.drain, 'listen.drain');
+      const drainMs = live.config.listen?.drain ?? DEFAULT_DRAIN_MS;
       if (inFlight > 0 || responding > 0) {
         log({ msg: 'shutdown.draining', inFlight });
         await new Promise<void>((done) => {

@@ -18,8 +18,7 @@ import {
 import { ajvValidator } from '@toolgate/middleware';
 import type { ConfigIssue } from './config/errors';
 import type { LoadedConfig } from './config/load';
-import type { GatewayConfig } from './config/types';
-import { durationMs } from './config/units';
+import type { ResolvedConfig } from './config/types';
 import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
@@ -31,7 +30,7 @@ export const APPROVER_ROLE = 'approver';
 
 /** Problems with `inbox` that would leave it unable to serve; checked with the rest of the configuration. */
 export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
-  const { config } = loaded;
+  const { resolved: config } = loaded;
   const issues: ConfigIssue[] = [];
   if (
     config.checkIns === undefined &&
@@ -56,7 +55,7 @@ export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
 }
 
 /** The webhook as inboxApp takes it, or undefined when none is configured (or it has no public address). */
-function webhookOf(config: GatewayConfig): InboxWebhook | undefined {
+function webhookOf(config: ResolvedConfig): InboxWebhook | undefined {
   const configured = config.inbox?.webhook;
   if (configured === undefined) return undefined;
   const webhook = typeof configured === 'string' ? { url: configured } : configured;
@@ -71,9 +70,7 @@ function webhookOf(config: GatewayConfig): InboxWebhook | undefined {
     publicUrl,
     ...(webhook.tenants !== undefined ? { tenants: webhook.tenants } : {}),
     ...(webhook.by !== undefined ? { by: webhook.by } : {}),
-    ...(webhook.linkTtl !== undefined
-      ? { linkTtlMs: durationMs(webhook.linkTtl, 'inbox.webhook.linkTtl') }
-      : {}),
+    ...(webhook.linkTtl !== undefined ? { linkTtlMs: webhook.linkTtl } : {}),
     ...(webhook.headers !== undefined ? { headers: webhook.headers } : {}),
   };
 }

@@ -19,7 +19,8 @@ import {
 } from '@toolgate/policy';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { ConfigIssue, ConfigPath } from './config/errors';
-import { policyRules, type LoadedConfig } from './config/load';
+import { policyRules } from './config/check-names';
+import type { LoadedConfig } from './config/load';
 import type { PolicyConfig } from './config/types';
 import { globMatcher } from './glob';
 

@@ -13,8 +13,17 @@ import {
 import { lookup } from 'node:dns/promises';
 import { canonicalChain, type CanonicalGuards, type LimitRule } from '@toolgate/middleware';
 import type { ConfigIssue, ConfigPath } from './config/errors';
-import type { GatewayConfig, GuardsConfig, LimitConfig } from './config/types';
-import { durationMs, sizeBytes } from './config/units';
+import type {
+  CommandGuardConfig,
+  CrossServerGuardConfig,
+  EgressGuardConfig,
+  GuardsConfig,
+  LimitConfig,
+  PathGuardConfig,
+  ResolvedConfig,
+  ResultScreenConfig,
+  SecretGuardConfig,
+} from './config/types';
 import { globMatcher, matchesAny } from './glob';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
@@ -49,7 +58,7 @@ export interface TenantRuntime {
 }
 
 export interface TenantContext {
-  readonly config: GatewayConfig;
+  readonly config: ResolvedConfig;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   readonly state: StateStore;
   readonly limits: LimitsStore;
@@ -144,19 +153,14 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
         ? {
             checkInKey: checkIns.key,
             checkIns: context.state.checkIns,
-            ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
+            ...(checkIns.ttl !== undefined ? { checkInTtlMs: checkIns.ttl } : {}),
           }
         : {}),
       ...(config.defaults?.resultCeiling?.maxChars !== undefined
         ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
         : {}),
       ...(config.defaults?.resultCeiling?.maxBytes !== undefined
-        ? {
-            defaultMaxBytes: sizeBytes(
-              config.defaults.resultCeiling.maxBytes,
-              'defaults.resultCeiling.maxBytes',
-            ),
-          }
+        ? { defaultMaxBytes: config.defaults.resultCeiling.maxBytes }
         : {}),
       ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
       ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
@@ -217,7 +221,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
 
 /** The configuration's limits as limits-gate rules; a glob matching none of the tenant's tools is an error. */
 function limitRules(
-  limits: readonly LimitConfig[] | undefined,
+  limits: readonly LimitConfig<ResolvedConfig>[] | undefined,
   at: ConfigPath,
   names: readonly string[],
   issues: ConfigIssue[],
@@ -240,7 +244,7 @@ function limitRules(
     if (limit.tools !== undefined) dangling(limit.tools, ['tools']);
     if (limit.cost !== undefined)
       for (const glob of Object.keys(limit.cost)) dangling([glob], ['cost', glob]);
-    const windowMs = durationMs(limit.window, 'window');
+    const windowMs = limit.window;
     const per = typeof limit.per === 'string' ? limit.per : [...limit.per];
     const scoped = (toolName: string) => limit.tools === undefined || matchesAny(toolName, limit.tools);
     if (limit.calls !== undefined) {
@@ -274,7 +278,16 @@ function limitRules(
   return rules;
 }
 
-type GuardKey = keyof GuardsConfig;
+/** Each guard's options, when it is on. */
+interface GuardOptionsOf {
+  readonly egress: EgressGuardConfig<ResolvedConfig>;
+  readonly paths: PathGuardConfig<ResolvedConfig>;
+  readonly commands: CommandGuardConfig<ResolvedConfig>;
+  readonly secrets: SecretGuardConfig<ResolvedConfig>;
+  readonly crossServer: CrossServerGuardConfig<ResolvedConfig>;
+  readonly results: ResultScreenConfig<ResolvedConfig>;
+}
+type GuardKey = keyof GuardOptionsOf;
 
 /**
  * The tenant's guards: the global `guards`, its own over them key by key (`false` turns one off;
@@ -283,8 +296,8 @@ type GuardKey = keyof GuardsConfig;
  */
 function tenantGuards(
   name: string,
-  global: GuardsConfig | undefined,
-  own: GuardsConfig | undefined,
+  global: GuardsConfig<ResolvedConfig> | undefined,
+  own: GuardsConfig<ResolvedConfig> | undefined,
   tools: readonly Tool[],
   issues: ConfigIssue[],
   context: TenantContext,
@@ -304,15 +317,16 @@ function tenantGuards(
       commands: false,
     };
   }
-  const options = <K extends GuardKey>(key: K): Exclude<GuardsConfig[K], boolean> | false | undefined => {
-    const pick = (value: GuardsConfig[K]) =>
-      (value === true ? {} : value) as Exclude<GuardsConfig[K], boolean>;
-    const mine = own?.[key];
-    const theirs = global?.[key];
+  const options = <K extends GuardKey>(key: K): GuardOptionsOf[K] | false | undefined => {
+    // Each guard's options are an object, `true` (on, defaults) or `false` (off).
+    type Setting = object | boolean | undefined;
+    const mine = own?.[key] as Setting;
+    const theirs = global?.[key] as Setting;
+    const pick = (value: object | true) => (value === true ? {} : value) as GuardOptionsOf[K];
     if (mine === false || (mine === undefined && theirs === false)) return false;
-    if (mine === undefined) return theirs === undefined ? undefined : pick(theirs);
+    if (mine === undefined) return theirs === undefined ? undefined : pick(theirs as object | true);
     if (theirs === undefined || theirs === false || key === 'paths') return pick(mine);
-    return { ...pick(theirs), ...pick(mine) } as Exclude<GuardsConfig[K], boolean>;
+    return { ...(pick(theirs) as object), ...(pick(mine) as object) } as GuardOptionsOf[K];
   };
   const offAt = (key: GuardKey): ConfigPath =>
     own?.[key] === false ? ['tenants', name, 'guards', key] : ['guards', key];
@@ -340,9 +354,7 @@ function tenantGuards(
       ...(egress.schemes !== undefined ? { schemes: egress.schemes } : {}),
       ...(egress.detectFormats !== undefined ? { detectFormats: egress.detectFormats } : {}),
       ...(egress.resolve === true ? { resolve: resolveHost } : {}),
-      ...(egress.deadline !== undefined
-        ? { deadlineMs: durationMs(egress.deadline, 'guards.egress.deadline') }
-        : {}),
+      ...(egress.deadline !== undefined ? { deadlineMs: egress.deadline } : {}),
     };
   }
   const paths = options('paths');

@@ -27,10 +27,11 @@ import type {
   AnnotationHint,
   CredentialConfig,
   DefaultsConfig,
+  ResolvedConfig,
   ToolDeclaration,
   UpstreamConfig,
 } from './config/types';
-import { durationMs, sizeBytes } from './config/units';
+import { fingerprint } from './config/fingerprint';
 import { fillCredentials, resolveCredential } from './credentials';
 import { followStderr } from './upstream-stderr';
 import { globMatcher, matchesAny } from './glob';
@@ -71,8 +72,8 @@ export interface Upstream {
 export interface UpstreamContext {
   /** Relative commands, cwd and files resolve here. */
   readonly baseDir: string;
-  readonly credentials?: Readonly<Record<string, CredentialConfig>>;
-  readonly defaults?: DefaultsConfig;
+  readonly credentials?: Readonly<Record<string, CredentialConfig<ResolvedConfig>>>;
+  readonly defaults?: DefaultsConfig<ResolvedConfig>;
   /** Places a problem in the configuration file. */
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
   /** Operator events: restarts, skipped tools, pins. */
@@ -128,21 +129,22 @@ export function listedExtrasFor(tool: Tool): ListedExtras | undefined {
   return extras.get(tool);
 }
 
+/** Equal for equal configuration: a reload keeps such an upstream connected. */
+export function upstreamFingerprint(
+  config: UpstreamConfig<ResolvedConfig>,
+  context: UpstreamContext,
+): string {
+  return fingerprint(config, context.credentials, context.defaults, context.newTools);
+}
+
 /** Connects one upstream and imports its tools; rejects with `UpstreamError` naming what failed. */
 export async function connectUpstream(
   name: string,
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   context: UpstreamContext,
 ): Promise<Upstream> {
-  const fingerprint = JSON.stringify([
-    config,
-    context.credentials,
-    context.defaults,
-    context.newTools === undefined ? null : { newTools: context.newTools },
-  ]);
   const prefix = config.prefix ?? '';
-  const timeoutMs =
-    config.timeout === undefined ? 60_000 : durationMs(config.timeout, `upstreams.${name}.timeout`);
+  const timeoutMs = config.timeout ?? 60_000;
   const backoff = { ...BACKOFF, ...context.backoff };
   let closed = false;
   let restarts = 0;
@@ -339,7 +341,7 @@ export async function connectUpstream(
 
   return {
     name,
-    fingerprint,
+    fingerprint: upstreamFingerprint(config, context),
     get tools() {
       return current.tools;
     },
@@ -379,7 +381,7 @@ export async function connectUpstream(
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
 function transport(
   name: string,
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   context: UpstreamContext,
 ): { transport: Transport; tail?: StderrTail } {
   const secrets: string[] = [];
@@ -428,7 +430,7 @@ function transport(
 /** The configuration's per-tool declarations, by local name, as `mcpClient` takes them. */
 function declarations(
   prefix: string,
-  tools: Readonly<Record<string, ToolDeclaration>> | undefined,
+  tools: Readonly<Record<string, ToolDeclaration<ResolvedConfig>>> | undefined,
 ): Record<string, ImportDeclaration> {
   const declared: Record<string, ImportDeclaration> = {};
   for (const [remote, declaration] of Object.entries(tools ?? {})) {
@@ -440,9 +442,7 @@ function declarations(
         ? {
             resultCeiling: {
               maxChars: ceiling.maxChars,
-              ...(ceiling.maxBytes !== undefined
-                ? { maxBytes: sizeBytes(ceiling.maxBytes, `tools.${remote}.resultCeiling.maxBytes`) }
-                : {}),
+              ...(ceiling.maxBytes !== undefined ? { maxBytes: ceiling.maxBytes } : {}),
               ...(ceiling.narrowBy !== undefined ? { narrowBy: [...ceiling.narrowBy] } : {}),
             },
           }
@@ -454,7 +454,7 @@ function declarations(
 
 /** `defaults.annotations` as `mcpClient`'s `fromAnnotations`. */
 function annotationDeclarations(
-  annotations: NonNullable<DefaultsConfig['annotations']>,
+  annotations: NonNullable<DefaultsConfig<ResolvedConfig>['annotations']>,
 ): Partial<Record<AnnotationHint, ImportDeclaration>> {
   const declared: Partial<Record<AnnotationHint, ImportDeclaration>> = {};
   for (const hint of HINTS) {
@@ -471,7 +471,7 @@ function annotationDeclarations(
 /** `include`, `exclude` and `tools` entries that name nothing the server serves. */
 function namingIssues(
   source: string,
-  upstream: UpstreamConfig,
+  upstream: UpstreamConfig<ResolvedConfig>,
   remotes: readonly string[],
   ctx: UpstreamContext,
   toolOf: (remote: string) => Tool | undefined,
@@ -525,7 +525,7 @@ function listed(names: readonly string[]): string {
   return names.length > 20 ? `${names.slice(0, 20).join(', ')}, … (${names.length})` : names.join(', ');
 }
 
-function connectProblem(config: UpstreamConfig, cause: unknown): string {
+function connectProblem(config: UpstreamConfig<ResolvedConfig>, cause: unknown): string {
   // mcpClient wraps the connection error; the transport's own is its cause.
   const inner = (cause as { cause?: unknown } | undefined)?.cause ?? cause;
   const deepest = (inner as { cause?: unknown } | undefined)?.cause ?? inner;
