@@ -1,6 +1,7 @@
 // One tenant's virtual server: the tools of its upstreams, its chain (the canonical gates, its
 // limits and, with @toolgate/policy, the global and its own rules) and the dispatcher over both.
 
+import { matchesToolGlob } from '@toolgate/policy';
 import {
   createDispatcher,
   type Chain,
@@ -24,7 +25,6 @@ import type {
   ResultScreenConfig,
   SecretGuardConfig,
 } from './config/types';
-import { globMatcher, matchesAny } from './glob';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
@@ -232,7 +232,7 @@ function limitRules(
     const where = [...at, index];
     const dangling = (globs: readonly string[], key: ConfigPath) =>
       globs.forEach((glob, position) => {
-        if (!names.some((name) => globMatcher(glob).test(name)))
+        if (!names.some((name) => matchesToolGlob(name, glob)))
           issues.push(
             context.issue(
               [...where, ...key, ...(key[0] === 'tools' ? [position] : [])],
@@ -246,7 +246,7 @@ function limitRules(
       for (const glob of Object.keys(limit.cost)) dangling([glob], ['cost', glob]);
     const windowMs = limit.window;
     const per = typeof limit.per === 'string' ? limit.per : [...limit.per];
-    const scoped = (toolName: string) => limit.tools === undefined || matchesAny(toolName, limit.tools);
+    const scoped = (toolName: string) => limit.tools === undefined || matchesToolGlob(toolName, limit.tools);
     if (limit.calls !== undefined) {
       rules.push(
         limit.tools === undefined
@@ -269,7 +269,7 @@ function limitRules(
         windowMs,
         cost: ({ toolName }) => {
           if (!scoped(toolName)) return 0;
-          const found = costs.find(([glob]) => globMatcher(glob).test(toolName));
+          const found = costs.find(([glob]) => matchesToolGlob(toolName, glob));
           return found === undefined ? 0 : found[1];
         },
       });

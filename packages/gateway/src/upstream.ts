@@ -4,6 +4,7 @@
 // configuration's declarations per tool (`declare`) and by annotation (`fromAnnotations`). Its tools
 // follow the server: a list change, a reconnect or an accepted pin imports them again.
 
+import { matchesToolGlob } from '@toolgate/policy';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -34,7 +35,6 @@ import type {
 import { fingerprint } from './config/fingerprint';
 import { fillCredentials, resolveCredential } from './credentials';
 import { followStderr } from './upstream-stderr';
-import { globMatcher, matchesAny } from './glob';
 import { stderrTail, type StderrTail } from './stderr-tail';
 
 export type UpstreamState = McpClientStatus['state'];
@@ -257,7 +257,10 @@ export async function connectUpstream(
   let current: Governed;
   try {
     const imported = await client.tools();
-    current = governed(imported, true);
+    // At connect, a configuration that names tools the server does not serve is refused; on a later
+    // refresh the server changed, not the configuration, so the new list is taken as it is.
+    checkNamedTools(imported);
+    current = governed(imported);
   } catch (cause) {
     closed = true;
     await client.close().catch(() => undefined);
@@ -271,7 +274,7 @@ export async function connectUpstream(
     if (closed) return Promise.resolve();
     refreshing ??= (async () => {
       try {
-        current = governed(await client.tools(), false);
+        current = governed(await client.tools());
       } catch {
         return;
       } finally {
@@ -294,22 +297,26 @@ export async function connectUpstream(
     readonly live: Map<string, Tool>;
   }
 
-  /** The imported tools the configuration lets through, each forwarding to the newest import. */
-  function governed(imported: readonly Tool[], strict: boolean): Governed {
+  const remoteOf = (local: string) => local.slice(prefix.length);
+
+  /** Throws `UpstreamError` when the configuration names tools `imported` does not hold. */
+  function checkNamedTools(imported: readonly Tool[]): void {
     const live = new Map(imported.map((tool) => [tool.schema.name, tool]));
-    const remoteOf = (local: string) => local.slice(prefix.length);
     const remotes = [...live.keys()].map(remoteOf);
-    const issues = strict
-      ? namingIssues(name, config, remotes, context, (remote) => live.get(`${prefix}${remote}`))
-      : [];
+    const issues = namingIssues(name, config, remotes, context, (remote) => live.get(`${prefix}${remote}`));
     if (issues.length > 0)
       throw new UpstreamError(name, 'its configuration names tools it does not serve', issues);
+  }
+
+  /** The imported tools the configuration lets through, each forwarding to the newest import. */
+  function governed(imported: readonly Tool[]): Governed {
+    const live = new Map(imported.map((tool) => [tool.schema.name, tool]));
     const tools: Tool[] = [];
     const remoteNames = new Map<string, string>();
     for (const [local, tool] of live) {
       const remote = remoteOf(local);
-      if (config.include !== undefined && !matchesAny(remote, config.include)) continue;
-      if (config.exclude !== undefined && matchesAny(remote, config.exclude)) continue;
+      if (config.include !== undefined && !matchesToolGlob(remote, config.include)) continue;
+      if (config.exclude !== undefined && matchesToolGlob(remote, config.exclude)) continue;
       const never = config.tools?.[remote]?.checkIn === 'never';
       const { egress, paths } = config.tools?.[remote] ?? {};
       const { checkIn, execute: _execute, ...rest } = tool;
@@ -480,7 +487,7 @@ function namingIssues(
   const at = ['upstreams', source];
   const named = (list: readonly string[] | undefined, key: 'include' | 'exclude') =>
     list?.forEach((glob, index) => {
-      if (!remotes.some((remote) => globMatcher(glob).test(remote)))
+      if (!remotes.some((remote) => matchesToolGlob(remote, glob)))
         issues.push(
           ctx.issue([...at, key, index], `matches no tool of '${source}'`, `it serves: ${listed(remotes)}`),
         );
