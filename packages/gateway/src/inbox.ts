@@ -17,6 +17,7 @@ import {
 } from '@toolgate/inbox';
 import { ajvValidator } from '@toolgate/middleware';
 import type { ConfigIssue } from './config/errors';
+import { fingerprint } from './config/fingerprint';
 import type { LoadedConfig } from './config/load';
 import type { ResolvedConfig } from './config/types';
 import type { Mount } from './http';
@@ -134,16 +135,12 @@ export function gatewayInbox(host: {
     const runtime = host.current();
     const { config } = runtime;
     const enabled = config.checkIns !== undefined && config.inbox?.enabled !== false;
-    const fingerprint = JSON.stringify([
-      config.checkIns?.key ?? null,
-      config.inbox ?? null,
-      config.listen?.publicUrl ?? null,
-    ]);
-    if (built !== undefined && built.state === runtime.state && built.fingerprint === fingerprint) return;
+    const settings = fingerprint(config.checkIns?.key, config.inbox, config.listen?.publicUrl);
+    if (built !== undefined && built.state === runtime.state && built.fingerprint === settings) return;
     app?.close();
     app = undefined;
     listener = undefined;
-    built = { state: runtime.state, fingerprint };
+    built = { state: runtime.state, fingerprint: settings };
     if (!enabled) return;
     const webhook = webhookOf(config);
     app = inboxApp({

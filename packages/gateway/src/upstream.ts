@@ -254,6 +254,8 @@ export async function connectUpstream(
     }
   }
 
+  const remoteOf = (local: string) => local.slice(prefix.length);
+
   let current: Governed;
   try {
     const imported = await client.tools();
@@ -296,8 +298,6 @@ export async function connectUpstream(
     readonly remoteNames: Map<string, string>;
     readonly live: Map<string, Tool>;
   }
-
-  const remoteOf = (local: string) => local.slice(prefix.length);
 
   /** Throws `UpstreamError` when the configuration names tools `imported` does not hold. */
   function checkNamedTools(imported: readonly Tool[]): void {
