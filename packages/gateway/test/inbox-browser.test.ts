@@ -4,13 +4,11 @@
 // approves with changes, or approves with a standing grant; each time the held SDK call returns and
 // the tool runs once. A cross-site page's forged POST is refused by the inbox itself.
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describeWithChromium, openChromium, type OpenBrowser } from '../../../test-support/browser';
 import {
   CHECKIN_KEY,
   connectClient,
@@ -22,13 +20,7 @@ import {
   type TempDir,
 } from './helpers';
 
-const CHROMIUM = process.env['TOOLGATE_CHROMIUM'] ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available)
-  console.warn(
-    `gateway browser tests skipped: no Chromium at ${CHROMIUM} (install Debian's 'chromium', or set TOOLGATE_CHROMIUM)`,
-  );
-const describeBrowser = available ? describe : describe.skip;
+const describeBrowser = describeWithChromium('gateway browser tests');
 
 jest.setTimeout(120_000);
 
@@ -73,7 +65,7 @@ describeBrowser('the inbox at a running gateway, in Chromium', () => {
   let origin: string;
   let client: Client;
   let context: BrowserContext;
-  let profile: string;
+  let browser: OpenBrowser<BrowserContext>;
   let elsewhere: Server;
   const problems: string[] = [];
 
@@ -85,29 +77,15 @@ describeBrowser('the inbox at a running gateway, in Chromium', () => {
     });
     origin = new URL(gateway.url).origin;
     client = await connectClient(gateway.url, TOKENS.BOT_TOKEN);
-    profile = mkdtempSync(join(tmpdir(), 'toolgate-gateway-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await openChromium(chromium);
+    context = browser.context;
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await client?.close();
     await gateway?.stop();
     if (elsewhere !== undefined) await new Promise((done) => elsewhere.close(done));
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
     dir?.remove();
   });
 

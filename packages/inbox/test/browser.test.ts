@@ -3,24 +3,17 @@
 // and the page stays inert under hostile arguments, forged posts and another tenant's ids.
 // Screenshots of the list and a check-in page are written to test/artifacts/ (gitignored).
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { createSigner } from '@toolgate/core';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describeWithChromium, openChromium, type OpenBrowser } from '../../../test-support/browser';
 import { ACME, deployment, GLOBEX, KEY, TOKENS, type Deployment } from './fixtures';
 
-const CHROMIUM = process.env['TOOLGATE_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, 'artifacts');
-const available = existsSync(CHROMIUM);
-if (!available) {
-  console.warn(
-    `browser tests skipped: no Chromium at ${CHROMIUM} (install Debian's 'chromium', or set TOOLGATE_CHROMIUM)`,
-  );
-}
-const describeBrowser = available ? describe : describe.skip;
+const describeBrowser = describeWithChromium('browser tests');
 
 jest.setTimeout(90_000);
 
@@ -29,7 +22,7 @@ describeBrowser('the inbox in Chromium', () => {
   let server: ServerType;
   let origin: string;
   let context: BrowserContext;
-  let profile: string;
+  let browser: OpenBrowser<BrowserContext>;
   const problems: string[] = [];
 
   beforeAll(async () => {
@@ -38,30 +31,15 @@ describeBrowser('the inbox in Chromium', () => {
       const s = serve({ fetch: d.inbox.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    profile = mkdtempSync(join(tmpdir(), 'toolgate-inbox-chromium-'));
     mkdirSync(ARTIFACTS, { recursive: true });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1200, height: 860 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await openChromium(chromium, { viewport: { width: 1200, height: 860 } });
+    context = browser.context;
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await new Promise((resolve) => server?.close(resolve));
     d?.inbox.close();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
   });
 
   /** A fresh page that records CSP violations, script errors and dialogs (none may happen). */

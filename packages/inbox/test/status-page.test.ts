@@ -3,21 +3,15 @@
 // (its name, error, tool definition) and a refused reload stays text; approvers who are not
 // operators, and a host without a status, get 404.
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { inMemoryCheckIns } from '@toolgate/core';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describeWithChromium, openChromium, type OpenBrowser } from '../../../test-support/browser';
 import { inboxApp, staticApprovers, type InboxApp, type OperatorStatus } from '../src';
 import { KEY } from './fixtures';
 
-const CHROMIUM = process.env['TOOLGATE_CHROMIUM'] ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available)
-  console.warn(`status page browser tests skipped: no Chromium at ${CHROMIUM} (install Debian's 'chromium')`);
-const describeBrowser = available ? describe : describe.skip;
+const describeBrowser = describeWithChromium('status page browser tests');
 
 const OPERATOR = 'operator-token-0123456789abcdef';
 const APPROVER = 'approver-token-0123456789abcdef';
@@ -104,7 +98,7 @@ describeBrowser('the status page in Chromium', () => {
   let server: ServerType;
   let origin: string;
   let context: BrowserContext;
-  let profile: string;
+  let browser: OpenBrowser<BrowserContext>;
   const problems: string[] = [];
 
   beforeAll(async () => {
@@ -113,25 +107,14 @@ describeBrowser('the status page in Chromium', () => {
       const s = serve({ fetch: inbox.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    profile = mkdtempSync(join(tmpdir(), 'toolgate-status-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    browser = await openChromium(chromium);
+    context = browser.context;
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await new Promise((resolve) => server?.close(resolve));
     inbox?.close();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
   });
 
   async function signedIn(token: string): Promise<Page> {
