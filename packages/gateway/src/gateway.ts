@@ -2,8 +2,6 @@
 // stdio connection), /healthz, /readyz, the protected-resource metadata, reload on demand or when
 // the file changes, and a close that lets in-flight calls finish before the upstreams stop.
 
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import { serveHttp, serveStdio, type HttpServing, type Serving } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
@@ -12,6 +10,8 @@ import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import type { GatewayConfig } from './config/types';
 import { fingerprint } from './config/fingerprint';
 import { recordConfig } from './audit';
+import { watchConfigFile, type ConfigWatcher } from './config-watcher';
+import { gatewayDrain } from './drain';
 import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
@@ -115,25 +115,12 @@ export async function createGateway(
     await closeRuntime(live);
     throw error;
   }
-  let draining = false;
   // Calls in the MCP handlers, and POST responses not yet sent: shutdown waits for both.
-  let inFlight = 0;
-  let responding = 0;
-  let drained: (() => void) | undefined;
-  const settle = () => {
-    if (inFlight === 0 && responding === 0) drained?.();
-  };
+  const drain = gatewayDrain();
   const host: ServingHost = {
     current: () => live,
-    begin: () => {
-      if (draining) return false;
-      inFlight += 1;
-      return true;
-    },
-    end: () => {
-      inFlight -= 1;
-      settle();
-    },
+    begin: () => drain.enter(),
+    end: () => drain.leave(),
     log,
     version: GATEWAY_VERSION,
     inboxUrl: () =>
@@ -192,14 +179,8 @@ export async function createGateway(
       log,
       baseUrl: () => (live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
       maxBody,
-      draining: () => draining,
-      track: (watch) => {
-        responding += 1;
-        watch(() => {
-          responding -= 1;
-          settle();
-        });
-      },
+      draining: () => drain.draining,
+      track: (watch) => drain.track(watch),
       readiness: () => readiness(live),
       mounts: () => [
         ...(inbox === undefined ? [] : [inbox.mount]),
@@ -274,7 +255,7 @@ export async function createGateway(
   }
 
   async function refreshOnce(): Promise<ReloadResult> {
-    if (draining) return { ok: true };
+    if (drain.draining) return { ok: true };
     let next: Runtime;
     try {
       next = await buildRuntime(live.loaded, { previous: live, log, env, ownSecrets });
@@ -350,22 +331,10 @@ export async function createGateway(
     return { ok: true };
   }
 
-  let watcher: FSWatcher | undefined;
+  let watcher: ConfigWatcher | undefined;
   if ((options.watch ?? typeof config === 'string') && loaded.file !== undefined) {
-    let timer: NodeJS.Timeout | undefined;
-    const name = basename(loaded.file);
-    try {
-      // The folder, not the file: editors often save by writing a new file and renaming it over.
-      watcher = watch(dirname(loaded.file), (_event, changed) => {
-        if (changed !== null && changed.toString() !== name) return;
-        clearTimeout(timer);
-        timer = setTimeout(() => void gateway.reload(), WATCH_DEBOUNCE_MS);
-      });
-      watcher.on('error', () => undefined);
-      watcher.unref();
-    } catch {
-      log({ msg: 'reload.watch-unavailable', level: 'warn' });
-    }
+    watcher = watchConfigFile(loaded.file, () => void gateway.reload(), WATCH_DEBOUNCE_MS);
+    if (watcher === undefined) log({ msg: 'reload.watch-unavailable', level: 'warn' });
   }
 
   const metricsUrl =
@@ -382,23 +351,13 @@ export async function createGateway(
     },
     readiness: () => readiness(live),
     async close() {
-      if (draining) return;
-      draining = true;
+      if (drain.draining) return;
+      const draining = drain.drain(live.config.listen?.drain ?? DEFAULT_DRAIN_MS);
       watcher?.close();
       clearTimeout(refreshTimer);
       unfollow();
-      const drainMs = live.config.listen?.drain ?? DEFAULT_DRAIN_MS;
-      if (inFlight > 0 || responding > 0) {
-        log({ msg: 'shutdown.draining', inFlight });
-        await new Promise<void>((done) => {
-          const timer = setTimeout(done, drainMs);
-          timer.unref?.();
-          drained = () => {
-            clearTimeout(timer);
-            done();
-          };
-        });
-      }
+      if (drain.inFlight > 0) log({ msg: 'shutdown.draining', inFlight: drain.inFlight });
+      await draining;
       await serving?.close();
       inbox?.close();
       await metrics?.close();

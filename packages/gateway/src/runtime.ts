@@ -11,6 +11,7 @@ import { ConfigError, type ConfigIssue } from './config/errors';
 import type { LoadedConfig } from './config/load';
 import type { ResolvedConfig } from './config/types';
 import { fingerprint } from './config/fingerprint';
+import { inFlightCounter } from './in-flight';
 import type { GatewayLog } from './log';
 import { inboxIssues } from './inbox';
 import { resolvePolicies } from './policy';
@@ -193,8 +194,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     }
     if (issues.length > 0) throw new ConfigError(issues);
 
-    let inFlight = 0;
-    let waiters: (() => void)[] = [];
+    const calls = inFlightCounter();
     return {
       loaded,
       config,
@@ -208,18 +208,9 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       holdMs: config.checkIns?.hold ?? DEFAULT_HOLD_MS,
       maxPending: config.checkIns?.maxPending ?? DEFAULT_MAX_PENDING,
       pollMs: POLL_MS,
-      hold: () => {
-        inFlight += 1;
-      },
-      release: () => {
-        inFlight -= 1;
-        if (inFlight === 0) {
-          const done = waiters;
-          waiters = [];
-          for (const wake of done) wake();
-        }
-      },
-      idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((wake) => waiters.push(wake))),
+      hold: () => calls.begin(),
+      release: () => calls.end(),
+      idle: () => calls.idle(),
     };
   } catch (error) {
     await Promise.all(opened.map((part) => part.close().catch(() => undefined)));

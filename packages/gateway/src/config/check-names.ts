@@ -205,7 +205,6 @@ export function checkNames(config: GatewayConfig): Problem[] {
           guess !== undefined ? `did you mean '${guess}'?` : `known: ${known.join(', ')}`,
         );
       });
-    const egress = guards.egress;
     const paths = guards.paths;
     if (typeof paths === 'object')
       for (const [tool, roots] of Object.entries(paths.tools ?? {}))
