@@ -18,6 +18,7 @@ import { createLog, type GatewayLog } from './log';
 import { gatewayInbox, INBOX_PATH } from './inbox';
 import { operatorStatus, reloadHistory } from './status';
 import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
+import { gatewayGenerations } from './generations';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 import { weakenings } from './weakening';
@@ -108,35 +109,37 @@ export async function createGateway(
     );
   if (startIssues.length > 0) throw new ConfigError(startIssues);
 
-  let live: Runtime = await buildRuntime(loaded, { log, env, ownSecrets });
+  const first = await buildRuntime(loaded, { log, env, ownSecrets });
   try {
-    await recordConfig(live, 'config.loaded');
+    await recordConfig(first, 'config.loaded');
   } catch (error) {
-    await closeRuntime(live);
+    await closeRuntime(first);
     throw error;
   }
+  const generations = gatewayGenerations(first);
+  const live = () => generations.current();
   // Calls in the MCP handlers, and POST responses not yet sent: shutdown waits for both.
   const drain = gatewayDrain();
   const host: ServingHost = {
-    current: () => live,
+    current: live,
     begin: () => drain.enter(),
     end: () => drain.leave(),
     log,
     version: GATEWAY_VERSION,
     inboxUrl: () =>
-      stdio || live.config.checkIns === undefined || live.config.inbox?.enabled === false
+      stdio || live().config.checkIns === undefined || live().config.inbox?.enabled === false
         ? undefined
-        : `${(live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, '')}${INBOX_PATH}`,
+        : `${(live().config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, '')}${INBOX_PATH}`,
   };
   const served = gatewayServed(host, stdio ? () => stdioIdentity : identityFromAuthInfo);
 
   let serving: HttpServing | undefined;
   let stdioServing: Serving | undefined;
-  const maxBody = () => live.config.listen?.maxBody ?? DEFAULT_MAX_BODY;
+  const maxBody = () => live().config.listen?.maxBody ?? DEFAULT_MAX_BODY;
   const reloads = reloadHistory(log.events);
   const inbox = stdio
     ? undefined
-    : gatewayInbox({ current: () => live, maxBody, log, status: () => operatorStatus(live, reloads) });
+    : gatewayInbox({ current: live, maxBody, log, status: () => operatorStatus(live(), reloads) });
   inbox?.refresh();
   const bindHost = options.host ?? loaded.config.listen?.host ?? '127.0.0.1';
   const metricsConfig = loaded.config.metrics ?? {};
@@ -147,7 +150,7 @@ export async function createGateway(
       metrics = await createMetrics(
         metricsConfig,
         {
-          current: () => live,
+          current: live,
           log,
           sessions: () => serving?.sessionCount ?? (stdioServing === undefined ? 0 : 1),
         },
@@ -155,7 +158,7 @@ export async function createGateway(
       );
     } catch (error) {
       inbox?.close();
-      await closeRuntime(live);
+      await closeRuntime(live());
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
         loaded.issue(
@@ -175,13 +178,13 @@ export async function createGateway(
   } else {
     const listen = loaded.resolved.listen ?? {};
     const routes = httpRoutes({
-      current: () => live,
+      current: live,
       log,
-      baseUrl: () => (live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
+      baseUrl: () => (live().config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
       maxBody,
       draining: () => drain.draining,
       track: (watch) => drain.track(watch),
-      readiness: () => readiness(live),
+      readiness: () => readiness(live()),
       mounts: () => [
         ...(inbox === undefined ? [] : [inbox.mount]),
         ...(metrics?.mount === undefined ? [] : [metrics.mount]),
@@ -195,13 +198,15 @@ export async function createGateway(
         intercept: routes.intercept,
         authenticate: routes.authenticate,
         // The issuer follows a reload; the resource is the public URL when one is configured.
-        oauth: () => ({
-          authorizationServers: live.config.auth?.jwt === undefined ? [] : [live.config.auth.jwt.issuer],
-          resourceName: 'toolgate gateway',
-          ...(live.config.listen?.publicUrl !== undefined
-            ? { publicUrl: `${live.config.listen.publicUrl.replace(/\/+$/, '')}${MCP_PATH}` }
-            : {}),
-        }),
+        oauth: () => {
+          const { jwt } = live().config.auth ?? {};
+          const publicUrl = live().config.listen?.publicUrl;
+          return {
+            authorizationServers: jwt === undefined ? [] : [jwt.issuer],
+            resourceName: 'toolgate gateway',
+            ...(publicUrl !== undefined ? { publicUrl: `${publicUrl.replace(/\/+$/, '')}${MCP_PATH}` } : {}),
+          };
+        },
         ...(listen.allowedOrigins !== undefined ? { allowedOrigins: [...listen.allowedOrigins] } : {}),
         ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
         maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
@@ -211,7 +216,7 @@ export async function createGateway(
     } catch (error) {
       inbox?.close();
       await metrics?.close();
-      await closeRuntime(live);
+      await closeRuntime(live());
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
         loaded.issue(
@@ -240,25 +245,23 @@ export async function createGateway(
     },
     list: (list: 'resources' | 'prompts') => served.listChanged(list),
   };
-  let unfollow = followUpstreams(live, following);
+  let unfollow = followUpstreams(live(), following);
 
   /** Serves `next` for new calls; the old generation closes what `next` does not reuse once idle. */
   function swap(next: Runtime): void {
-    const old = live;
-    live = next;
+    generations.replace(next);
     inbox?.refresh();
     metrics?.follow(next);
     unfollow();
     unfollow = followUpstreams(next, following);
     served.listChanged('tools');
-    void old.idle().then(() => closeRuntime(old, next));
   }
 
   async function refreshOnce(): Promise<ReloadResult> {
     if (drain.draining) return { ok: true };
     let next: Runtime;
     try {
-      next = await buildRuntime(live.loaded, { previous: live, log, env, ownSecrets });
+      next = await buildRuntime(live().loaded, { previous: live(), log, env, ownSecrets });
     } catch (error) {
       log({ msg: 'tools.refresh-refused', level: 'warn', error: (error as Error).message });
       return { ok: false, error: error as Error };
@@ -292,7 +295,7 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
-      weakens = weakenings(live.loaded.config, nextLoaded.config);
+      weakens = weakenings(live().loaded.config, nextLoaded.config);
       if (weakens.length > 0 && nextLoaded.config.reload?.requireApproval === 'weakening')
         throw new ConfigError([
           nextLoaded.issue(
@@ -301,11 +304,11 @@ export async function createGateway(
             'review the change and apply it with reload.requireApproval unset, or restart the gateway',
           ),
         ]);
-      next = await buildRuntime(nextLoaded, { previous: live, log, env, ownSecrets });
+      next = await buildRuntime(nextLoaded, { previous: live(), log, env, ownSecrets });
       try {
         await recordConfig(next, 'config.reloaded', weakens);
       } catch (error) {
-        await closeRuntime(next, live);
+        await closeRuntime(next, live());
         throw error;
       }
     } catch (error) {
@@ -313,7 +316,7 @@ export async function createGateway(
       log({ msg: 'reload.refused', level: 'error', issues, error: (error as Error).message });
       return { ok: false, error: error as Error };
     }
-    const old = live;
+    const old = live();
     swap(next);
     if (fingerprint(old.config.listen) !== fingerprint(next.config.listen))
       log({
@@ -349,10 +352,10 @@ export async function createGateway(
       reloading = reloading.then(reloadOnce, reloadOnce);
       return reloading;
     },
-    readiness: () => readiness(live),
+    readiness: () => readiness(live()),
     async close() {
       if (drain.draining) return;
-      const draining = drain.drain(live.config.listen?.drain ?? DEFAULT_DRAIN_MS);
+      const draining = drain.drain(live().config.listen?.drain ?? DEFAULT_DRAIN_MS);
       watcher?.close();
       clearTimeout(refreshTimer);
       unfollow();
@@ -363,7 +366,7 @@ export async function createGateway(
       await metrics?.close();
       await stdioServing?.close().catch(() => undefined);
       await served.close();
-      await closeRuntime(live);
+      await generations.close();
       log({ msg: 'shutdown.done' });
     },
   };
