@@ -44,6 +44,11 @@ const GATEWAY_MEMORY = 'the same gateway, audit on, in-memory store';
 // BENCH_AUDIT_MEMORY=1 adds the governing gateway on an in-memory store: what the audit costs without
 // SQLite's commits (each one a synchronous fsync on the event loop, `synchronous=FULL`).
 const WITH_MEMORY_STORE = process.env['BENCH_AUDIT_MEMORY'] === '1';
+const GATEWAY_RECORD = 'the same gateway, audit on, durability: record';
+// BENCH_AUDIT_RECORD=1 adds the governing gateway with per-record durability (every call waits for its
+// own commit and fsync) beside the default, a commit window shared by the calls in it.
+const WITH_RECORD_DURABILITY = process.env['BENCH_AUDIT_RECORD'] === '1';
+// BENCH_SESSIONS=0 skips the memory-per-session part.
 
 function bin(pkg: string, path: string): string {
   return join(dirname(require.resolve(`${pkg}/package.json`)), path);
@@ -168,8 +173,14 @@ async function gatewayTarget(
   name: string,
   audit: boolean,
   memoryStore = false,
+  durability?: 'record',
 ): Promise<Target> {
-  const config = writeGoverningConfig(dir, { audit, memoryStore, maxSessions: SESSIONS + 100 });
+  const config = writeGoverningConfig(dir, {
+    audit,
+    memoryStore,
+    maxSessions: SESSIONS + 100,
+    ...(durability === undefined ? {} : { durability }),
+  });
   const started = await startChild(process.execPath, [
     '--import',
     'tsx',
@@ -294,6 +305,7 @@ async function main(): Promise<void> {
     targets.push(await gatewayTarget(dir, GATEWAY, true));
     targets.push(await gatewayTarget(dir, GATEWAY_NO_AUDIT, false));
     if (WITH_MEMORY_STORE) targets.push(await gatewayTarget(dir, GATEWAY_MEMORY, true, true));
+    if (WITH_RECORD_DURABILITY) targets.push(await gatewayTarget(dir, GATEWAY_RECORD, true, false, 'record'));
     const proxyPort = await freePort();
     targets.push(
       httpTarget(
@@ -408,6 +420,11 @@ async function main(): Promise<void> {
       console.log(
         `  audit on with an in-memory store ÷ audit off: c=1 ${ratio(memory.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(memory.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (the audit log without SQLite's commits, against the SQLite audit-off twin)`,
       );
+    const perRecord = results.get(GATEWAY_RECORD);
+    if (perRecord !== undefined)
+      console.log(
+        `  audit on with durability: record ÷ audit off: c=1 ${ratio(perRecord.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(perRecord.c32.cpuPerCall, noAudit.c32.cpuPerCall)}; calls/s ÷ the default (batch): c=1 ${ratio(perRecord.c1.perSecond, gateway.c1.perSecond)}, c=32 ${ratio(perRecord.c32.perSecond, gateway.c32.perSecond)}`,
+      );
     for (const name of ['mcp-proxy (npm)', 'supergateway (npm)']) {
       const other = results.get(name)!;
       console.log(
@@ -415,10 +432,11 @@ async function main(): Promise<void> {
       );
     }
 
-    console.log(
-      `\nmemory per open session (slope of RSS while 0 to ${SESSIONS} sessions are open, in 5 steps):`,
-    );
-    for (const target of targets.slice(1, 4)) {
+    if (SESSIONS > 0)
+      console.log(
+        `\nmemory per open session (slope of RSS while 0 to ${SESSIONS} sessions are open, in 5 steps):`,
+      );
+    for (const target of SESSIONS > 0 ? targets.slice(1, 4) : []) {
       const perThousand = await sessionMemory(target);
       console.log(
         `  ${target.name}: ${perThousand === undefined ? 'n/a' : `${(perThousand * 1.024).toFixed(1)} kB per session (${perThousand.toFixed(1)} MB per 1,000)`}`,

@@ -57,13 +57,14 @@ const POLICY = `- name: interns-read-only
 /**
  * Writes into `dir` the configuration users run: the bench token with a role, the five rules above,
  * a SQLite state store (in memory with `memoryStore`, to tell the store's commits from the rest of
- * the audit's cost) and, with `audit`, the audit log signed with a fresh Ed25519 key. Returns its path. Needs a Node with `node:sqlite` (22.13+).
+ * the audit's cost) and, with `audit`, the audit log signed with a fresh Ed25519 key (`durability`:
+ * the gateway's default, `batch`, unless given). Returns its path. Needs a Node with `node:sqlite` (22.13+).
  */
 export function writeGoverningConfig(
   dir: string,
-  options: { audit: boolean; maxSessions?: number; memoryStore?: boolean },
+  options: { audit: boolean; maxSessions?: number; memoryStore?: boolean; durability?: 'record' | 'batch' },
 ): string {
-  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}`;
+  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}${options.durability === undefined ? '' : `-${options.durability}`}`;
   const config = join(dir, `${name}.yaml`);
   writeFileSync(join(dir, 'policy.yaml'), POLICY);
   if (options.audit) {
@@ -78,7 +79,7 @@ stores: { state: '${options.memoryStore === true ? 'memory:' : `sqlite:./${name}
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 policy: { file: ./policy.yaml, default: allow }
 tenants: { bench: { upstreams: [up] } }
-${options.audit ? 'audit: { signingKey: "${file:./audit-key.pem}" }\n' : ''}`,
+${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.durability === undefined ? '' : `, durability: ${options.durability}`} }\n` : ''}`,
   );
   return config;
 }

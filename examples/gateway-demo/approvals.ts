@@ -1,15 +1,26 @@
-// The demo's approval scenes: a call paused for a person, approved through each route a client
-// without elicitation has — in the inbox while the call is held, after the hold as a single-use
-// grant for the identical retry, and as a standing grant that answers later calls within its
-// bounds. The approver acts through the inbox's JSON API, as a script or a bot would.
+// The demo's approval scenes: a call paused for a person, approved through each route its client
+// supports — on MCP 2026-07-28 an input-required answer (a URL elicitation to the check-in's inbox
+// page, or a form showing every argument) and the retry with its requestState; for a client that
+// can ask nobody, in the inbox while the call is held, after the hold as a single-use grant for the
+// identical retry, and as a standing grant that answers later calls within its bounds. The approver
+// acts through the inbox's JSON API, as a script or a bot would.
 
 import { join } from 'node:path';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 export interface ApprovalScenes {
+  readonly gatewayUrl: string;
   readonly inboxUrl: string;
   readonly approverToken: string;
+  /** The bot's token, for its 2026-07-28 clients. */
+  readonly botToken: string;
   readonly bot: Client;
+  readonly print: (line: string) => void;
   readonly dataDir: string;
   readonly step: (title: string, call: () => Promise<unknown>) => Promise<void>;
 }
@@ -46,12 +57,56 @@ async function checkInFor(scenes: ApprovalScenes, marker: string): Promise<strin
   throw new Error(`no check-in for ${marker} appeared in the inbox`);
 }
 
+/** A 2026-07-28 client of the bot's with `capabilities`, answering the gateway's questions with `answer`. */
+async function modernClient(
+  scenes: ApprovalScenes,
+  capabilities: ClientCapabilities,
+  answer: (params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: 'gateway-demo-2026', version: '1.0.0' },
+    { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => answer(request.params as never) as never);
+  await client.connect(
+    new ModernTransport(new URL(scenes.gatewayUrl), {
+      requestInit: { headers: { authorization: `Bearer ${scenes.botToken}` } },
+    }),
+  );
+  return client;
+}
+
 export async function approvalScenes(scenes: ApprovalScenes): Promise<void> {
   const api = inboxApi(scenes);
   const write = (file: string, content: string) => ({
     name: 'fs_write_file',
     arguments: { path: join(scenes.dataDir, file), content },
   });
+
+  const opensUrls = await modernClient(scenes, { elicitation: { url: {} } }, async (params) => {
+    const url = String(params['url']);
+    scenes.print(`  client opens: ${url.replace(/\/check-ins\/.*/, '/check-ins/<id>')}`);
+    // The person signs in there and approves; here the inbox's API does it with ana's token.
+    await api(`/check-ins/${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}/approve`, {
+      note: 'approved on the inbox page',
+    });
+    return { action: 'accept' };
+  });
+  await scenes.step(
+    'acme/support-bot on MCP 2026-07-28 (its client opens URLs) writes a file: the gateway answers with the inbox page; ana approves there; the retry runs once',
+    () => opensUrls.callTool(write('url.txt', 'Approved on the inbox page.')),
+  );
+  await opensUrls.close();
+
+  const showsForms = await modernClient(scenes, { elicitation: { form: {} } }, async (params) => {
+    scenes.print(`  client shows a form: ${String(params['message']).split('\n')[0]}`);
+    return { action: 'accept', content: { decision: 'approve', note: 'read every argument' } };
+  });
+  await scenes.step(
+    'acme/support-bot on MCP 2026-07-28 (its client shows forms only) writes a file: the person approves in the form',
+    () => showsForms.callTool(write('form.txt', 'Approved in the form.')),
+  );
+  await showsForms.close();
 
   await scenes.step('acme/support-bot writes a file; ana approves in the inbox during the hold', async () => {
     const call = scenes.bot.callTool(write('held.txt', 'Approved while held.'));

@@ -36,6 +36,13 @@ describe('pnpm gateway:demo', () => {
       'gateway log: acme/support-bot fs_write_file → refused by check-in (CHECKIN_PENDING)',
     );
     expect(out).toContain('gateway log: acme/ana fs_write_file → ran after approval (elicitation)');
+    // MCP 2026-07-28: an input-required answer, approved on the inbox page (URL) or in a form.
+    expect(out).toMatch(/client opens: http:\/\/127\.0\.0\.1:\d+\/inbox\/check-ins\/<id>/);
+    expect(out).toMatch(/client opens: [^\n]*\n {2}model reads: Successfully wrote to [^\n]*url\.txt/);
+    expect(out).toContain("client shows a form: Allow 'fs_write_file' (from MCP server 'fs') to run with");
+    expect(out).toMatch(/model reads: Successfully wrote to [^\n]*form\.txt/);
+    expect(out).toContain('gateway log: acme/support-bot fs_write_file → input-required');
+    expect(out).toContain('gateway log: acme/support-bot fs_write_file → ran after approval (elicitation)');
     expect(out).toContain('gateway log: acme/support-bot fs_write_file → ran after approval (inbox)');
     expect(out).toContain('gateway log: acme/support-bot fs_write_file → ran after approval (grant)');
     expect(out).toContain(
@@ -47,6 +54,14 @@ describe('pnpm gateway:demo', () => {
     expect(out).toContain('gateway log: acme/support-bot crm_lookup → ran');
     expect(out).toContain(
       'gateway log: acme/support-bot crm_lookup → refused by mcp (TOOL_DEFINITION_CHANGED)',
+    );
+    // The changed tool waits in the inbox with its diff; accepted there, it runs again.
+    expect(out).toContain(
+      "ana (an operator) opens the review in the inbox: Accept the changed definition of 'crm_lookup'",
+    );
+    expect(out).toContain('inbox page: the definition diff, with the new description');
+    expect(out).toMatch(
+      /looks the customer up once more \(the change was accepted\)\n {2}model reads: customer c-42/,
     );
     expect(out).toMatch(
       /HTTP 401, WWW-Authenticate: Bearer error="invalid_token", resource_metadata="http:\/\/127\.0\.0\.1:\d+/,

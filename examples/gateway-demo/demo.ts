@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createGateway, runCli } from '@toolgate/gateway';
+import { createGateway, runCli, type Gateway } from '@toolgate/gateway';
 import { approvalScenes } from './approvals';
 
 const require = createRequire(import.meta.url ?? __filename);
@@ -159,6 +159,38 @@ function gateLine(line: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The changed CRM tool waits in the inbox as an operator's review with its definition diff; ana (an
+ * operator) accepts it there, as `toolgate pins accept` would.
+ */
+async function pinReviewScene(inbox: string, gateway: Gateway, print: Print): Promise<void> {
+  const headers = { authorization: `Bearer ${TOKENS.ACME_ANA_TOKEN}`, 'content-type': 'application/json' };
+  type Listed = { id: string; toolName: string; question: string; args: Record<string, unknown> };
+  let review: Listed | undefined;
+  for (let tries = 0; tries < 100 && review === undefined; tries++) {
+    const listed = (await (await fetch(`${inbox}/api/check-ins`, { headers })).json()) as {
+      checkIns: Listed[];
+    };
+    review = listed.checkIns.find((checkIn) => checkIn.toolName === 'gateway.pin');
+    if (review === undefined) await new Promise((done) => setTimeout(done, 50));
+  }
+  if (review === undefined) throw new Error('the CRM change never reached the inbox');
+  const page = await (await fetch(`${inbox}/check-ins/${review.id}`, { headers })).text();
+  print(`
+ana (an operator) opens the review in the inbox: ${review.question}`);
+  print(
+    `  inbox page: the definition diff${page.includes('evil.example') ? ', with the new description' : ''}`,
+  );
+  const accepted = new Promise((resolve) => gateway.events.once('pin.accepted', resolve));
+  await fetch(`${inbox}/api/check-ins/${review.id}/approve`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ note: 'the vendor confirmed the new version' }),
+  });
+  await Promise.race([accepted, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  print(`  ana accepts it there; the gateway imports the accepted definition`);
+}
+
 export async function runDemo(printLine: Print = console.log): Promise<void> {
   const print: Print = (text) => {
     for (const line of text.split('\n')) for (const part of wrap(line)) printLine(part);
@@ -226,9 +258,12 @@ export async function runDemo(printLine: Print = console.log): Promise<void> {
       }),
     );
     await approvalScenes({
+      gatewayUrl: gateway.url,
       inboxUrl: new URL('/inbox', gateway.url).href,
       approverToken: TOKENS.ACME_ANA_TOKEN,
+      botToken: TOKENS.ACME_BOT_TOKEN,
       bot,
+      print,
       dataDir: join(dir, 'data'),
       step,
     });
@@ -251,6 +286,10 @@ export async function runDemo(printLine: Print = console.log): Promise<void> {
     );
     await Promise.race([changed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     await step('acme/support-bot looks the customer up again (the pinned definition differs)', () =>
+      bot.callTool({ name: 'crm_lookup', arguments: { customer: 'c-42' } }),
+    );
+    await pinReviewScene(new URL('/inbox', gateway.url).href, gateway, print);
+    await step('acme/support-bot looks the customer up once more (the change was accepted)', () =>
       bot.callTool({ name: 'crm_lookup', arguments: { customer: 'c-42' } }),
     );
 

@@ -24,6 +24,10 @@ import type { AuditFields } from './record';
 /** What an attached dispatcher needs of its log. */
 export interface AuditCore {
   readonly mode: 'refuse' | 'allow';
+  /** Whether a call's outcome waits for its record to be stored (`durability: 'record'`). */
+  readonly awaitsRecord: boolean;
+  /** The keyed digest computed in this thread, where it can be (undefined: a failed digest). */
+  readonly digestNow: ((value: unknown) => string | undefined) | undefined;
   readonly maxPending: number;
   readonly clock: () => number;
   readonly ruleOf: (ledger: readonly LedgerRow[]) => string | undefined;
@@ -137,11 +141,12 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     };
   }
 
-  async function fieldsOf(
+  function fieldsOf(
     outcome: DispatchOutcome,
     facts: CallFacts,
-    argsDigest: Promise<string | undefined>,
-  ) {
+    argsDigest: string | undefined,
+    resultDigest: string | undefined,
+  ): AuditFields {
     const verified = !(facts.resumed && outcome.kind === 'refused' && UNVERIFIED.has(outcome.code));
     const fields: Record<string, unknown> = { at: new Date(core.clock()).toISOString() };
     const set = (name: string, value: unknown) => {
@@ -169,8 +174,8 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     fields['ran'] = outcome.ran;
     set('checkInId', outcome.kind === 'paused' ? outcome.checkIn.id : verified ? facts.checkInId : undefined);
     set('approver', facts.approver);
-    set('argsDigest', await argsDigest);
-    if (outcome.kind === 'result') set('resultDigest', await core.digestOrNothing(outcome.value));
+    set('argsDigest', argsDigest);
+    set('resultDigest', resultDigest);
     return fields as unknown as AuditFields;
   }
 
@@ -195,17 +200,23 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     } else if (admitted.recovered > 0) {
       emit('audit.recovered', base, { written: admitted.recovered });
     }
-    // Digesting the args runs beside the chain.
-    const argsDigest = core.digestOrNothing(sentArgs(args));
-    const outcome = await run();
-    const written = core.write(await fieldsOf(outcome, facts, argsDigest));
-    if (deferred) {
-      written.catch(() => undefined);
-      return outcome;
+    const digestNow = core.digestNow;
+    let outcome: DispatchOutcome;
+    let argsDigest: string | undefined;
+    let resultDigest: string | undefined;
+    if (digestNow !== undefined) {
+      argsDigest = digestNow(sentArgs(args));
+      outcome = await run();
+      if (outcome.kind === 'result') resultDigest = digestNow(outcome.value);
+    } else {
+      // Digesting the args (Web Crypto, in another thread) runs beside the chain.
+      const argsDigesting = core.digestOrNothing(sentArgs(args));
+      outcome = await run();
+      argsDigest = await argsDigesting;
+      if (outcome.kind === 'result') resultDigest = await core.digestOrNothing(outcome.value);
     }
-    try {
-      await written;
-    } catch (error) {
+    const written = core.write(fieldsOf(outcome, facts, argsDigest, resultDigest));
+    const failed = (error: unknown) => {
       const after = { toolName: outcome.toolName, toolCallId: outcome.toolCallId, chainId: outcome.chainId };
       emit('audit.failed', after, {
         operation: 'append',
@@ -213,6 +224,20 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
         failure: failureOf(error),
         pending: core.pending,
       });
+    };
+    if (deferred) {
+      written.catch(() => undefined);
+      return outcome;
+    }
+    if (!core.awaitsRecord) {
+      // 'batch': the record is queued (kept if its commit fails); a failure is reported when it happens.
+      written.catch(failed);
+      return outcome;
+    }
+    try {
+      await written;
+    } catch (error) {
+      failed(error);
     }
     return outcome;
   }

@@ -26,16 +26,30 @@ import {
   publicKeySource,
   sameKey,
   signingKeySource,
+  syncSignerOf,
   type AuditDigestKey,
   type AuditSigningKey,
 } from './keys';
-import { keyedDigest, sealRecords, syncDigester, type AuditFields } from './record';
+import { keyedDigest, sealRecords, syncDigester, webCryptoSigner, type AuditFields } from './record';
 import { policyRuleOf } from './rule';
 import { verifyAuditLog, type AuditVerification } from './verify';
 import { AuditWriter } from './writer';
 
 /** What the log does with a call when the store cannot take its record. */
 export type AuditFailureMode = 'refuse' | 'allow';
+
+/**
+ * When a call's outcome is handed back: `'record'`, once its record is stored (committed); `'batch'`,
+ * once its record is queued, the store taking it with the others of its commit window.
+ */
+export type AuditDurability = 'record' | 'batch';
+
+/** The default commit window of `durability: 'batch'`, in milliseconds. */
+export const DEFAULT_COMMIT_WINDOW_MS = 5;
+/** With `'batch'`, a store that took an append this recently needs no probe before a call. */
+const ANSWERED_WITHIN_MS = 1000;
+/** With `'batch'`, a call waits for the queue to be written once this many records wait. */
+const MAX_QUEUED = 256;
 
 export interface AuditLogOptions {
   /** Where records go: `inMemoryAuditStore()`, `sqliteAuditStore(…)`, `postgresAuditStore(…)` or your own. */
@@ -50,6 +64,20 @@ export interface AuditLogOptions {
    * An event says which, every time.
    */
   readonly onAuditFailure?: AuditFailureMode;
+  /**
+   * `'record'` (the default): a call's outcome comes back once its record is committed; a crash loses
+   * no record of a call whose outcome was handed back. `'batch'`: once its record is queued; records
+   * are committed together when the commit window closes (one transaction, one signature), and a
+   * crash loses the records of the calls of the last window (at most `commitWindowMs` of calls, and
+   * never more than 256 waiting records plus the batch being written). A failed commit is reported
+   * (`audit.failed`) and its records kept as under `'record'`.
+   */
+  readonly durability?: AuditDurability;
+  /**
+   * Milliseconds a batch stays open for more records before it is committed. Default 5 with
+   * `'batch'`, 0 with `'record'` (records of the same tick share a commit).
+   */
+  readonly commitWindowMs?: number;
   /** How long one store operation may take before it counts as failed (the time spent signing is not counted). Default 5000. */
   readonly deadlineMs?: number;
   /** With `'allow'`, how many records may wait in memory; a call past that is refused. Default 10,000. */
@@ -111,6 +139,7 @@ export interface AuditLog {
   close(): Promise<void>;
 }
 
+const ADMITTED = { ok: true, recovered: 0 } as const;
 const KIND = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/;
 const ENTRY_TEXT = [
   'tenant',
@@ -154,6 +183,16 @@ function checkedOptions(options: AuditLogOptions) {
   if (!(Number.isInteger(maxPending) && maxPending >= 0)) {
     throw new AuditConfigError("auditLog: 'maxPending' must be a non-negative integer.");
   }
+  const durability = options.durability ?? 'record';
+  if (durability !== 'record' && durability !== 'batch') {
+    throw new AuditConfigError("auditLog: 'durability' must be 'record' or 'batch'.");
+  }
+  const commitWindowMs = options.commitWindowMs ?? (durability === 'batch' ? DEFAULT_COMMIT_WINDOW_MS : 0);
+  if (!(Number.isInteger(commitWindowMs) && commitWindowMs >= 0 && commitWindowMs <= 60_000)) {
+    throw new AuditConfigError(
+      "auditLog: 'commitWindowMs' must be an integer of milliseconds from 0 to 60000.",
+    );
+  }
   for (const name of ['clock', 'ruleOf'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new AuditConfigError(`auditLog: '${name}' must be a function.`);
@@ -169,6 +208,8 @@ function checkedOptions(options: AuditLogOptions) {
     mode,
     deadlineMs,
     maxPending,
+    durability,
+    commitWindowMs,
     signing: signingKeySource("auditLog: 'signingKey'", options.signingKey),
     digesting: digestKeySource("auditLog: 'digestKey'", options.digestKey),
     clock: options.clock ?? Date.now,
@@ -224,21 +265,29 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   // Reported by the first use (ready, a call, a record) rather than as an unhandled rejection.
   signingKey.catch(() => undefined);
   digestKey.catch(() => undefined);
+  // node:crypto signs in this thread where it can; Web Crypto (a thread hand-off) otherwise.
+  const signNow = syncSignerOf(config.signing);
+  const signer = signingKey.then((key) => signNow ?? webCryptoSigner(key));
+  signer.catch(() => undefined);
   const publisher =
     config.checkpoints === undefined
       ? undefined
       : new CheckpointPublisher(
           config.checkpoints,
-          async (head, at) => signCheckpoint(head, at, await signingKey),
+          async (head, at) => signCheckpoint(head, at, await signer),
           clock,
         );
   const writer = new AuditWriter(
     store,
-    async (head, batch) => sealRecords(head, batch, await signingKey),
+    async (head, batch) => sealRecords(head, batch, await signer),
     deadlineMs,
     publisher === undefined ? undefined : (head) => publisher.stored(head),
+    config.commitWindowMs,
   );
+  const batched = config.durability === 'batch';
   let closed = false;
+  /** Set once both keys imported: a call then waits on neither. */
+  let keysReady = false;
 
   const iso = () => new Date(clock()).toISOString();
   const unavailable = (what: string, cause?: unknown) =>
@@ -257,14 +306,23 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   const admit: AuditCore['admit'] = async () => {
     if (closed) return { ok: false, error: unavailable('the log is closed') };
     try {
-      await Promise.all([signingKey, digestKey]);
+      if (!keysReady) {
+        await Promise.all([signingKey, digestKey]);
+        keysReady = true;
+      }
+      if (batched && !writer.degraded) {
+        // A store that just took an append answers; a full queue is written before more calls run.
+        if (writer.pending >= MAX_QUEUED && !(await writer.flush()))
+          return { ok: false, error: writer.lastError };
+        if (writer.storedWithin(ANSWERED_WITHIN_MS)) return ADMITTED;
+      }
       if (writer.degraded) {
         const kept = writer.kept;
         if (!(await writer.writeKept())) return { ok: false, error: writer.lastError };
         return { ok: true, recovered: kept };
       }
       await withDeadline(() => probe(store), deadlineMs);
-      return { ok: true, recovered: 0 };
+      return ADMITTED;
     } catch (error) {
       return { ok: false, error };
     }
@@ -272,6 +330,17 @@ export function auditLog(options: AuditLogOptions): AuditLog {
 
   const core: AuditCore = {
     mode: config.mode,
+    awaitsRecord: !batched,
+    digestNow:
+      digestNow === undefined
+        ? undefined
+        : (value) => {
+            try {
+              return digestNow(value);
+            } catch {
+              return undefined;
+            }
+          },
     maxPending: config.maxPending,
     clock,
     ruleOf: config.ruleOf,
@@ -306,7 +375,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       if (argsDigest !== undefined) full['argsDigest'] = argsDigest;
       if (resultDigest !== undefined) full['resultDigest'] = resultDigest;
       try {
-        return await writer.enqueue(full as unknown as AuditFields, false);
+        return await writer.enqueue(full as unknown as AuditFields, false, true);
       } catch (error) {
         throw unavailable(`the store did not take the '${fields.kind}' record`, error);
       }

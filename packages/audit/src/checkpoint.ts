@@ -4,7 +4,7 @@
 
 import { canonicalJson, type AuditHead } from '@toolgate/core';
 import { AuditConfigError } from './errors';
-import { bytesOfHex, hexOf } from './record';
+import { bytesOfHex, webCryptoSigner, type RecordSigner } from './record';
 
 /** The head of a log at a time, signed (Ed25519, hex) over `checkpointBytes`. */
 export interface AuditCheckpoint {
@@ -25,14 +25,15 @@ function checkpointBytes(head: AuditHead, at: string): Uint8Array<ArrayBuffer> {
   return encoder.encode(canonicalJson({ type: LABEL, seq: head.seq, hash: head.hash, at }));
 }
 
-/** Signs `head` as of `at` with the log's Ed25519 key. */
+/** Signs `head` as of `at` with the log's Ed25519 key (a CryptoKey, or the log's own signer). */
 export async function signCheckpoint(
   head: AuditHead,
   at: string,
-  signingKey: CryptoKey,
+  signingKey: CryptoKey | RecordSigner,
 ): Promise<AuditCheckpoint> {
-  const signature = await globalThis.crypto.subtle.sign('Ed25519', signingKey, checkpointBytes(head, at));
-  return { seq: head.seq, hash: head.hash, at, signature: hexOf(signature) };
+  const sign = typeof signingKey === 'function' ? signingKey : webCryptoSigner(signingKey);
+  const signature = await sign(checkpointBytes(head, at));
+  return { seq: head.seq, hash: head.hash, at, signature };
 }
 
 /** Whether `checkpoint` is signed by `publicKey`. */

@@ -4,6 +4,7 @@
 
 import { exportPKCS8, exportSPKI, importPKCS8, importSPKI } from 'jose';
 import { AuditConfigError } from './errors';
+import { nativeCrypto } from './native-crypto';
 
 /** The Ed25519 private key that signs records: PKCS#8 PEM, a JWK (or its JSON text), PKCS#8 DER or the 32-byte seed, a CryptoKey or a CryptoKeyPair. */
 export type AuditSigningKey = string | Uint8Array | JsonWebKey | CryptoKey | CryptoKeyPair;
@@ -225,6 +226,31 @@ export async function importPublicKey(where: string, source: KeySource): Promise
     jwk = await subtle().exportKey('jwk', key);
   }
   return importOrExplain(where, () => subtle().importKey('jwk', publicJwk(jwk), ED25519, true, ['verify']));
+}
+
+/**
+ * Signs in this thread with node:crypto (hex), when the runtime has it and the key came as material
+ * (PEM, JWK, bytes); undefined otherwise, and for a CryptoKey (then Web Crypto signs). Ed25519 is
+ * deterministic: both paths give the same signature.
+ */
+export function syncSignerOf(source: KeySource): ((data: Uint8Array) => string) | undefined {
+  const native = nativeCrypto();
+  if (native?.sign === undefined || native.createPrivateKey === undefined || source.format === 'key')
+    return undefined;
+  let key: object;
+  try {
+    key =
+      source.format === 'jwk'
+        ? native.createPrivateKey({ key: privateJwk(source.data), format: 'jwk' })
+        : source.format === 'pem'
+          ? native.createPrivateKey({ key: source.text, format: 'pem' })
+          : native.createPrivateKey({ key: source.data, format: 'der', type: 'pkcs8' });
+  } catch {
+    // A key node:crypto does not take: Web Crypto's import says what is wrong with it.
+    return undefined;
+  }
+  const sign = native.sign.bind(native);
+  return (data) => sign(null, data, key).toString('hex');
 }
 
 // Only the key material: a JWK's own alg, use or key_ops could otherwise clash with the import.

@@ -65,9 +65,7 @@ export function bytesOfHex(hex: string): Uint8Array<ArrayBuffer> {
 
 /** The canonical JSON bytes of `record` without `hash` and `signature`: what its hash covers. */
 function hashedBytes(record: Readonly<Record<string, unknown>>): Uint8Array<ArrayBuffer> {
-  const body: Record<string, unknown> = {};
-  for (const key of Object.keys(record)) if (key !== 'hash' && key !== 'signature') body[key] = record[key];
-  return encoder.encode(canonicalJson(body));
+  return encoder.encode(canonicalJson(hashedBody(record)));
 }
 
 /** SHA-256 (hex) of what `record`'s hash covers, by Web Crypto: how verification recomputes it. */
@@ -75,10 +73,40 @@ export async function recordHash(record: Readonly<Record<string, unknown>>): Pro
   return hexOf(await subtle().digest('SHA-256', hashedBytes(record)));
 }
 
-/** SHA-256 (hex) in this thread: the runtime's own where it has node:crypto, else the portable one. */
-function chainHash(bytes: Uint8Array): string {
+/** What a record's hash covers, its keys sorted: every field but `hash` and `signature`. */
+const HASHED_KEYS = RECORD_FIELDS.filter((key) => key !== 'hash' && key !== 'signature').sort();
+
+/**
+ * The canonical JSON text of what `record`'s hash covers, written field by field when every value is
+ * a string, a boolean or a safe integer (as the log writes records); `canonicalJson` otherwise. The
+ * two agree on such a record: verification recomputes the hash with `canonicalJson`.
+ */
+function hashedText(record: Readonly<Record<string, unknown>>): string {
+  let out = '';
+  for (const key of HASHED_KEYS) {
+    const value = record[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' && typeof value !== 'boolean' && !Number.isSafeInteger(value)) {
+      return canonicalJson(hashedBody(record));
+    }
+    out += `${out === '' ? '{' : ','}"${key}":${JSON.stringify(value)}`;
+  }
+  return out === '' ? canonicalJson(hashedBody(record)) : `${out}}`;
+}
+
+function hashedBody(record: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) if (key !== 'hash' && key !== 'signature') body[key] = record[key];
+  return body;
+}
+
+/** SHA-256 (hex) of a record in this thread: the runtime's own where it has node:crypto, else the portable one. */
+function chainHash(record: Readonly<Record<string, unknown>>): string {
   const native = nativeCrypto();
-  return native === undefined ? sha256Hex(bytes) : native.createHash('sha256').update(bytes).digest('hex');
+  const text = hashedText(record);
+  return native === undefined
+    ? sha256Hex(encoder.encode(text))
+    : native.createHash('sha256').update(text).digest('hex');
 }
 
 /** A record not signed itself: the signature of a later record of its batch covers it through the chain. */
@@ -96,6 +124,14 @@ function ordered(fields: AuditFields, seq: number, prevHash: string): Record<str
   return out;
 }
 
+/** Signs bytes (a record's 32-byte hash, a checkpoint); answers the Ed25519 signature in hex. */
+export type RecordSigner = (hash: Uint8Array<ArrayBuffer>) => string | Promise<string>;
+
+/** Web Crypto's signer: the portable path, and the one for a key given as a CryptoKey. */
+export function webCryptoSigner(signingKey: CryptoKey): RecordSigner {
+  return async (hash) => hexOf(await subtle().sign('Ed25519', signingKey, hash));
+}
+
 /**
  * The records that continue the log at `head`: each hashed over the one before (sequential, and
  * synchronous), and the last one signed. Its hash covers every record of the batch, so one signature
@@ -104,7 +140,7 @@ function ordered(fields: AuditFields, seq: number, prevHash: string): Record<str
 export async function sealRecords(
   head: AuditHead | undefined,
   batch: readonly AuditFields[],
-  signingKey: CryptoKey,
+  sign: RecordSigner,
 ): Promise<AuditRecord[]> {
   let seq = head?.seq ?? 0;
   let prevHash = head?.hash ?? AUDIT_GENESIS;
@@ -113,14 +149,13 @@ export async function sealRecords(
     seq += 1;
     const body = ordered(fields, seq, prevHash);
     // In this thread: the chain is sequential, and a Web Crypto digest per record is a thread hop each.
-    prevHash = chainHash(hashedBytes(body));
+    prevHash = chainHash(body);
     body['hash'] = prevHash;
     body['signature'] = UNSIGNED;
     hashed.push(body);
   }
   const last = hashed[hashed.length - 1];
-  if (last !== undefined)
-    last['signature'] = hexOf(await subtle().sign('Ed25519', signingKey, bytesOfHex(prevHash)));
+  if (last !== undefined) last['signature'] = await sign(bytesOfHex(prevHash));
   return hashed as unknown as AuditRecord[];
 }
 
@@ -145,10 +180,7 @@ export async function keyedDigest(key: CryptoKey, value: unknown): Promise<strin
 export function syncDigester(key: Uint8Array | CryptoKey): ((value: unknown) => string) | undefined {
   const native = nativeCrypto();
   if (native === undefined || !(key instanceof Uint8Array)) return undefined;
-  const bytes = new Uint8Array(key);
-  return (value) =>
-    native
-      .createHmac('sha256', bytes)
-      .update(encoder.encode(canonicalJson(value)))
-      .digest('hex');
+  // A KeyObject made once: Node 24 checks raw key bytes at every createHmac, at 6× the HMAC's cost.
+  const secret = native.createSecretKey?.(new Uint8Array(key)) ?? new Uint8Array(key);
+  return (value) => native.createHmac('sha256', secret).update(canonicalJson(value)).digest('hex');
 }

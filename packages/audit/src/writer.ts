@@ -1,5 +1,7 @@
 // The one writer of an audit log in this process: records queue in order and go to the store in
-// batches (one append, one transaction, for every record waiting), so concurrent calls share a commit.
+// batches (one append, one transaction, one signature, for every record waiting), so concurrent calls
+// share a commit. With a commit window, the first record queued opens it and every record queued
+// before it closes joins that batch: calls one after another share a commit too.
 // A record of a call that happened is never dropped: when an append fails it stays at the front of
 // the queue, kept until the store takes it, and the log reports itself degraded until then.
 
@@ -82,12 +84,31 @@ export class AuditWriter {
   #lastError: unknown;
   /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
   #unsureFrom: number | undefined;
+  readonly #windowMs: number;
+  /** Closes the open commit window at once. */
+  #closeWindow: (() => void) | undefined;
+  /** Someone waits (a flush, an urgent record, a full batch): the next drain opens no window. */
+  #hurry = false;
+  /** When an append last succeeded (Date.now()), and no append failed since; 0: not since the last failure. */
+  #storedAt = 0;
 
-  constructor(store: AuditStore, seal: Seal, deadlineMs: number, onStored?: (head: AuditHead) => void) {
+  constructor(
+    store: AuditStore,
+    seal: Seal,
+    deadlineMs: number,
+    onStored?: (head: AuditHead) => void,
+    windowMs = 0,
+  ) {
     this.#store = store;
     this.#seal = seal;
     this.#deadlineMs = deadlineMs;
     this.#onStored = onStored;
+    this.#windowMs = windowMs;
+  }
+
+  /** Whether an append succeeded within the last `ms` and none failed since: the store answers. */
+  storedWithin(ms: number): boolean {
+    return this.#storedAt !== 0 && Date.now() - this.#storedAt <= ms;
   }
 
   /** Records a failed append held back still wait for the store. */
@@ -109,21 +130,27 @@ export class AuditWriter {
     return this.#lastError;
   }
 
-  /** Queues a record; resolves once the store holds it, rejects when the append failed (a kept record stays queued). */
-  enqueue(fields: AuditFields, keep: boolean): Promise<AuditRecord> {
+  /**
+   * Queues a record; resolves once the store holds it, rejects when the append failed (a kept record
+   * stays queued). `urgent`: its caller waits for it, so the commit window closes now.
+   */
+  enqueue(fields: AuditFields, keep: boolean, urgent = false): Promise<AuditRecord> {
     return new Promise<AuditRecord>((resolve, reject) => {
       this.#queue.push({ fields, keep, waiter: { resolve, reject } });
       void this.#drain();
+      if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
     });
   }
 
   /** Writes the records a failed append held back; resolves with whether none is left. */
   writeKept(): Promise<boolean> {
+    this.#commitNow();
     return this.#until(() => this.#kept === 0);
   }
 
   /** Writes every record queued now; resolves with whether all of them are stored. */
   flush(): Promise<boolean> {
+    this.#commitNow();
     const last = this.#queue.at(-1);
     return this.#until(() => last === undefined || !this.#queue.includes(last));
   }
@@ -144,13 +171,32 @@ export class AuditWriter {
   }
 
   async #run(): Promise<void> {
-    // Lets every record queued in this turn join the first batch.
-    await Promise.resolve();
+    // Lets every record queued in this turn (or, with a window, before it closes) join the first batch.
+    if (this.#windowMs > 0 && !this.#hurry) await this.#window();
+    else await Promise.resolve();
+    this.#hurry = false;
     try {
       while (this.#queue.length > 0 && (await this.#appendBatch()));
     } finally {
       this.#draining = undefined;
     }
+  }
+
+  #commitNow(): void {
+    this.#hurry = true;
+    this.#closeWindow?.();
+  }
+
+  #window(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const close = () => {
+        clearTimeout(timer);
+        this.#closeWindow = undefined;
+        resolve();
+      };
+      const timer = setTimeout(close, this.#windowMs);
+      this.#closeWindow = close;
+    });
   }
 
   /** One append of the front of the queue; false when the store failed. */
@@ -181,6 +227,7 @@ export class AuditWriter {
       deadline.stop();
     }
     this.#queue.splice(0, batch.length);
+    this.#storedAt = Date.now();
     batch.forEach((item, i) => {
       if (item.kept === true) this.#kept -= 1;
       item.waiter?.resolve(records[i]!);
@@ -213,6 +260,7 @@ export class AuditWriter {
   #fail(batch: readonly Item[], error: unknown): void {
     this.#failures += 1;
     this.#lastError = error;
+    this.#storedAt = 0;
     const sealed = batch.filter((item) => item.sealed !== undefined && item.keep);
     if (sealed.length > 0) {
       const lowest = Math.min(...sealed.map((item) => item.sealed!.seq));

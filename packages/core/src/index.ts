@@ -94,6 +94,8 @@ export {
 export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
 export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore } from './standing-grants';
+export type { SpentStateStore } from './spent-states';
+export { inMemorySpentStates } from './spent-states';
 export {
   grantActive,
   grantBounds,

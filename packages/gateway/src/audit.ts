@@ -60,12 +60,21 @@ export function auditStoreLocation(config: Pick<ResolvedConfig, 'audit' | 'store
   return config.audit?.store ?? config.stores?.state ?? { kind: 'memory' };
 }
 
-export function openAuditStore(location: StateStoreLocation): OpenedAuditStore {
+/** With `durability: batch`, how long SQLite commits may wait for an fsync (see docs/audit.md). */
+export const BATCH_SYNC_INTERVAL_MS = 1000;
+
+export function openAuditStore(
+  location: StateStoreLocation,
+  options: { readonly syncIntervalMs?: number } = {},
+): OpenedAuditStore {
   switch (location.kind) {
     case 'memory':
       return { kind: 'memory', store: inMemoryAuditStore(), close: async () => {} };
     case 'sqlite': {
-      const store = sqliteAuditStore({ path: location.path });
+      const store = sqliteAuditStore({
+        path: location.path,
+        ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
+      });
       return { kind: 'sqlite', store, close: async () => store.close() };
     }
     case 'postgres': {
@@ -148,7 +157,11 @@ export function openAudit(
     ...(written.stores !== undefined ? { stores: resolvePart(['stores'], written.stores, baseDir) } : {}),
   } as Pick<ResolvedConfig, 'audit' | 'stores'>;
   const audit = config.audit as AuditConfig<ResolvedConfig>;
-  const opened = openAuditStore(auditStoreLocation(config));
+  const durability = audit.durability ?? 'batch';
+  const opened = openAuditStore(
+    auditStoreLocation(config),
+    durability === 'batch' ? { syncIntervalMs: BATCH_SYNC_INTERVAL_MS } : {},
+  );
   // The last checkpoint published, for the metrics and the status page.
   let published: AuditCheckpoint | undefined;
   const checkpoints =
@@ -160,6 +173,8 @@ export function openAudit(
     signingKey: audit.signingKey,
     digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
+    durability,
+    ...(audit.commitWindow !== undefined ? { commitWindowMs: audit.commitWindow } : {}),
     ...(checkpoints !== undefined
       ? {
           checkpoints: {

@@ -20,6 +20,20 @@ interface DigestChange {
   readonly served: string;
 }
 
+/** A standing grant as an event carries it: who, which tool, the bounds' shape (never their values). */
+export interface GrantFields {
+  readonly grantId: string;
+  readonly tenant?: string;
+  readonly principal?: string;
+  readonly tool: string;
+  /** Who granted or revoked it. */
+  readonly by: string;
+  /** Each argument's kind of bound (`equals`, `atMost`, `oneOf`). */
+  readonly bounds: Readonly<Record<string, 'equals' | 'atMost' | 'oneOf'>>;
+  readonly maxUses?: number;
+  readonly expiresAt: string;
+}
+
 /** Each event's own fields. Lines carry names, codes and durations, never argument or result values. */
 export interface GatewayEventFields {
   readonly 'audit.checkpoint.failed': { readonly error: string };
@@ -41,6 +55,9 @@ export interface GatewayEventFields {
     readonly grantId?: string;
     readonly durationMs: number;
   };
+  readonly 'grant.created': GrantFields & { readonly fromCheckIn: string };
+  readonly 'grant.revoked': GrantFields;
+  readonly 'grant.used': GrantFields & { readonly checkInId: string };
   readonly 'http.refused': {
     readonly status: number;
     readonly why: string;
@@ -57,7 +74,18 @@ export interface GatewayEventFields {
     readonly upstreams: readonly string[];
     /** How the reload weakens security, when it does. */
     readonly weakens?: readonly string[];
+    /** The operator who approved a weakening reload in the inbox, and its check-in. */
+    readonly approvedBy?: string;
+    readonly checkInId?: string;
   };
+  /** A weakening reload waits for an operator in the inbox; the old configuration keeps serving. */
+  readonly 'reload.held': { readonly checkInId: string; readonly weakens: readonly string[] };
+  readonly 'reload.declined': {
+    readonly checkInId: string;
+    readonly by: string;
+    readonly weakens: readonly string[];
+  };
+  readonly 'reload.expired': { readonly checkInId: string; readonly weakens: readonly string[] };
   readonly 'reload.listen-unchanged': { readonly why: string };
   readonly 'reload.refused': { readonly issues?: unknown; readonly error: string };
   readonly 'reload.watch-unavailable': Record<never, never>;

@@ -22,7 +22,12 @@ import { gatewayGenerations } from './generations';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 import { weakenings } from './weakening';
+import { syncPinReviews } from './pin-review';
+import { closeHeld, heldReloadEnd, holdReload, type HeldReload, type HeldReloadEnd } from './held-reload';
 import { version as packageVersion } from '../package.json';
+
+/** How often pins held for review are matched with the inbox's operator check-ins. */
+const PIN_REVIEW_EVERY_MS = 1000;
 
 /** The version the gateway announces to clients: the package's own. */
 export const GATEWAY_VERSION: string = packageVersion;
@@ -42,7 +47,14 @@ export interface GatewayOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonly error: Error };
+export type ReloadResult =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly error: Error;
+      /** The operator check-in a weakening reload waits on (`reload.requireApproval: weakening`). */
+      readonly heldAs?: string;
+    };
 
 export interface Gateway {
   /** Where MCP clients connect, e.g. `http://127.0.0.1:8787/mcp`; `stdio:` in stdio mode. */
@@ -247,6 +259,23 @@ export async function createGateway(
   };
   let unfollow = followUpstreams(live(), following);
 
+  // Pins held for review become operator check-ins in the inbox, and decisions there are carried out.
+  let pinSyncing = false;
+  const pinReviews =
+    inbox === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            if (pinSyncing || drain.draining) return;
+            pinSyncing = true;
+            void syncPinReviews(live(), log, (upstream) => void live().upstreams.get(upstream)?.refresh())
+              .catch(() => undefined)
+              .finally(() => (pinSyncing = false));
+          },
+          Math.max(live().pollMs, PIN_REVIEW_EVERY_MS),
+        );
+  pinReviews?.unref();
+
   /** Serves `next` for new calls; the old generation closes what `next` does not reuse once idle. */
   function swap(next: Runtime): void {
     generations.replace(next);
@@ -296,14 +325,23 @@ export async function createGateway(
           ),
         ]);
       weakens = weakenings(live().loaded.config, nextLoaded.config);
-      if (weakens.length > 0 && nextLoaded.config.reload?.requireApproval === 'weakening')
-        throw new ConfigError([
-          nextLoaded.issue(
-            ['reload', 'requireApproval'],
-            `this reload weakens security (${weakens.join('; ')}), and waiting for an approver in the inbox is not built yet, so it is refused`,
-            'review the change and apply it with reload.requireApproval unset, or restart the gateway',
-          ),
-        ]);
+      // Any newer reload replaces one still waiting for an operator.
+      await dropHeld();
+      // The serving configuration's rule counts too: an edit cannot switch the approval off and weaken at once.
+      const mustWait =
+        live().config.reload?.requireApproval === 'weakening' ||
+        nextLoaded.config.reload?.requireApproval === 'weakening';
+      if (weakens.length > 0 && mustWait) {
+        if (live().config.checkIns?.key === undefined || live().config.inbox?.enabled === false)
+          throw new ConfigError([
+            nextLoaded.issue(
+              ['reload', 'requireApproval'],
+              `this reload weakens security (${weakens.join('; ')}) and must wait for an operator, but the serving configuration has no inbox (checkIns.key, inbox not disabled)`,
+              'configure checkIns and the inbox first, or restart the gateway to apply the change',
+            ),
+          ]);
+        return await hold(nextLoaded, weakens);
+      }
       next = await buildRuntime(nextLoaded, { previous: live(), log, env, ownSecrets });
       try {
         await recordConfig(next, 'config.reloaded', weakens);
@@ -334,6 +372,118 @@ export async function createGateway(
     return { ok: true };
   }
 
+  // A weakening reload waiting for an operator, and the poll that notices the decision.
+  let held: HeldReload | undefined;
+  let heldStore: Runtime['state']['checkIns'] | undefined;
+  let heldPoll: NodeJS.Timeout | undefined;
+
+  async function hold(nextLoaded: LoadedConfig, weakens: string[]): Promise<ReloadResult> {
+    const waiting = await holdReload(live(), nextLoaded, weakens);
+    held = waiting;
+    heldStore = live().state.checkIns;
+    const checkInId = waiting.request.id;
+    log({ msg: 'reload.held', level: 'warn', checkInId, weakens });
+    await live()
+      .audit?.record({ kind: 'config.reload-held', code: 'CONFIG_WEAKENED', checkInId, args: weakens })
+      .catch(() => undefined);
+    clearInterval(heldPoll);
+    heldPoll = setInterval(() => void checkHeld(), live().pollMs);
+    heldPoll.unref();
+    return {
+      ok: false,
+      heldAs: checkInId,
+      error: new Error(
+        `this reload weakens security (${weakens.join('; ')}); it waits for an operator's approval in the inbox (check-in ${checkInId}), and the current configuration keeps serving`,
+      ),
+    };
+  }
+
+  async function dropHeld(): Promise<void> {
+    const dropped = held;
+    if (dropped === undefined) return;
+    held = undefined;
+    clearInterval(heldPoll);
+    if (heldStore !== undefined) await closeHeld(heldStore, dropped, 'revoke');
+  }
+
+  let checking = false;
+  async function checkHeld(): Promise<void> {
+    const waiting = held;
+    if (waiting === undefined || heldStore === undefined || checking || drain.draining) return;
+    checking = true;
+    try {
+      const end = heldReloadEnd(await heldStore.get(waiting.request.id).catch(() => undefined));
+      if (end === undefined || held !== waiting) return;
+      held = undefined;
+      clearInterval(heldPoll);
+      if (end.kind === 'approved') {
+        reloading = reloading.then(
+          () => applyHeld(waiting, end),
+          () => applyHeld(waiting, end),
+        );
+        await reloading;
+      } else await refuseHeld(waiting, end);
+    } finally {
+      checking = false;
+    }
+  }
+
+  async function refuseHeld(waiting: HeldReload, end: Exclude<HeldReloadEnd, { kind: 'approved' }>) {
+    const checkInId = waiting.request.id;
+    if (heldStore !== undefined) await closeHeld(heldStore, waiting, 'revoke');
+    if (end.kind === 'declined')
+      log({ msg: 'reload.declined', level: 'warn', checkInId, by: end.by, weakens: waiting.weakens });
+    else log({ msg: 'reload.expired', level: 'warn', checkInId, weakens: waiting.weakens });
+    await live()
+      .audit?.record({
+        kind: end.kind === 'declined' ? 'config.reload-declined' : 'config.reload-expired',
+        code: 'CONFIG_WEAKENED',
+        checkInId,
+        ...(end.kind === 'declined' ? { approver: end.by } : {}),
+        args: waiting.weakens,
+      })
+      .catch(() => undefined);
+  }
+
+  async function applyHeld(
+    waiting: HeldReload,
+    end: Extract<HeldReloadEnd, { kind: 'approved' }>,
+  ): Promise<ReloadResult> {
+    const checkInId = waiting.request.id;
+    if (heldStore !== undefined) await closeHeld(heldStore, waiting, 'consume');
+    let next: Runtime;
+    try {
+      next = await buildRuntime(waiting.loaded, { previous: live(), log, env, ownSecrets });
+      try {
+        await live().audit?.record({
+          kind: 'config.reload-approved',
+          code: 'CONFIG_WEAKENED',
+          checkInId,
+          approver: end.by,
+          args: waiting.weakens,
+        });
+        await recordConfig(next, 'config.reloaded', waiting.weakens);
+      } catch (error) {
+        await closeRuntime(next, live());
+        throw error;
+      }
+    } catch (error) {
+      log({ msg: 'reload.refused', level: 'error', issues: 1, error: (error as Error).message });
+      return { ok: false, error: error as Error };
+    }
+    swap(next);
+    log({
+      msg: 'reload',
+      level: 'warn',
+      tenants: [...next.tenants.keys()],
+      upstreams: [...next.upstreams.keys()],
+      weakens: waiting.weakens,
+      approvedBy: end.by,
+      checkInId,
+    });
+    return { ok: true };
+  }
+
   let watcher: ConfigWatcher | undefined;
   if ((options.watch ?? typeof config === 'string') && loaded.file !== undefined) {
     watcher = watchConfigFile(loaded.file, () => void gateway.reload(), WATCH_DEBOUNCE_MS);
@@ -357,6 +507,8 @@ export async function createGateway(
       if (drain.draining) return;
       const draining = drain.drain(live().config.listen?.drain ?? DEFAULT_DRAIN_MS);
       watcher?.close();
+      clearInterval(heldPoll);
+      clearInterval(pinReviews);
       clearTimeout(refreshTimer);
       unfollow();
       if (drain.inFlight > 0) log({ msg: 'shutdown.draining', inFlight: drain.inFlight });

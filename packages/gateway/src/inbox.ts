@@ -23,7 +23,9 @@ import type { ResolvedConfig } from './config/types';
 import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
-import { definitionOf } from './standing-grants';
+import { OPERATOR_TENANT } from './held-reload';
+import { pinDiffOf } from './pin-review';
+import { definitionOf, grantChangeRecorder } from './standing-grants';
 
 export const INBOX_PATH = '/inbox';
 /** The role that lets an identity decide its tenant's check-ins. */
@@ -42,6 +44,17 @@ export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
         ['inbox'],
         'the inbox decides check-ins, and no check-in key is configured',
         'add checkIns: { key: "${env:TOOLGATE_CHECKIN_KEY}" }, or remove inbox',
+      ),
+    );
+  if (
+    config.reload?.requireApproval === 'weakening' &&
+    (config.checkIns === undefined || config.inbox?.enabled === false)
+  )
+    issues.push(
+      loaded.issue(
+        ['reload', 'requireApproval'],
+        'a reload that weakens security waits for an operator in the inbox, and this configuration has no inbox',
+        'add checkIns: { key: "${env:TOOLGATE_CHECKIN_KEY}" } (and leave inbox enabled), or remove reload.requireApproval',
       ),
     );
   if (config.inbox?.webhook !== undefined && webhookOf(config) === undefined)
@@ -69,7 +82,9 @@ function webhookOf(config: ResolvedConfig): InboxWebhook | undefined {
   return {
     url: webhook.url,
     publicUrl,
-    ...(webhook.tenants !== undefined ? { tenants: webhook.tenants } : {}),
+    // The configured tenants by default, never the operators' check-ins (a reload, a pin review):
+    // those are decided by a signed-in operator, not through a link in a channel.
+    tenants: webhook.tenants ?? Object.keys(config.tenants),
     ...(webhook.by !== undefined ? { by: webhook.by } : {}),
     ...(webhook.linkTtl !== undefined ? { linkTtlMs: webhook.linkTtl } : {}),
     ...(webhook.headers !== undefined ? { headers: webhook.headers } : {}),
@@ -107,10 +122,12 @@ export function gatewayInbox(host: {
     if (!approves && !operates) return undefined;
     const { tenant, principal } = answer.identity;
     if (tenant === undefined || principal === undefined) return undefined;
-    // An operator who is not an approver signs in to the status page and sees no check-in.
+    // An operator who is not an approver signs in to the status page and sees no tenant's check-in.
+    // Operators also decide the gateway's own check-ins (a weakening reload), under a tenant no
+    // configuration can name.
     return {
       id: principal,
-      tenants: approves ? [tenant] : [],
+      tenants: [...(approves ? [tenant] : []), ...(operates ? [OPERATOR_TENANT] : [])],
       ...(operates ? { roles: [OPERATOR_ROLE] } : {}),
     };
   };
@@ -150,12 +167,11 @@ export function gatewayInbox(host: {
       checkArgs,
       basePath: INBOX_PATH,
       ...(host.status !== undefined ? { status: host.status } : {}),
-      ...(runtime.state.grants !== undefined
-        ? {
-            grants: runtime.state.grants,
-            definitionOf: (request: CheckInRequest) => definitionOf(host.current(), request),
-          }
-        : {}),
+      grants: runtime.state.grants,
+      definitionOf: (request: CheckInRequest) => definitionOf(host.current(), request),
+      // The live runtime's audit log: a reload that changes the log records there.
+      pinDiffs: (request: CheckInRequest) => pinDiffOf(host.current(), request),
+      onGrant: (change) => grantChangeRecorder(host.current().audit, host.log)(change),
       ...(webhook !== undefined ? { webhook } : {}),
       ...(config.listen?.publicUrl?.startsWith('https:') === true ? { secureCookies: true } : {}),
       ...(config.listen?.publicUrl !== undefined
@@ -188,6 +204,12 @@ export function gatewayInbox(host: {
           refused(req, res, 413, 'too-large', `Request body too large; the limit is ${host.maxBody()} bytes`);
           return;
         }
+      }
+      // A request that says nothing of a body has none (RFC 9112 §6.3); saying so keeps hono's body
+      // limit from re-wrapping the node-server request, which fails (a 500) for a bodiless DELETE.
+      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+        req.headers['content-length'] = '0';
+        req.rawHeaders.push('content-length', '0');
       }
       await listener(req, res);
     },

@@ -4,7 +4,7 @@
 // shutting down, the check-in flow for a pause, and one log line per call.
 
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { refusalReason, type DispatchOutcome, type Identity } from '@toolgate/core';
+import { refusalReason, type DispatchOutcome, type Identity, type SpentStateStore } from '@toolgate/core';
 import {
   mcpServe,
   type McpCallReport,
@@ -102,14 +102,16 @@ export function gatewayServed(
         };
       return () => host.end();
     },
-    readRequestState: (token, call) => {
-      const key = host.current().config.checkIns?.key;
+    readRequestState: async (token, call) => {
+      const runtime = host.current();
+      const key = runtime.config.checkIns?.key;
       const read =
         key === undefined
           ? ({ ok: false, problem: 'signature' } as const)
           : readState(key, token, call, spent);
       // Why (read.problem) is not told: the refusal is the same for a forged, spent or foreign state.
-      if (read.ok) return { state: read.state };
+      if (read.ok && (await spentInStore(runtime.state.spentStates, read.state)))
+        return { state: read.state };
       return {
         refused: {
           gate: 'gateway',
@@ -135,10 +137,9 @@ export function gatewayServed(
         ...(call.traceContext !== undefined ? { traceContext: call.traceContext } : {}),
         holdMs: runtime.holdMs,
         maxPending: runtime.maxPending,
-        ...(runtime.state.grants !== undefined
-          ? { grants: runtime.state.grants, definitionOf: (asked) => definitionOf(runtime, asked) }
-          : {}),
-        ...(runtime.audit !== undefined ? { recordGrantUse: grantUseRecorder(runtime.audit) } : {}),
+        grants: runtime.state.grants,
+        definitionOf: (asked) => definitionOf(runtime, asked),
+        recordGrantUse: grantUseRecorder(runtime.audit, host.log),
         pollMs: runtime.pollMs,
         elicitTimeoutMs: call.checkInTimeoutMs,
         ...(runtime.config.checkIns?.key !== undefined ? { checkInKey: runtime.config.checkIns.key } : {}),
@@ -149,6 +150,18 @@ export function gatewayServed(
     onCall: (report) => host.log(callLine(report)),
   };
   return mcpServe([], options);
+}
+
+/**
+ * Spends a state in the shared store too, so a state replayed to another gateway process on the same
+ * store is refused there. A store that cannot answer refuses the state (fail closed).
+ */
+async function spentInStore(store: SpentStateStore, state: RequestStateClaims): Promise<boolean> {
+  try {
+    return await store.spend(state.nonce, state.expiresAt);
+  } catch {
+    return false;
+  }
 }
 
 /** The `call` log line: names, codes and timings, never an argument value. */

@@ -13,7 +13,10 @@ import {
   type StandingGrantStore,
   type Tool,
 } from '@toolgate/core';
+import type { GrantChange } from '@toolgate/inbox';
 import type { GatewayAudit } from './audit';
+import type { GrantFields } from './events';
+import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 
 /**
@@ -78,11 +81,57 @@ export async function useStandingGrant(
   return undefined;
 }
 
-/** Writes `grant.used` to the audit log: who granted it, for which call; the grant's id and bounds as its digested args. */
-export function grantUseRecorder(audit: GatewayAudit) {
+/** Each argument's kind of bound: what a grant allows, in shape, never its values. */
+export function boundsShape(grant: StandingGrant): Record<string, 'equals' | 'atMost' | 'oneOf'> {
+  const shape: Record<string, 'equals' | 'atMost' | 'oneOf'> = {};
+  for (const [name, bound] of Object.entries(grant.bounds))
+    shape[name] = 'equals' in bound ? 'equals' : 'atMost' in bound ? 'atMost' : 'oneOf';
+  return shape;
+}
+
+/**
+ * The audit record's `rule` for a grant: its id and the shape of what it allows (which argument has
+ * which kind of bound, how many calls, until when). The bounds' values go only into the keyed digest.
+ */
+function grantRule(grant: StandingGrant): string {
+  const bounds = Object.entries(boundsShape(grant))
+    .map(([name, kind]) => `${name} ${kind}`)
+    .join(', ');
+  const uses = grant.maxUses === undefined ? 'any number of calls' : `${grant.maxUses} calls`;
+  return `standing grant ${grant.id}: ${bounds || 'no arguments'}; ${uses} until ${grant.expiresAt}`;
+}
+
+const grantEntry = (grant: StandingGrant) => ({
+  ...(grant.tenant !== undefined ? { tenant: grant.tenant } : {}),
+  ...(grant.principal !== undefined ? { principal: grant.principal } : {}),
+  tool: grant.toolName,
+  ...(grant.toolSource !== undefined ? { source: grant.toolSource } : {}),
+  chainId: grant.chainId,
+  rule: grantRule(grant),
+  args: { grantId: grant.id, bounds: grant.bounds, fromCheckIn: grant.fromCheckIn },
+});
+
+/** The fields of a grant's event line: names and shapes, no argument value. */
+export const grantFields = (grant: StandingGrant, by: string): GrantFields => ({
+  grantId: grant.id,
+  ...(grant.tenant !== undefined ? { tenant: grant.tenant } : {}),
+  ...(grant.principal !== undefined ? { principal: grant.principal } : {}),
+  tool: grant.toolName,
+  by,
+  bounds: boundsShape(grant),
+  ...(grant.maxUses !== undefined ? { maxUses: grant.maxUses } : {}),
+  expiresAt: grant.expiresAt,
+});
+
+/**
+ * Writes `grant.used` to the audit log (who granted it, for which check-in) and logs the event; a
+ * rejection means the use is not recorded and the call does not run on the grant.
+ */
+export function grantUseRecorder(audit: GatewayAudit | undefined, log?: GatewayLog) {
   return async (grant: StandingGrant, request: CheckInRequest): Promise<void> => {
-    await audit.record({
+    await audit?.record({
       kind: 'grant.used',
+      ...grantEntry(grant),
       ...(request.identity?.tenant !== undefined ? { tenant: request.identity.tenant } : {}),
       ...(request.identity?.principal !== undefined ? { principal: request.identity.principal } : {}),
       tool: request.toolName,
@@ -90,7 +139,27 @@ export function grantUseRecorder(audit: GatewayAudit) {
       chainId: request.chainId,
       checkInId: request.id,
       approver: grant.createdBy,
-      args: { grantId: grant.id, bounds: grant.bounds, fromCheckIn: grant.fromCheckIn },
+    });
+    log?.({ msg: 'grant.used', ...grantFields(grant, grant.createdBy), checkInId: request.id });
+  };
+}
+
+/**
+ * Records a grant made or revoked in the inbox: `grant.created` / `grant.revoked` in the audit log
+ * (the approver, the check-in it came from, the bounds' shape; values only as a keyed digest) and
+ * the event of the same name.
+ */
+export function grantChangeRecorder(audit: GatewayAudit | undefined, log: GatewayLog) {
+  return async (change: GrantChange): Promise<void> => {
+    const { grant, by } = change;
+    if (change.kind === 'created')
+      log({ msg: 'grant.created', ...grantFields(grant, by), fromCheckIn: grant.fromCheckIn });
+    else log({ msg: 'grant.revoked', ...grantFields(grant, by) });
+    await audit?.record({
+      kind: `grant.${change.kind}`,
+      ...grantEntry(grant),
+      ...(change.kind === 'created' ? { checkInId: grant.fromCheckIn } : {}),
+      approver: by,
     });
   };
 }

@@ -30,6 +30,21 @@ export function reloadHistory(events: EventEmitter): ReloadHistory {
       ...(typeof line.error === 'string' ? { error: line.error.slice(0, 2000) } : {}),
     }),
   );
+  // A weakening reload waiting for an operator, and how it ended unapplied, in the same list.
+  const unapplied = (why: string) => (line: { time?: unknown; weakens?: unknown; checkInId?: unknown }) =>
+    keep({
+      at: timeOf(line.time),
+      ok: false,
+      ...(Array.isArray(line.weakens) ? { issues: line.weakens.length } : {}),
+      error:
+        `${why} (check-in ${String(line.checkInId)}): ${Array.isArray(line.weakens) ? line.weakens.join('; ') : ''}`.slice(
+          0,
+          2000,
+        ),
+    });
+  events.on('reload.held', unapplied('weakens security; waits for an operator in the inbox'));
+  events.on('reload.declined', unapplied('weakens security; declined in the inbox'));
+  events.on('reload.expired', unapplied('weakens security; nobody decided in time'));
   return { recent: () => [...kept] };
 }
 

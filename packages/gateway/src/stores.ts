@@ -5,16 +5,23 @@
 import {
   inMemoryCheckIns,
   inMemoryPins,
+  inMemorySpentStates,
   inMemoryStandingGrants,
   type CheckInStore,
   type PinStore,
+  type SpentStateStore,
   type StandingGrantStore,
 } from '@toolgate/core';
 import { inMemoryLimits, type LimitStore } from '@toolgate/middleware';
-import { postgresCheckIns, postgresPins } from '@toolgate/store-postgres';
+import {
+  postgresCheckIns,
+  postgresPins,
+  postgresSpentStates,
+  postgresStandingGrants,
+} from '@toolgate/store-postgres';
 import { Redis } from 'ioredis';
 import { redisLimits } from '@toolgate/store-redis';
-import { sqliteCheckIns, sqlitePins } from '@toolgate/store-sqlite';
+import { sqliteCheckIns, sqlitePins, sqliteSpentStates, sqliteStandingGrants } from '@toolgate/store-sqlite';
 import type { LimitsStoreLocation, StateStoreLocation } from './config/types';
 
 export interface StateStore {
@@ -24,11 +31,12 @@ export interface StateStore {
   /** Pinned tool definitions and server identities (`toolgate pins`). */
   readonly pins: PinStore;
   /**
-   * Standing grants. Only with `memory:` for now: a grant's use count must be shared by every process
-   * that serves its caller, and the durable stores do not keep grants yet, so with them the inbox
-   * offers no standing grants (never a per-process count that would let a grant run more often).
+   * Standing grants, in the same store as the check-ins: a grant's use count is shared by every
+   * process on that store, so a grant never answers more calls than it allows.
    */
-  readonly grants?: StandingGrantStore;
+  readonly grants: StandingGrantStore;
+  /** Nonces of spent `requestState`s, shared the same way, so a state runs its call once across processes. */
+  readonly spentStates: SpentStateStore;
   /** Resolves when the store answers; rejects with a message that names no secret. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -47,38 +55,56 @@ export function openStateStore(location: StateStoreLocation = { kind: 'memory' }
     const checkIns = inMemoryCheckIns();
     const pins = inMemoryPins();
     const grants = inMemoryStandingGrants();
-    return { kind: 'memory', checkIns, pins, grants, ping: async () => {}, close: async () => {} };
+    const spentStates = inMemorySpentStates();
+    return {
+      kind: 'memory',
+      checkIns,
+      pins,
+      grants,
+      spentStates,
+      ping: async () => {},
+      close: async () => {},
+    };
   }
   if (location.kind === 'sqlite') {
     const file = location.path;
     const checkIns = sqliteCheckIns({ path: file });
     // ':memory:' is one database per connection: pins there live as long as the process.
-    const pins = file === ':memory:' ? inMemoryPins() : sqlitePins({ path: file });
+    const inMemory = file === ':memory:';
+    const pins = inMemory ? inMemoryPins() : sqlitePins({ path: file });
+    const grants = inMemory ? inMemoryStandingGrants() : sqliteStandingGrants({ path: file });
+    const spentStates = inMemory ? inMemorySpentStates() : sqliteSpentStates({ path: file });
     return {
       kind: 'sqlite',
       checkIns,
       pins,
+      grants,
+      spentStates,
       ping: async () => {
         await checkIns.list({ limit: 1 });
       },
       close: async () => {
         checkIns.close();
-        (pins as { close?: () => void }).close?.();
+        for (const store of [pins, grants, spentStates]) (store as { close?: () => void }).close?.();
       },
     };
   }
   const url = location.url;
   const checkIns = postgresCheckIns({ connectionString: url });
   const pins = postgresPins({ connectionString: url });
+  const grants = postgresStandingGrants({ connectionString: url });
+  const spentStates = postgresSpentStates({ connectionString: url });
   return {
     kind: 'postgres',
     checkIns,
     pins,
+    grants,
+    spentStates,
     ping: async () => {
       await checkIns.list({ limit: 1 });
     },
     close: async () => {
-      await Promise.all([checkIns.close(), pins.close()]);
+      await Promise.all([checkIns.close(), pins.close(), grants.close(), spentStates.close()]);
     },
   };
 }

@@ -66,6 +66,8 @@ export interface Upstream {
   status(): UpstreamStatus;
   /** Hears every change of the tool list (after `tools` changed); answers a function that stops listening. */
   onToolsChanged(listener: () => void): () => void;
+  /** Imports the tools again now (e.g. once a pin held for review is accepted); listeners hear the change. */
+  refresh(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -376,6 +378,7 @@ export async function connectUpstream(
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    refresh,
     async close() {
       closed = true;
       clearTimeout(kick);

@@ -105,6 +105,8 @@ export function weakenings(before: GatewayConfig, after: GatewayConfig): string[
   if (before.stores?.state !== after.stores?.state)
     out.push('stores.state changed: every tool is pinned again on first sight in the new store');
   if ((before.limits?.length ?? 0) > (after.limits?.length ?? 0)) out.push('limits: a limit removed');
+  if (before.reload?.requireApproval === 'weakening' && after.reload?.requireApproval !== 'weakening')
+    out.push('reload: a reload that weakens security no longer waits for an operator');
   for (const [name, tenant] of Object.entries(after.tenants)) {
     const was = before.tenants[name];
     const given = tenant.upstreams.filter((upstream) => !(was?.upstreams ?? []).includes(upstream));

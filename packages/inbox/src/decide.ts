@@ -207,6 +207,7 @@ export async function decide(
     try {
       await inbox.grants!.create(grant);
       granted = { grant };
+      await inbox.onGrant({ kind: 'created', grant, by });
     } catch {
       granted = { grantError: 'The approval is recorded, but the standing grant could not be saved.' };
     }

@@ -6,6 +6,7 @@ import type {
   CheckInRequest,
   CheckInStore,
   DispatchOutcome,
+  StandingGrant,
   StandingGrantStore,
 } from '@toolgate/core';
 import type { Approvers } from './approvers';
@@ -85,6 +86,11 @@ export interface InboxOptions {
   readonly grants?: StandingGrantStore;
   /** The digest of the tool's definition as served now, or undefined when it is not served; a grant is void once it changes. */
   readonly definitionOf?: (request: CheckInRequest) => string | undefined | Promise<string | undefined>;
+  /**
+   * Told after a standing grant is created or revoked here, with who did it (e.g. to write the audit
+   * log and an event). A hook that throws or rejects changes nothing: the grant stands as stored.
+   */
+  readonly onGrant?: (change: GrantChange) => void | Promise<void>;
   /** The longest a standing grant may last; default 7 days. */
   readonly maxGrantMs?: number;
   /** How often an open page's live list reads the store; default 1000 ms. */
@@ -103,6 +109,13 @@ export interface InboxOptions {
   readonly now?: () => number;
 }
 
+/** A standing grant made or revoked in the inbox, and by whom (`Approver.id`). */
+export interface GrantChange {
+  readonly kind: 'created' | 'revoked';
+  readonly grant: StandingGrant;
+  readonly by: string;
+}
+
 /** What every route reads. */
 export interface InboxContext {
   readonly checkIns: CheckInStore;
@@ -118,6 +131,7 @@ export interface InboxContext {
   readonly status: InboxOptions['status'];
   readonly grants: StandingGrantStore | undefined;
   readonly definitionOf: InboxOptions['definitionOf'];
+  readonly onGrant: (change: GrantChange) => Promise<void>;
   readonly maxGrantMs: number;
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
@@ -219,6 +233,8 @@ export function inboxContext(options: InboxOptions): InboxContext {
         `inboxApp: 'grants' needs 'definitionOf' (request) => the tool definition's digest, so a changed tool voids its grants.`,
       );
   }
+  if (options.onGrant !== undefined && typeof options.onGrant !== 'function')
+    throw new TypeError(`inboxApp: 'onGrant' must be a function (change) => void.`);
   if (options.pinDiffs !== undefined && typeof options.pinDiffs !== 'function')
     throw new TypeError(`inboxApp: 'pinDiffs' must be a function (request) => PinDiff | undefined.`);
   return {
@@ -235,6 +251,13 @@ export function inboxContext(options: InboxOptions): InboxContext {
     status: options.status,
     grants: options.grants,
     definitionOf: options.definitionOf,
+    onGrant: async (change) => {
+      try {
+        await options.onGrant?.(change);
+      } catch {
+        // The grant is stored either way; the host's hook reports its own failures.
+      }
+    },
     maxGrantMs: positive('maxGrantMs', options.maxGrantMs, 7 * 24 * 60 * 60 * 1000),
     pollMs: positive('pollMs', options.pollMs, 1000),
     secureCookies: options.secureCookies,

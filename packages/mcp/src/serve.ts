@@ -95,7 +95,7 @@ export interface McpServeOptions {
   readonly readRequestState?: (
     requestState: string,
     call: { readonly identity: Identity | undefined; readonly toolName: string },
-  ) => McpServeRefusal | { readonly state: unknown };
+  ) => McpServeRefusal | { readonly state: unknown } | Promise<McpServeRefusal | { readonly state: unknown }>;
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
 }
@@ -532,7 +532,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
     if (typeof echoed === 'string' && options.readRequestState !== undefined) {
-      const read = options.readRequestState(echoed, { identity, toolName });
+      const read = await options.readRequestState(echoed, { identity, toolName });
       if ('refused' in read) return refuseBefore(read.refused);
       requestState = read.state;
     }

@@ -10,3 +10,10 @@ export type { PostgresPool, PostgresStoreOptions } from './connection';
 export { PostgresStoreError } from './errors';
 export type { PostgresPinsOptions, PostgresPinStore } from './pins';
 export { postgresPins } from './pins';
+export type {
+  PostgresSpentStatesOptions,
+  PostgresSpentStateStore,
+  PostgresStandingGrantsOptions,
+  PostgresStandingGrantStore,
+} from './grants';
+export { postgresSpentStates, postgresStandingGrants } from './grants';

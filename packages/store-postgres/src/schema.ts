@@ -92,6 +92,28 @@ export const MIGRATIONS: readonly Migration[] = [
   );
   INSERT INTO ${t}toolgate_audit_head (id, seq, hash) VALUES (1, 0, '');
   `,
+  // Standing grants (their use count is the single-use point), and the nonces of spent requestStates.
+  (t) => `
+  CREATE TABLE ${t}toolgate_grants (
+    id TEXT PRIMARY KEY,
+    tenant TEXT,
+    principal TEXT,
+    tool_name TEXT NOT NULL,
+    max_uses INTEGER,
+    uses INTEGER NOT NULL DEFAULT 0,
+    expires_ms BIGINT NOT NULL,
+    revoked BOOLEAN NOT NULL DEFAULT false,
+    created_ms BIGINT NOT NULL,
+    grant_json JSON NOT NULL
+  );
+  CREATE INDEX toolgate_grants_by_caller ON ${t}toolgate_grants (tenant, principal, tool_name);
+
+  CREATE TABLE ${t}toolgate_spent_states (
+    nonce TEXT PRIMARY KEY,
+    expires_ms BIGINT NOT NULL
+  );
+  CREATE INDEX toolgate_spent_states_by_expiry ON ${t}toolgate_spent_states (expires_ms);
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

@@ -34,8 +34,10 @@ describePostgres('schema migrations', () => {
       'toolgate_audit',
       'toolgate_audit_head',
       'toolgate_check_ins',
+      'toolgate_grants',
       'toolgate_migrations',
       'toolgate_pins',
+      'toolgate_spent_states',
     ]);
   });
 

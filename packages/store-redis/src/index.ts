@@ -2,3 +2,5 @@
 
 export type { RedisLimitsOptions, RedisLimitStore } from './limits';
 export { RedisLimitsError, redisLimits } from './limits';
+export type { RedisGrantsOptions, RedisSpentStateStore, RedisStandingGrantStore } from './grants';
+export { RedisGrantsError, redisSpentStates, redisStandingGrants } from './grants';

@@ -8,7 +8,15 @@ import { auditContinues, type AuditHead, type AuditRecord, type AuditStore } fro
 import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 import { SqliteStoreError } from './errors';
 
-export type SqliteAuditStoreOptions = SqliteStoreOptions;
+export type SqliteAuditStoreOptions = SqliteStoreOptions & {
+  /**
+   * Milliseconds committed records may wait to reach the disk (an fsync) instead of each commit
+   * waiting for it (`synchronous = NORMAL` between syncs, on a file the store opens itself). A crash
+   * of the process loses no committed record either way; a power cut or an OS crash may lose those
+   * committed in the last `syncIntervalMs`. Default: none, every commit is synced (`synchronous = FULL`).
+   */
+  readonly syncIntervalMs?: number;
+};
 
 export interface SqliteAuditStore extends AuditStore {
   /** Closes the database if the store opened it. */
@@ -84,7 +92,43 @@ const headOf = (row: HeadRow | undefined): AuditHead | undefined =>
  * ```
  */
 export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditStore {
-  const connection = new Connection(STORE, options, prepare);
+  const syncIntervalMs = options?.syncIntervalMs;
+  if (syncIntervalMs !== undefined && !(Number.isInteger(syncIntervalMs) && syncIntervalMs > 0)) {
+    throw new TypeError(`${STORE}: 'syncIntervalMs' must be a positive integer of milliseconds.`);
+  }
+  // A database the caller opened keeps its own pragmas.
+  const deferSync = syncIntervalMs !== undefined && options.database === undefined;
+  const connection = new Connection(STORE, options, (db) => {
+    if (deferSync && db.location() !== null) db.exec('PRAGMA synchronous = NORMAL');
+    return prepare(db);
+  });
+  let syncedAt = Date.now();
+  let syncTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Brings every commit so far to the disk: under NORMAL a WAL checkpoint syncs the WAL before it
+   * copies it, and the database file after.
+   */
+  const sync = () => {
+    clearTimeout(syncTimer);
+    syncTimer = undefined;
+    syncedAt = Date.now();
+    try {
+      connection.use('sync the audit log to disk', (_, db) => db.exec('PRAGMA wal_checkpoint(PASSIVE)'));
+    } catch {
+      // The next commit's sync tries again; a store that cannot be used says so on its next operation.
+    }
+  };
+  /** After a commit under NORMAL: sync now when the interval is up, else once it is. */
+  const committed = () => {
+    if (!deferSync) return;
+    const due = syncedAt + syncIntervalMs! - Date.now();
+    if (due <= 0) sync();
+    else if (syncTimer === undefined) {
+      syncTimer = setTimeout(sync, due);
+      // A sync never keeps a process alive; close() syncs what is left.
+      (syncTimer as { unref?: () => void }).unref?.();
+    }
+  };
   const readHead = () =>
     connection.use('read the audit head', (s) => headOf(s.head.get() as unknown as HeadRow | undefined));
   // One append at a time from this store, so its own appends never race each other for the head.
@@ -97,7 +141,10 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
       const next = auditContinues(STORE, head, records);
       if (records.length === 0) return records;
       const stored = connection.use('append audit records', (s) => s.commit(head, records, next));
-      if (stored) return records;
+      if (stored) {
+        committed();
+        return records;
+      }
       // Another process took the head: a short, random pause spreads writers that keep colliding.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
     }
@@ -132,6 +179,7 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
       readHead();
     },
     close() {
+      if (syncTimer !== undefined) sync();
       connection.close();
     },
   };

@@ -10,3 +10,10 @@ export type { SqliteDatabase, SqliteStoreOptions } from './connection';
 export { SqliteStoreError } from './errors';
 export type { SqlitePinsOptions, SqlitePinStore } from './pins';
 export { sqlitePins } from './pins';
+export type {
+  SqliteSpentStatesOptions,
+  SqliteSpentStateStore,
+  SqliteStandingGrantsOptions,
+  SqliteStandingGrantStore,
+} from './grants';
+export { sqliteSpentStates, sqliteStandingGrants } from './grants';

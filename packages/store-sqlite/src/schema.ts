@@ -84,6 +84,28 @@ export const MIGRATIONS: readonly string[] = [
     hash TEXT NOT NULL
   ) STRICT;
   `,
+  // Standing grants (their use count is the single-use point), and the nonces of spent requestStates.
+  `
+  CREATE TABLE toolgate_grants (
+    id TEXT PRIMARY KEY,
+    tenant TEXT,
+    principal TEXT,
+    tool_name TEXT NOT NULL,
+    max_uses INTEGER,
+    uses INTEGER NOT NULL DEFAULT 0,
+    expires_ms INTEGER NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0,
+    created_ms INTEGER NOT NULL,
+    grant_json TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX toolgate_grants_by_caller ON toolgate_grants (tenant, principal, tool_name);
+
+  CREATE TABLE toolgate_spent_states (
+    nonce TEXT PRIMARY KEY,
+    expires_ms INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX toolgate_spent_states_by_expiry ON toolgate_spent_states (expires_ms);
+  `,
 ];
 
 const userVersion = (db: SqliteDatabase): number =>

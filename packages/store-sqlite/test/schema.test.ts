@@ -29,7 +29,9 @@ describe('schema migrations', () => {
       'toolgate_audit',
       'toolgate_audit_head',
       'toolgate_check_ins',
+      'toolgate_grants',
       'toolgate_pins',
+      'toolgate_spent_states',
     ]);
     db.close();
   });

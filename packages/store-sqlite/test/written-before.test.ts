@@ -7,7 +7,13 @@ import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { verifyAuditLog } from '@toolgate/audit';
-import { sqliteArtifacts, sqliteAuditStore, sqliteCheckIns, sqlitePins } from '@toolgate/store-sqlite';
+import {
+  sqliteArtifacts,
+  sqliteAuditStore,
+  sqliteCheckIns,
+  sqlitePins,
+  sqliteStandingGrants,
+} from '@toolgate/store-sqlite';
 import { PUBLIC_PEM } from '../../../test-support/audit-fixtures';
 import { MIGRATIONS } from '../src/schema';
 import { T0, tempDir } from './support';
@@ -32,10 +38,16 @@ describe('a file written by store-sqlite 0.1.0 on better-sqlite3', () => {
   });
   const open = <S extends { close(): void }>(store: S): S => (closers.push(store), store);
 
-  it('is at the newest schema version, in WAL mode', () => {
+  it('is at the schema version 0.1.0 wrote (4), in WAL mode, and a store brings it to the newest', async () => {
     const db = open(new DatabaseSync(file, { readOnly: true }));
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: MIGRATIONS.length });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    db.close();
+    closers.splice(closers.indexOf(db), 1);
+    const grants = open(sqliteStandingGrants({ path: file }));
+    expect(await grants.list()).toEqual([]);
+    const after = open(new DatabaseSync(file, { readOnly: true }));
+    expect(after.prepare('PRAGMA user_version').get()).toEqual({ user_version: MIGRATIONS.length });
   });
 
   it('reads its check-ins and honours the pending one exactly once', async () => {

@@ -42,4 +42,6 @@ export {
   describeCheckInStoreConformance,
   describeLimitStoreConformance,
   describePinStoreConformance,
+  describeSpentStateStoreConformance,
+  describeStandingGrantStoreConformance,
 } from './conformance/stores';

@@ -5,6 +5,7 @@ import { isAbsolute } from 'node:path';
 import { SCREEN_FINDING_IDS, SECRET_RULE_IDS } from '@toolgate/middleware';
 import { closest, type ConfigPath } from './errors';
 import { credentialRefs } from './interpolate';
+import { parseDuration } from './units';
 import type { Problem } from './problem';
 import type { GatewayConfig, GuardsConfig, RuleConfig } from './types';
 
@@ -59,6 +60,9 @@ export function checkNames(config: GatewayConfig): Problem[] {
   const jwks = config.auth?.jwt?.jwks;
   if (jwks !== undefined && jwksProblem(jwks) !== undefined)
     add(['auth', 'jwt', 'jwks'], jwksProblem(jwks)!, 'serve the key set over https://, or give a JWKS file');
+  const commitWindowMs = parseDuration(config.audit?.commitWindow);
+  if (typeof commitWindowMs === 'number' && commitWindowMs > 60_000)
+    add(['audit', 'commitWindow'], 'is longer than a minute', "write a short window such as '5ms'");
   const webhook = config.audit?.checkpoints?.webhook;
   if (webhook !== undefined && !isLoopbackOrHttps(webhook))
     add(

@@ -247,6 +247,16 @@ export const configSchema = {
           description:
             'refuse (default): a call whose record cannot be written does not run (AUDIT_UNAVAILABLE); allow: it runs and its record waits in memory.',
         },
+        durability: {
+          enum: ['batch', 'record'],
+          description:
+            "batch (default): a call answers once its record is queued; the records of one commit window are written together (one transaction, one signature), and a crash loses at most that window's records (on SQLite, commits reach the disk within a second: a power cut may lose that second too). record: a call answers once its record is committed and synced to disk.",
+        },
+        commitWindow: {
+          $ref: '#/definitions/duration',
+          description:
+            "How long a batch stays open for more records, a duration such as '5ms' (the default; at most 1m); with durability: batch.",
+        },
         store: {
           type: 'string',
           pattern: '^(memory:|sqlite:.+|postgres(ql)?://.+)$',
@@ -340,7 +350,7 @@ export const configSchema = {
         requireApproval: {
           enum: ['weakening', 'never'],
           description:
-            'weakening: a reload that weakens security (a rule removed or widened, a guard off, tools un-pinned, a tenant given an upstream) waits for an approver; not built yet, such a reload is refused.',
+            'weakening: a reload that weakens security (a rule removed or widened, a guard off, tools un-pinned, a tenant given an upstream) waits in the inbox for an identity with the operator role; approved, it is applied; declined or expired, the serving configuration stays. Needs checkIns and the inbox.',
         },
       },
     },

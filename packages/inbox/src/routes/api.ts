@@ -154,7 +154,8 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     const id = c.req.param('id');
     const grant = await visibleGrant(inbox, c.get('session').approver, id);
     if (grant === undefined) return noGrant(c);
-    await inbox.grants!.revoke(id);
+    if (await inbox.grants!.revoke(id))
+      await inbox.onGrant({ kind: 'revoked', grant, by: c.get('session').approver.id });
     return c.json({ grant: (await inbox.grants!.get(id)) ?? grant });
   });
 

@@ -236,7 +236,8 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
     const id = c.req.param('id');
     const grant = await visibleGrant(inbox, session.approver, id);
     if (grant === undefined) return notFoundPage(inbox, c, session);
-    await inbox.grants!.revoke(id);
+    if (await inbox.grants!.revoke(id))
+      await inbox.onGrant({ kind: 'revoked', grant, by: session.approver.id });
     return c.redirect(`${base}/grants`, 303);
   });
 

@@ -2,7 +2,14 @@
 // suites, for any implementation. The suite owns the clock and hands it to the factory.
 
 import { describe, it } from '@jest/globals';
-import type { ArtifactStore, AuditStore, CheckInStore, PinStore } from '@toolgate/core';
+import type {
+  ArtifactStore,
+  AuditStore,
+  CheckInStore,
+  PinStore,
+  SpentStateStore,
+  StandingGrantStore,
+} from '@toolgate/core';
 import type { LimitStore } from '@toolgate/middleware';
 import { fixedClock } from '../clock';
 import { ARTIFACT_STORE_LAWS } from './artifact-store-laws';
@@ -10,6 +17,7 @@ import { AUDIT_STORE_LAWS } from './audit-store-laws';
 import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
 import { LIMIT_STORE_LAWS } from './limit-store-laws';
 import { PIN_STORE_LAWS } from './pin-store-laws';
+import { SPENT_STATE_STORE_LAWS, STANDING_GRANT_STORE_LAWS } from './standing-grant-store-laws';
 
 /** What the suite hands a store factory: the clock the store must read time from. */
 export interface StoreFactoryContext {
@@ -159,4 +167,47 @@ export function describeAuditStoreConformance<S extends AuditStore>(
   describeStore(`${name}: AuditStore conformance`, AUDIT_STORE_LAWS, factory, options, (store) => ({
     store,
   }));
+}
+
+/**
+ * Registers one test per StandingGrantStore law: kept as created, uses counted up to the limit (also
+ * under 40 racing uses), no use once revoked or expired, list filters. The store must read time from
+ * the suite's clock (`now`).
+ *
+ * @example
+ * describeStandingGrantStoreConformance('in-memory grants', ({ now }) => inMemoryStandingGrants({ now }));
+ */
+export function describeStandingGrantStoreConformance<S extends StandingGrantStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(
+    `${name}: StandingGrantStore conformance`,
+    STANDING_GRANT_STORE_LAWS,
+    factory,
+    options,
+    (store, clock) => ({ store, clock }),
+  );
+}
+
+/**
+ * Registers one test per SpentStateStore law: a nonce is spent once (also under 30 racing spends)
+ * and stays spent until it expires.
+ *
+ * @example
+ * describeSpentStateStoreConformance('in-memory states', ({ now }) => inMemorySpentStates({ now }));
+ */
+export function describeSpentStateStoreConformance<S extends SpentStateStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(
+    `${name}: SpentStateStore conformance`,
+    SPENT_STATE_STORE_LAWS,
+    factory,
+    options,
+    (store, clock) => ({ store, clock }),
+  );
 }
