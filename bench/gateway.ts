@@ -6,8 +6,9 @@
 // default): added p50/p99 per tools/call over the floor, calls per second, and the proxy process's
 // own CPU per call (user+system from /proc; the upstream processes are not counted for anyone).
 // Then memory per open session for the gateway and the SDK pass-through (mcp-proxy and
-// supergateway start one upstream process per session, so theirs is that process). Ratios in one
-// run; nothing asserted.
+// supergateway start one upstream process per session, so theirs is that process). The governing
+// gateway is measured twice over: with 2025-11-25 clients (sessions) and with 2026-07-28 clients
+// (the SDK v2 client pinned to it: stateless, no session). Ratios in one run; nothing asserted.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -17,6 +18,10 @@ import { connect, createServer as createNetServer, type AddressInfo } from 'node
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -54,11 +59,41 @@ function bin(pkg: string, path: string): string {
   return join(dirname(require.resolve(`${pkg}/package.json`)), path);
 }
 
+/** What the bench asks of a client, whichever SDK and revision it speaks. */
+interface BenchClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
 interface Target {
   readonly name: string;
   readonly pid?: number;
-  connect(): Promise<Client>;
+  connect(): Promise<BenchClient>;
   stop(): Promise<void>;
+}
+
+const GATEWAY_MODERN = 'toolgate gateway (governing), 2026-07-28 clients';
+
+/** The same gateway process as `target`, called by SDK v2 clients in revision 2026-07-28. */
+function modernTwin(target: Target & { readonly url: string }): Target {
+  return {
+    name: GATEWAY_MODERN,
+    ...(target.pid !== undefined ? { pid: target.pid } : {}),
+    connect: async () => {
+      const client = new ModernClient(
+        { name: 'bench', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await client.connect(
+        new ModernTransport(new URL(target.url), {
+          requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+        }),
+      );
+      return client as unknown as BenchClient;
+    },
+    // The 2025-11-25 target stops the process.
+    stop: async () => {},
+  };
 }
 
 /** Starts a child and resolves with the first http URL it prints (stdout or stderr). */
@@ -141,9 +176,10 @@ function httpTarget(
   name: string,
   started: { child: ChildProcess; url: string },
   headers: Record<string, string> = {},
-): Target {
+): Target & { readonly url: string } {
   return {
     name,
+    url: started.url,
     ...(started.child.pid !== undefined ? { pid: started.child.pid } : {}),
     connect: async () => {
       const client = new Client({ name: 'bench', version: '1.0.0' });
@@ -174,7 +210,7 @@ async function gatewayTarget(
   audit: boolean,
   memoryStore = false,
   durability?: 'record',
-): Promise<Target> {
+): Promise<Target & { readonly url: string }> {
   const config = writeGoverningConfig(dir, {
     audit,
     memoryStore,
@@ -222,7 +258,7 @@ function cpuMs(pid: number): number {
 
 /** Adds `calls` calls to `into`, `perSession` at a time on each of `sessions`. */
 async function measure(
-  sessions: readonly Client[],
+  sessions: readonly BenchClient[],
   calls: number,
   perSession: number,
   into: Sample,
@@ -231,11 +267,14 @@ async function measure(
   let next = 0;
   const cpuBefore = pid === undefined ? 0 : cpuMs(pid);
   const started = performance.now();
-  const worker = async (client: Client) => {
+  const worker = async (client: BenchClient) => {
     while (next < calls) {
       next += 1;
       const t0 = performance.now();
-      const result = await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
+      const result = (await client.callTool({ name: 'echo', arguments: { text: 'ping' } })) as {
+        isError?: unknown;
+        content?: unknown;
+      };
       into.latencies.push(performance.now() - t0);
       if (result.isError === true) throw new Error(`a bench call failed: ${JSON.stringify(result.content)}`);
     }
@@ -269,7 +308,7 @@ function rssMb(pid: number): number {
 async function sessionMemory(target: Target): Promise<number | undefined> {
   if (target.pid === undefined || process.platform !== 'linux') return undefined;
   const points: [number, number][] = [[0, rssMb(target.pid)]];
-  const clients: Client[] = [];
+  const clients: BenchClient[] = [];
   for (let step = 1; step <= 5; step++) {
     while (clients.length < (SESSIONS * step) / 5) clients.push(await target.connect());
     await new Promise((done) => setTimeout(done, 300));
@@ -302,7 +341,8 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-    targets.push(await gatewayTarget(dir, GATEWAY, true));
+    const governing = await gatewayTarget(dir, GATEWAY, true);
+    targets.push(governing);
     targets.push(await gatewayTarget(dir, GATEWAY_NO_AUDIT, false));
     if (WITH_MEMORY_STORE) targets.push(await gatewayTarget(dir, GATEWAY_MEMORY, true, true));
     if (WITH_RECORD_DURABILITY) targets.push(await gatewayTarget(dir, GATEWAY_RECORD, true, false, 'record'));
@@ -351,6 +391,9 @@ async function main(): Promise<void> {
       ),
     );
 
+    // Last, so the memory section's targets stay where they are.
+    targets.push(modernTwin(governing));
+
     console.log(
       `bench:gateway — node ${process.version}, ${cpus().length} cores, load ${loadavg()
         .map((l) => l.toFixed(2))
@@ -361,9 +404,9 @@ async function main(): Promise<void> {
     );
     // Every target's sessions stay open, and the calls go in ROUNDS interleaved slices, so a change
     // in the machine's load over the run lands on every target alike.
-    const sessions = new Map<Target, Client[]>();
+    const sessions = new Map<Target, BenchClient[]>();
     for (const target of targets) {
-      const opened: Client[] = [];
+      const opened: BenchClient[] = [];
       for (let index = 0; index < LOAD_SESSIONS; index++) opened.push(await target.connect());
       await measure(opened, 200, 1, { latencies: [], wall: 0, calls: 0, cpu: 0 });
       sessions.set(target, opened);
@@ -414,6 +457,10 @@ async function main(): Promise<void> {
     );
     console.log(
       `gateway CPU per call, audit on ÷ off: c=1 ${ratio(gateway.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(gateway.c32.cpuPerCall, noAudit.c32.cpuPerCall)} (goal ≤ 1.1×)`,
+    );
+    const modern = results.get(GATEWAY_MODERN)!;
+    console.log(
+      `gateway, 2026-07-28 ÷ 2025-11-25 clients: added p50 c=1 ${ratio(modern.c1.p50 - floor.c1.p50, addedGateway)}, added p99 c=1 ${ratio(modern.c1.p99 - floor.c1.p99, gateway.c1.p99 - floor.c1.p99)}, calls/s c=32 ${ratio(modern.c32.perSecond, gateway.c32.perSecond)}, CPU per call c=1 ${ratio(modern.c1.cpuPerCall, gateway.c1.cpuPerCall)}, c=32 ${ratio(modern.c32.cpuPerCall, gateway.c32.cpuPerCall)} (goal ≤ 1× for added latency and CPU)`,
     );
     const memory = results.get(GATEWAY_MEMORY);
     if (memory !== undefined)

@@ -23,6 +23,33 @@ const order: JsonSchema = {
   },
 };
 
+// JSON Schema 2020-12 as MCP servers write it: a named definition, and a recursive tree.
+const anchored: JsonSchema = {
+  type: 'object',
+  required: ['from'],
+  properties: { from: { $ref: '#address' }, to: { $ref: '#address' } },
+  $defs: {
+    address: {
+      $anchor: 'address',
+      type: 'object',
+      required: ['city'],
+      properties: { city: { type: 'string' }, zip: { type: 'string', pattern: '^[0-9]{4}$' } },
+    },
+  },
+};
+
+const tree: JsonSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $dynamicAnchor: 'node',
+  type: 'object',
+  required: ['label'],
+  properties: {
+    label: { type: 'string' },
+    open: { type: 'boolean', default: false },
+    children: { type: 'array', items: { $dynamicRef: '#node' } },
+  },
+};
+
 export const SCHEMA_CASES: readonly SchemaCase[] = [
   { name: 'valid args', schema: order, args: { id: 3, email: 'a@b.co', tags: ['x'] } },
   { name: 'a missing required property', schema: order, args: { id: 3 } },
@@ -191,6 +218,22 @@ export const SCHEMA_CASES: readonly SchemaCase[] = [
       },
     },
     args: { lines: [{ sku: 'a', qty: 1 }, { qty: 'two' }] },
+  },
+  {
+    name: 'a reference by $anchor (2020-12, read so without a $schema)',
+    schema: anchored,
+    args: { from: { city: 'Oslo' }, to: { city: 7, zip: 'x' } },
+  },
+  { name: 'a reference by $anchor, valid', schema: anchored, args: { from: { city: 'Oslo' } } },
+  {
+    name: 'a recursive tree through $dynamicRef',
+    schema: tree,
+    args: { label: 'root', children: [{ label: 'a', children: [{ label: 3 }] }, { children: [] }] },
+  },
+  {
+    name: 'a recursive tree through $dynamicRef, valid, with defaults deep down',
+    schema: tree,
+    args: { label: 'root', children: [{ label: 'a', children: [{ label: 'b' }] }] },
   },
   {
     name: 'defaults are applied',

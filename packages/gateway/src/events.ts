@@ -69,6 +69,19 @@ export interface GatewayEventFields {
   readonly 'pin.accepted': { readonly upstream: string; readonly tool: string; readonly digest: string };
   readonly 'pin.changed': DigestChange & { readonly tool: string; readonly voided?: unknown };
   readonly 'pin.pinned': { readonly upstream: string; readonly tool: string; readonly digest: string };
+  readonly 'sampling.refused': {
+    readonly upstream: string;
+    readonly code: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
+  readonly 'sampling.relayed': {
+    readonly upstream: string;
+    readonly tool?: string;
+    readonly tenant?: string;
+    readonly principal?: string;
+  };
   readonly reload: {
     readonly tenants: readonly string[];
     readonly upstreams: readonly string[];
@@ -97,6 +110,7 @@ export interface GatewayEventFields {
   readonly 'upstream.down': { readonly upstream: string; readonly why: string };
   readonly 'upstream.failed': { readonly upstream: string; readonly why: string };
   readonly 'upstream.identity-changed': DigestChange;
+  readonly 'upstream.instructions-dropped': { readonly upstream: string; readonly why: string };
   readonly 'upstream.restarted': { readonly upstream: string; readonly restarts: number };
   readonly 'upstream.stderr': { readonly upstream: string; readonly line: string };
   readonly 'upstream.stderr-dropped': { readonly upstream: string; readonly lines: number };

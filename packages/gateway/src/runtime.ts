@@ -117,9 +117,11 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
                 audit: (entry: {
                   kind: string;
                   source: string;
-                  tool: string;
+                  tool?: string;
                   code: string;
-                  args: { reason: string };
+                  tenant?: string;
+                  principal?: string;
+                  args?: { reason: string };
                 }) =>
                   // A record that cannot be written leaves the tool unlisted all the same.
                   void audit.record(entry).catch(() => undefined),

@@ -84,9 +84,11 @@ export interface UpstreamContext {
   readonly audit?: (entry: {
     kind: string;
     source: string;
-    tool: string;
+    tool?: string;
     code: string;
-    args: { reason: string };
+    tenant?: string;
+    principal?: string;
+    args?: { reason: string };
   }) => void;
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where tool definitions are pinned; default in memory. */
@@ -175,6 +177,8 @@ export async function connectUpstream(
       ...(config.command !== undefined ? { command: config.command } : {}),
     },
     ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
+    ...(config.sampling !== undefined ? { sampling: config.sampling } : {}),
+    ...(config.roots !== undefined ? { roots: config.roots } : {}),
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }
@@ -251,6 +255,36 @@ export async function connectUpstream(
       case 'mcp.list.changed':
         if (event.list === 'tools') void refresh();
         return;
+      case 'mcp.instructions.dropped':
+        context.log?.({
+          level: 'warn',
+          msg: 'upstream.instructions-dropped',
+          upstream: name,
+          why: event.reason,
+        });
+        context.audit?.({
+          kind: 'instructions.dropped',
+          source: name,
+          code: 'INSTRUCTIONS_ADDRESS_MODEL',
+          args: { reason: event.reason },
+        });
+        return;
+      case 'mcp.sampling': {
+        const who = {
+          ...(event.toolName !== undefined ? { tool: event.toolName } : {}),
+          ...(event.identity?.tenant !== undefined ? { tenant: event.identity.tenant } : {}),
+          ...(event.identity?.principal !== undefined ? { principal: event.identity.principal } : {}),
+        };
+        if (event.outcome === 'relayed') {
+          context.log?.({ msg: 'sampling.relayed', upstream: name, ...who });
+          context.audit?.({ kind: 'sampling.relayed', source: name, code: 'SAMPLING_RELAYED', ...who });
+          return;
+        }
+        const code = event.code ?? 'SAMPLING_DENIED';
+        context.log?.({ level: 'warn', msg: 'sampling.refused', upstream: name, code, ...who });
+        context.audit?.({ kind: 'sampling.refused', source: name, code, ...who });
+        return;
+      }
       default:
         return;
     }
@@ -579,5 +613,6 @@ function unlistedCode(reason: string): string {
     return 'DESCRIPTION_ADDRESSES_MODEL';
   if (reason.includes('invisible characters')) return 'INVISIBLE_CHARACTERS';
   if (reason.includes('held for review')) return 'TOOL_HELD_FOR_REVIEW';
+  if (reason.includes('inputSchema does not compile')) return 'SCHEMA_NOT_COMPILED';
   return 'TOOL_NOT_IMPORTED';
 }

@@ -48,7 +48,12 @@ import {
   type ToolMiddlewareContext,
   type TraceContext,
 } from '@toolgate/core';
-import { ajvValidator, type SchemaValidator } from '@toolgate/middleware';
+import {
+  ajvValidator,
+  descriptionFindings,
+  instructionsProblem,
+  type SchemaValidator,
+} from '@toolgate/middleware';
 import { Connection, McpUnavailableError, type BackoffOptions, type McpClientStatus } from './connection';
 import {
   closedSchema,
@@ -143,6 +148,17 @@ export interface McpClientOptions {
   readonly onSkip?: (skipped: SkippedTool) => void;
   /** Told about pins, changed definitions and server identities, connection states and list changes. */
   readonly onEvent?: (event: McpClientEvent) => void;
+  /**
+   * Whether the server may ask for the calling client's roots ('relay', the default): asked during a
+   * call, the one client making it answers. 'refuse' does not declare roots to the server at all, for
+   * a server that would take a caller's roots as a wider sandbox for everyone.
+   */
+  readonly roots?: 'relay' | 'refuse';
+  /**
+   * Whether the server's sampling requests reach the calling client ('allow', the default) or are
+   * refused with an error the server reads ('deny'). Either way the request is reported (`mcp.sampling`).
+   */
+  readonly sampling?: 'allow' | 'deny';
 }
 
 /** A remote tool toolgate left out: it could not be governed as listed. */
@@ -199,6 +215,22 @@ export type McpClientEvent =
       readonly list: 'tools' | 'resources' | 'prompts';
     }
   | {
+      /** The server's instructions address the model (screened like descriptions): not passed on. */
+      readonly type: 'mcp.instructions.dropped';
+      readonly source: string;
+      readonly reason: string;
+    }
+  | {
+      /** The server asked the calling client to sample: relayed, or refused with `code`. No message text. */
+      readonly type: 'mcp.sampling';
+      readonly source: string;
+      readonly outcome: 'relayed' | 'refused';
+      readonly code?: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE';
+      /** The tool call it came during, and who made it, when one call was running. */
+      readonly toolName?: string;
+      readonly identity?: Identity;
+    }
+  | {
       /** A resource the server was asked to watch changed; `uri` is prefixed. */
       readonly type: 'mcp.resource.updated';
       readonly source: string;
@@ -227,6 +259,10 @@ export interface McpUpstream {
   /** Asks the server to report changes of a resource (prefixed URI) as `mcp.resource.updated` events. */
   subscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
   unsubscribeResource?(uri: string, signal?: AbortSignal): Promise<void>;
+  /** The server's instructions as it gave them at connect, when they passed the description screen. */
+  instructions?(): string | undefined;
+  /** Tells the server the calling client's roots changed (a server not asking for roots is left alone). */
+  rootsListChanged?(): Promise<void>;
   /** Hears list changes ('tools' also after a reconnect or an accepted pin); answers a function that stops listening. */
   subscribe(listener: (event: McpClientEvent) => void): () => void;
 }
@@ -311,6 +347,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const escapeText = options.invisibleCharacters === 'escape';
   const screenText = options.descriptions !== 'allow';
   const reviewNewTools = options.newTools !== 'allow';
+  const relayRoots = options.roots !== 'refuse';
+  const allowSampling = options.sampling !== 'deny';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
   let skipped: SkippedTool[] = [];
@@ -375,16 +413,43 @@ export function mcpClient(options: McpClientOptions): McpClient {
           }
         });
         // Sampling, like elicitation, belongs to the one call running now; without a client that can
-        // sample it is refused (sampling has no "decline").
+        // sample, or where the configuration denies this server sampling, it is refused (sampling has
+        // no "decline"). The server reads why; the calling client is never asked.
         client.setRequestHandler('sampling/createMessage', async (request, extra) => {
           const only = onlyCallRunning();
+          const during = {
+            ...(only !== undefined ? { toolName: only.call.toolName } : {}),
+            ...(only?.call.identity !== undefined ? { identity: only.call.identity } : {}),
+          };
+          const refuse = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string): never => {
+            emit({ type: 'mcp.sampling', source: name, outcome: 'refused', code, ...during });
+            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
+          };
+          if (!allowSampling)
+            refuse(
+              'SAMPLING_DENIED',
+              `sampling refused: this gateway's policy does not let MCP server '${name}' ask its callers to sample`,
+            );
           if (only === undefined || !only.call.canSample)
-            throw new ProtocolError(
-              ProtocolErrorCode.InvalidRequest,
+            return refuse(
+              'SAMPLING_UNAVAILABLE',
               'sampling is not available: no calling client that supports it',
             );
+          emit({ type: 'mcp.sampling', source: name, outcome: 'relayed', ...during });
           return only.call.sample(only.redact(request.params), extra.mcpReq.signal);
         });
+        // The roots are the calling client's, so only a call's own client answers; outside a call, or
+        // with several calls running, nobody's roots are handed out.
+        if (relayRoots)
+          client.setRequestHandler('roots/list', async (_request, extra) => {
+            const only = onlyCallRunning()?.call;
+            if (only?.listRoots === undefined)
+              throw new ProtocolError(
+                ProtocolErrorCode.InvalidRequest,
+                'roots are not available: no calling client that declared roots',
+              );
+            return only.listRoots(extra.mcpReq.signal);
+          });
         // A log message goes to the client whose call is running, never to other callers.
         client.setNotificationHandler('notifications/message', (notification) => {
           const only = onlyCallRunning();
@@ -396,8 +461,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
       },
       async connected(client, again) {
         await pinServer(client);
+        takeInstructions(client);
         // A server that came back may serve other tools: listen again, through the pins.
         if (again && listedOnce) await relist(client);
+        // It also forgot what it was asked to watch (a restarted process, a lost session).
+        if (again) await rewatch(client);
       },
       changed(status) {
         emit({ type: 'mcp.status', source: name, status });
@@ -405,7 +473,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
     },
     options.backoff ?? {},
     {
-      capabilities: { elicitation: { form: {} }, sampling: {} },
+      capabilities: {
+        elicitation: { form: {} },
+        sampling: {},
+        ...(relayRoots ? { roots: { listChanged: true } } : {}),
+      },
       // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
       // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: UPSTREAM_PROBE_TIMEOUT_MS } },
@@ -423,6 +495,17 @@ export function mcpClient(options: McpClientOptions): McpClient {
       ? undefined
       : { call, redact: <T>(value: T) => redactValue(value, secrets) as T };
   };
+
+  // What the server says about using it reaches the model as the served server's instructions, so
+  // it is screened as a tool description is; with the description screen off, it is passed as given.
+  let instructions: string | undefined;
+  function takeInstructions(client: Client): void {
+    const given = client.getInstructions();
+    const findings = screenText && given !== undefined ? descriptionFindings(given) : [];
+    instructions = findings.length === 0 ? given : undefined;
+    if (findings.length > 0)
+      emit({ type: 'mcp.instructions.dropped', source: name, reason: instructionsProblem(findings) });
+  }
 
   // The server's identity is its endpoint (and, over TLS, its key) or its command, and the name it
   // reports; its version is not: a version bump re-checks every tool against its pin at the listing
@@ -807,6 +890,34 @@ export function mcpClient(options: McpClientOptions): McpClient {
   }
 
   const listening = new Map<string, McpSubscription>();
+  // The remote URIs downstream clients watch through this client, kept across reconnects.
+  const watching = new Set<string>();
+
+  // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
+  async function watch(client: Client, remote: string, signal?: AbortSignal): Promise<void> {
+    if (!speaksModern(client)) {
+      await client.subscribeResource(
+        { uri: remote },
+        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
+      return;
+    }
+    if (listening.has(remote)) return;
+    const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
+    listening.set(remote, stream);
+    void stream.closed.then(() => {
+      if (listening.get(remote) === stream) listening.delete(remote);
+    });
+  }
+
+  // Each URI on its own: one the server now refuses must not stop the others' updates.
+  async function rewatch(client: Client): Promise<void> {
+    const streams = [...listening.values()];
+    listening.clear();
+    for (const stream of streams) stream.close().catch(() => undefined);
+    await Promise.all([...watching].map((remote) => watch(client, remote).catch(() => undefined)));
+  }
+
   const upstream = {
     async listResources(cursor?: string): Promise<ListResourcesResult> {
       const client = await connection.client();
@@ -881,6 +992,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
         { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
       );
     },
+    instructions: () => instructions,
+    async rootsListChanged(): Promise<void> {
+      if (!relayRoots || connection.status().state !== 'connected') return;
+      const client = await connection.client();
+      await client.sendRootsListChanged();
+    },
     async setLoggingLevel(level: LoggingLevel, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       if (client.getServerCapabilities()?.logging === undefined) return;
@@ -889,25 +1006,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
         ...(signal !== undefined ? { signal } : {}),
       });
     },
-    // A 2026-07-28 server has no resources/subscribe: a subscriptions/listen stream per URI watches it.
     async subscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       const remote = unprefixed(uri, 'resource');
-      const options = { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) };
-      if (!speaksModern(client)) {
-        await client.subscribeResource({ uri: remote }, options);
-        return;
-      }
-      if (listening.has(remote)) return;
-      const stream = await client.listen({ resourceSubscriptions: [remote] }, { timeout: timeoutMs });
-      listening.set(remote, stream);
-      void stream.closed.then(() => {
-        if (listening.get(remote) === stream) listening.delete(remote);
-      });
+      await watch(client, remote, signal);
+      watching.add(remote);
     },
     async unsubscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
       const client = await connection.client();
       const remote = unprefixed(uri, 'resource');
+      watching.delete(remote);
       const stream = listening.get(remote);
       if (stream !== undefined) {
         listening.delete(remote);

@@ -2,7 +2,7 @@
 // and a fresh SDK client; a connection that drops is attempted again with bounded exponential
 // backoff, and `status()` says where it stands and why.
 
-import { Client, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 
 /** Where a client's connection stands. `reason` says why it is not connected, in words safe to show. */
@@ -153,7 +153,7 @@ export class Connection {
   }
 
   async #openWith(again: boolean, capabilities: ConstructorParameters<typeof Client>[1]): Promise<Client> {
-    const transport = await this.#factory();
+    const transport = closedOnLostSession(await this.#factory());
     const client = new Client({ name: `toolgate:${this.#name}`, version: '0.1.0' }, capabilities);
     this.#hooks.setup(client);
     let opened = false;
@@ -195,4 +195,23 @@ export class Connection {
     }, delay);
     this.#timer.unref?.();
   }
+}
+
+/**
+ * A Streamable HTTP server that lost our session (it restarted, or expired it) answers 404 to every
+ * request in it, and the SDK keeps the connection open: the connection is over, so the transport is
+ * closed and the connection comes back with a new session, as after a crash.
+ */
+function closedOnLostSession(transport: Transport): Transport {
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    try {
+      await send(message, options);
+    } catch (error) {
+      if (error instanceof SdkHttpError && error.status === 404 && transport.sessionId !== undefined)
+        void transport.close().catch(() => undefined);
+      throw error;
+    }
+  };
+  return transport;
 }

@@ -26,6 +26,7 @@ export type {
   McpServeScope,
 } from './serve';
 export { isModernRequest, mcpServe, McpServeConfigError } from './serve';
+export type { ListenGate, ListenRefusal } from './listen';
 
 // For servers built beside mcpServe (the gateway's per-tenant server): outcomes as MCP results, and
 // check-ins over elicitation

@@ -35,16 +35,19 @@ export interface ProxySetup {
  * while at least one downstream connection subscribes to it, and its updates reach only those.
  */
 export interface ResourceWatch {
-  add(server: Server, upstream: McpUpstream, uri: string, signal?: AbortSignal): Promise<void>;
-  remove(server: Server, upstream: McpUpstream, uri: string): void;
+  add(server: Watcher, upstream: McpUpstream, uri: string, signal?: AbortSignal): Promise<void>;
+  remove(server: Watcher, upstream: McpUpstream, uri: string): void;
   /** Forgets a closed connection's subscriptions. */
-  drop(server: Server): void;
+  drop(server: Watcher): void;
   close(): void;
 }
 
+/** Who hears a watched resource's updates: a 2025-11-25 connection's server, or the listen streams' bus. */
+export type Watcher = Pick<Server, 'sendResourceUpdated'>;
+
 export function resourceWatch(): ResourceWatch {
-  const watched = new Map<McpUpstream, { stop: () => void; uris: Map<string, Set<Server>> }>();
-  const remove = (server: Server, upstream: McpUpstream, uri: string): void => {
+  const watched = new Map<McpUpstream, { stop: () => void; uris: Map<string, Set<Watcher>> }>();
+  const remove = (server: Watcher, upstream: McpUpstream, uri: string): void => {
     const entry = watched.get(upstream);
     const servers = entry?.uris.get(uri);
     if (entry === undefined || servers === undefined || !servers.delete(server) || servers.size > 0) return;
@@ -60,7 +63,7 @@ export function resourceWatch(): ResourceWatch {
         );
       let entry = watched.get(upstream);
       if (entry === undefined) {
-        const uris = new Map<string, Set<Server>>();
+        const uris = new Map<string, Set<Watcher>>();
         const stop = upstream.subscribe((event) => {
           if (event.type !== 'mcp.resource.updated') return;
           for (const subscriber of uris.get(event.uri) ?? [])
@@ -146,7 +149,7 @@ async function listAcross<T>(
 }
 
 /** The upstream a prefixed URI or name belongs to: the longest prefix that matches. */
-function owner(upstreams: readonly McpUpstream[], local: string, what: string): McpUpstream {
+export function owner(upstreams: readonly McpUpstream[], local: string, what: string): McpUpstream {
   let best: McpUpstream | undefined;
   for (const upstream of upstreams) {
     if (
@@ -160,7 +163,8 @@ function owner(upstreams: readonly McpUpstream[], local: string, what: string): 
   return best;
 }
 
-async function govern(
+/** Throws a refusal the client reads unless the chain's permission checker allows `capability` on `target`. */
+export async function govern(
   setup: ProxySetup,
   extra: McpRequestExtra,
   capability: 'resource_read' | 'prompt_get',

@@ -9,12 +9,17 @@ import type {
   ElicitRequest,
   ElicitResult,
   LoggingLevel,
+  ListRootsResult,
   LoggingMessageNotification,
 } from '@modelcontextprotocol/server';
-import type { TraceContext } from '@toolgate/core';
+import type { Identity, TraceContext } from '@toolgate/core';
 
 /** The downstream side of one call in flight. */
 export interface DownstreamCall {
+  /** The tool called, by the name the downstream client used. */
+  readonly toolName: string;
+  /** Who made the call, when known. */
+  readonly identity?: Identity;
   /** Whether the downstream client can show its person a form. */
   readonly canElicit: boolean;
   /** Forwards an upstream server's elicitation to the downstream client. */
@@ -23,6 +28,8 @@ export interface DownstreamCall {
   readonly canSample: boolean;
   /** Forwards an upstream server's sampling request to the downstream client. */
   sample(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult>;
+  /** Present when the downstream client declared roots: asks it for them, as part of this call. */
+  readonly listRoots?: (signal: AbortSignal) => Promise<ListRootsResult>;
   /** The least severe log level the downstream client wants; absent: it wants no log messages. */
   readonly logLevel?: LoggingLevel;
   /** Relays an upstream server's log message to the downstream client, as part of this call. */

@@ -38,6 +38,8 @@ import {
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
+import { instructionsPerCaller, joinedInstructions } from './instructions';
+import { listenGate, type ListenGate } from './listen';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 
@@ -58,7 +60,10 @@ export interface McpServeOptions {
   ) => Identity | undefined | Promise<Identity | undefined>;
   /** Share an emitter with other dispatchers; one is created otherwise. */
   readonly events?: ToolgateEmitter;
-  /** Shown to the client at initialize. */
+  /**
+   * Shown to the client at initialize (and server/discover), followed by each upstream's own, under
+   * its name: those of the upstreams this caller is served.
+   */
   readonly instructions?: string;
   /** How long a person at the client may take to answer a check-in; default 10 minutes. */
   readonly checkInTimeoutMs?: number;
@@ -182,6 +187,11 @@ export interface McpServed {
    * `subscriptions/listen` stream; `serveHttp` serves its streams from this bus.
    */
   readonly bus: ServerEventBus;
+  /**
+   * Governs a 2026-07-28 `subscriptions/listen` before the SDK answers it from `bus` (`serveHttp` calls
+   * it): each resource it names is checked as reading it and watched upstream while the stream is open.
+   */
+  readonly governListen?: ListenGate;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -321,6 +331,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
   const watch = resourceWatch();
+  // The upstreams each connection's caller was last served (a gateway's tenant), for what it notifies.
+  const callerUpstreams = new WeakMap<Server, readonly McpUpstream[]>();
   // The log level each 2025-11-25 connection set; a 2026-07-28 request carries its own.
   const logLevels = new WeakMap<Server, LoggingLevel>();
   const bus = new InMemoryServerEventBus();
@@ -528,6 +540,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       if ('refused' in answer) return refuseBefore(answer.refused);
       scoped = answer;
       dispatcher = answer.dispatcher;
+      callerUpstreams.set(server, answer.upstreams);
     } else dispatcher = current!.dispatcher;
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
@@ -547,6 +560,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
     const downstream: DownstreamCall = {
+      toolName,
+      ...(identity !== undefined ? { identity } : {}),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
@@ -556,6 +571,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           signal,
           timeout: checkInTimeoutMs,
         }),
+      ...(!isModernRequest(extra) && server.getClientCapabilities()?.roots !== undefined
+        ? {
+            listRoots: (signal: AbortSignal) =>
+              server.listRoots(undefined, {
+                relatedRequestId: extra.mcpReq.id,
+                signal,
+                timeout: checkInTimeoutMs,
+              }),
+          }
+        : {}),
       ...logLevelOf(server, extra),
       log: (params) => {
         extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
@@ -623,6 +648,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
 
   function createServer(): Server {
     const proxying = upstreams.length > 0 || scope !== undefined;
+    // Fixed upstreams: their instructions as they gave them when this server is made (each session,
+    // each 2026-07-28 request). Per caller, they are the caller's upstreams', answered per request below.
+    const instructions =
+      scope === undefined ? joinedInstructions(options.instructions, upstreams) : options.instructions;
     const server = new Server(
       { name, version },
       {
@@ -635,7 +664,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               logging: {},
             }
           : { tools: { listChanged: true } },
-        ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+        ...(instructions !== undefined ? { instructions } : {}),
       },
     );
     server.setRequestHandler('tools/list', async (_request, extra) => ({
@@ -644,11 +673,24 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const upstreamsFor = async (extra: McpRequestExtra): Promise<readonly McpUpstream[]> => {
       if (scope === undefined) return upstreams;
       try {
-        return scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+        const seen = scopeOf(await identityFrom?.(extra.http?.authInfo, extra))?.upstreams ?? [];
+        callerUpstreams.set(server, seen);
+        return seen;
       } catch {
         return [];
       }
     };
+    if (scope !== undefined)
+      instructionsPerCaller(server, async (extra) =>
+        joinedInstructions(options.instructions, await upstreamsFor(extra)),
+      );
+    if (proxying)
+      // A notification carries no credentials: the connection's changed roots go to the upstreams its
+      // caller was last served, never to another tenant's.
+      server.setNotificationHandler('notifications/roots/list_changed', async () => {
+        const told = scope === undefined ? upstreams : (callerUpstreams.get(server) ?? []);
+        await Promise.all(told.map((upstream) => upstream.rootsListChanged?.().catch(() => undefined)));
+      });
     if (proxying)
       // The level applies to this connection's calls; the caller's upstreams are told too, for the
       // 2025-11-25 ones that log outside a request's own level.
@@ -692,6 +734,26 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     return server;
   }
 
+  const identify = async (extra: McpRequestExtra) => identityFrom?.(extra.http?.authInfo, extra);
+  const governListen =
+    scope !== undefined
+      ? listenGate(
+          {
+            upstreams: async (extra) => scopeOf(await identify(extra))?.upstreams ?? [],
+            chain: (identity): Chain => {
+              const scoped = scopeOf(identity);
+              if (scoped === undefined) throw new Error('no scope for this caller');
+              return scoped.chain;
+            },
+            identify,
+            watch,
+          },
+          bus,
+        )
+      : upstreams.length > 0
+        ? listenGate({ upstreams, chain: options.chain!, identify, watch }, bus)
+        : undefined;
+
   const server = createServer();
   return {
     server,
@@ -710,6 +772,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     },
     listChanged: announce,
     bus,
+    ...(governListen !== undefined ? { governListen } : {}),
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();

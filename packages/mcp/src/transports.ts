@@ -393,7 +393,17 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
         req,
         auth === undefined ? {} : { auth },
       ) as unknown as NodeIncomingMessageLike;
-      if (!(await isLegacyRequest(await toWebRequest(like, body), body))) return serveModern(like, res, body);
+      if (!(await isLegacyRequest(await toWebRequest(like, body), body))) {
+        const listening = await served.governListen?.(body, auth);
+        if (listening !== undefined && typeof listening !== 'function') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          const id = (body as { id?: unknown }).id ?? null;
+          res.end(JSON.stringify({ jsonrpc: '2.0', id, error: listening }));
+          return;
+        }
+        if (listening !== undefined) res.once('close', listening);
+        return serveModern(like, res, body);
+      }
       return open(req, res, auth, body);
     }
     const session = sessions.get(sessionId);

@@ -17,7 +17,9 @@ import { referenceServer } from './fixtures/reference';
 
 const PREFIX = 'ev_';
 // The capabilities mcpClient declares upstream, so both sides see the same tool list.
-const CAPABILITIES = { capabilities: { elicitation: { form: {} }, sampling: {} } };
+const CAPABILITIES = {
+  capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } },
+};
 
 // What import does to an input schema: objects closed, all the way down.
 const closed = (schema: Record<string, unknown>) => closedSchema(schema);

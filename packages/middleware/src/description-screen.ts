@@ -40,6 +40,11 @@ export function descriptionProblem(ids: readonly string[], together = false): st
     : `its description contains ${words}, which a tool's description may not address to the model`;
 }
 
+/** Why a server's instructions are not passed on, for the event, the log and the audit log. */
+export function instructionsProblem(ids: readonly string[]): string {
+  return `its instructions contain ${ids.map((id) => WORDS[id] ?? id).join(' and ')}, which instructions passed on to the model may not`;
+}
+
 /**
  * Screens the descriptions of one server's tools, each alone and all together (in listing order);
  * answers the tools that may not be listed, by name, with why.

@@ -41,6 +41,7 @@ export { resultScreen, SCREEN_FINDING_IDS } from './result-screen';
 export {
   DESCRIPTION_FINDING_IDS,
   descriptionFindings,
+  instructionsProblem,
   descriptionProblem,
   screenDescriptions,
 } from './description-screen';

@@ -16,6 +16,8 @@ import draft2020Vocabularies from 'ajv/dist/vocabularies/draft2020.js';
 import type { JsonSchema } from '@toolgate/core';
 import { knownFormats } from './internal/formats';
 import { checkSchema } from './internal/schema-audit';
+import { draftOf } from './internal/schema-shape';
+import type { SchemaNode } from './internal/schema-words';
 import { duplicateItemsMessage, firstDuplicate, isMultipleOf } from './internal/schema-kernels';
 import { linearRegExp } from './linear-regexp';
 
@@ -45,8 +47,6 @@ export interface AjvValidatorOptions {
   /** Apply `default` values from the schema to the args the tool receives; default true. */
   readonly useDefaults?: boolean;
 }
-
-const DRAFT_2020 = /json-schema\.org\/draft\/2020-12/;
 
 function hasDefaults(schema: unknown): boolean {
   if (typeof schema !== 'object' || schema === null) return false;
@@ -210,6 +210,8 @@ class Draft7 extends Ajv {
 class Draft2020 extends Ajv2020 {
   override _addVocabularies(): void {
     this.addKeyword('$async');
+    // ajv resolves `$anchor` but defines no keyword for it, so strict mode would call it unknown.
+    this.addKeyword('$anchor');
     for (const vocabulary of draft2020WithKernels) this.addVocabulary(vocabulary);
   }
 }
@@ -278,8 +280,9 @@ class SharedAjv {
     this.#instanceFor(entry.schema).removeSchema(entry.schema);
   }
 
+  // The draft the audit read it as (a schema naming none is 2020-12 when only 2020-12 keywords say so).
   #instanceFor(schema: JsonSchema): Ajv | Ajv2020 {
-    if (typeof schema['$schema'] === 'string' && DRAFT_2020.test(schema['$schema'])) {
+    if (draftOf(schema as SchemaNode) === '2020-12') {
       this.#draft2020 ??= new Draft2020({ ...this.#settings, formats: ajvFormats() });
       return this.#draft2020;
     }

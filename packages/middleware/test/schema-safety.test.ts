@@ -130,7 +130,7 @@ describe.each(VALIDATORS)('%s validator', (_, make) => {
       );
     });
 
-    it('$dynamicRef is refused at build rather than left unchecked', () => {
+    it('a $dynamicRef naming no dynamic anchor is refused at build rather than left unchecked', () => {
       const tool = defineTool({
         name: 'dynamic',
         description: 'dynamic refs',
@@ -143,7 +143,7 @@ describe.each(VALIDATORS)('%s validator', (_, make) => {
       });
 
       expect(() => createDispatcher({ tools: [tool], chain: canonicalChain({ validator: make() }) })).toThrow(
-        /dynamic.*not supported/s,
+        /"\$dynamicRef" at "#\/properties\/s" names no "\$dynamicAnchor" of the root/,
       );
     });
   });

@@ -809,6 +809,16 @@ export const configSchema = {
             },
           },
         },
+        sampling: {
+          enum: ['allow', 'deny'],
+          description:
+            "Whether the server's sampling requests reach the client whose call is running (allow, the default) or are refused with an error the server reads (deny). Each is logged and audited.",
+        },
+        roots: {
+          enum: ['relay', 'refuse'],
+          description:
+            "Whether the server may ask the client whose call is running for its roots (relay, the default); refuse for a server that would widen its own sandbox from a caller's roots.",
+        },
       },
     },
     policy: {

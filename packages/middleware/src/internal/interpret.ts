@@ -8,7 +8,14 @@ import type { ErrorObject } from 'ajv';
 import { compileLinear, type LinearRegExp } from '../linear-regexp';
 import { knownFormats } from './formats';
 import { duplicateItemsMessage, firstDuplicate, isMultipleOf } from './schema-kernels';
-import { RULE_KEYWORDS, escapePointer, isNode, type Draft, type SchemaNode } from './schema-words';
+import {
+  REFERENCE_KEYWORDS,
+  RULE_KEYWORDS,
+  escapePointer,
+  isNode,
+  type Draft,
+  type SchemaNode,
+} from './schema-words';
 
 export interface Program {
   readonly root: SchemaNode | boolean;
@@ -68,7 +75,7 @@ const ownNames = (map: unknown): string[] =>
 function hasRef(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   for (const [key, sub] of Object.entries(value)) {
-    if (key === '$ref') return true;
+    if (REFERENCE_KEYWORDS.has(key)) return true;
     if (hasRef(sub)) return true;
   }
   return false;
@@ -280,6 +287,8 @@ class Run {
     name?: string,
   ): void {
     const named = nameOf(name);
+    // ajv's 2020-12 vocabularies start with the dynamic one, before the core's $ref.
+    if ('$dynamicRef' in schema) this.ref(schema, data, path, seen, name);
     if ('$ref' in schema) this.ref(schema, data, path, seen, name);
     if ('const' in schema && !equal(data, schema['const'])) {
       this.fail(

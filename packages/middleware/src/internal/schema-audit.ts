@@ -30,11 +30,9 @@ export function checkSchema(
   return { draft, patterns, refs };
 }
 
-// $dynamicRef/$recursiveRef resolve at run time by the path taken, which the eval-free interpreter does
-// not model; $async would turn a validation into a promise; $vocabulary only matters in a meta-schema.
+// $recursiveRef is 2019-09's, which neither validator reads; $async would turn a validation into a
+// promise; $vocabulary only matters in a meta-schema. Dynamic references: see dynamicProblem.
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  $dynamicRef: 'dynamic references',
-  $dynamicAnchor: 'dynamic references',
   $recursiveRef: 'recursive references',
   $recursiveAnchor: 'recursive references',
   $async: 'asynchronous schemas',
@@ -58,6 +56,8 @@ function auditSchema(schema: JsonSchema): Map<string, LinearRegExp> {
       throw new Error(`at "${where}": ${error instanceof Error ? error.message : String(error)}`);
     }
   };
+  const dynamic = dynamicProblem(schema);
+  if (dynamic !== undefined) throw new Error(dynamic);
   walkSchema(schema, (node, pointer) => {
     if (!isNode(node)) return;
     if (typeof node['pattern'] === 'string') pattern(node['pattern'], `${pointer}/pattern`);
@@ -85,4 +85,38 @@ function auditSchema(schema: JsonSchema): Map<string, LinearRegExp> {
     }
   });
   return patterns;
+}
+
+/**
+ * Why the schema's dynamic references cannot run, if they cannot. Supported is the form recursive
+ * schemas use: one `$dynamicAnchor` at the root, and `$dynamicRef`s to it outside `$defs`, in a schema
+ * with no nested `$id`. There every dynamic reference means the root, on both validators (ajv calls
+ * the function it sits in, which is the root's); anywhere else ajv resolves one differently from the
+ * specification, so it is refused rather than judged two ways.
+ */
+function dynamicProblem(schema: JsonSchema): string | undefined {
+  const anchor = schema['$dynamicAnchor'];
+  let problem: string | undefined;
+  walkSchema(schema, (node, pointer) => {
+    if (problem !== undefined || !isNode(node)) return;
+    const ref = node['$dynamicRef'];
+    const dynamic = ref !== undefined || (pointer !== '#' && node['$dynamicAnchor'] !== undefined);
+    if (!dynamic) return;
+    const fix =
+      'dynamic references are supported in a tool\'s input schema only as a "$dynamicRef" to the "$dynamicAnchor" of its root';
+    if (ref === undefined) problem = `"$dynamicAnchor" at "${pointer}": ${fix}`;
+    else if (typeof anchor !== 'string' || ref !== `#${anchor}`)
+      problem = `"$dynamicRef" at "${pointer}" names no "$dynamicAnchor" of the root: ${fix}`;
+    else if (/\/(?:\$defs|definitions)\//.test(pointer))
+      problem = `"$dynamicRef" at "${pointer}" sits in a definition: ${fix}, outside "$defs"`;
+    else if ('$ref' in node)
+      problem = `"$dynamicRef" at "${pointer}" stands beside a "$ref": give each its own subschema`;
+  });
+  if (problem !== undefined) return problem;
+  if (anchor === undefined) return undefined;
+  walkSchema(schema, (node, pointer) => {
+    if (problem === undefined && isNode(node) && pointer !== '#' && node['$id'] !== undefined)
+      problem = `"$id" at "${pointer}": a schema with dynamic references may not hold nested "$id"s`;
+  });
+  return problem;
 }

@@ -1,7 +1,7 @@
 // How references resolve, once, when a schema compiles: both validators refuse a schema with a
 // reference that names no subschema, wherever it sits, and the interpreter follows the map built here.
 
-import { isNode, walkSchema, type SchemaNode } from './schema-words';
+import { REFERENCE_KEYWORDS, isNode, walkSchema, type SchemaNode } from './schema-words';
 
 // Relative `$id`s and references resolve against this when the schema names no absolute `$id`.
 const BASE = 'https://schema.toolgate.invalid/root.json';
@@ -13,6 +13,8 @@ const BASE = 'https://schema.toolgate.invalid/root.json';
  */
 export function resolveRefs(root: SchemaNode): Map<SchemaNode, SchemaNode | boolean> {
   const resources = new Map<string, unknown>();
+  // `$anchor` and `$dynamicAnchor` name a subschema within its resource: `resource#name`.
+  const anchors = new Map<string, unknown>();
   const bases = new Map<unknown, string>();
   const visit = (node: unknown, base: string) => {
     if (!isNode(node)) return;
@@ -25,6 +27,14 @@ export function resolveRefs(root: SchemaNode): Map<SchemaNode, SchemaNode | bool
       resources.set(here, node);
     }
     bases.set(node, here);
+    for (const key of ['$anchor', '$dynamicAnchor']) {
+      const name = node[key];
+      if (typeof name !== 'string') continue;
+      const named = `${here}#${name}`;
+      if (anchors.has(named) && anchors.get(named) !== node)
+        throw new Error(`reference "${named}" resolves to more than one schema`);
+      anchors.set(named, node);
+    }
     walkSchema(node, (sub) => {
       if (sub !== node && isNode(sub) && !bases.has(sub)) visit(sub, here);
     });
@@ -35,6 +45,8 @@ export function resolveRefs(root: SchemaNode): Map<SchemaNode, SchemaNode | bool
   walkSchema(root, (node) => subschemas.add(node));
   const refs = new Map<SchemaNode, SchemaNode | boolean>();
   walkSchema(root, (node, pointer) => {
+    // The audit let through only dynamic references to the root's anchor: they call the root.
+    if (isNode(node) && typeof node['$dynamicRef'] === 'string') refs.set(node, root);
     if (!isNode(node) || typeof node['$ref'] !== 'string') return;
     const ref = node['$ref'];
     let target: unknown;
@@ -50,7 +62,7 @@ export function resolveRefs(root: SchemaNode): Map<SchemaNode, SchemaNode | bool
             ? (target as Record<string, unknown>)[key]
             : undefined;
       }
-      if (fragment !== '' && !fragment.startsWith('/')) target = undefined;
+      if (fragment !== '' && !fragment.startsWith('/')) target = anchors.get(`${url.href}#${fragment}`);
     } catch {
       target = undefined;
     }
@@ -154,5 +166,5 @@ export function assertDefaultsApply(
 
 function hasAnyRef(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  return Object.entries(value).some(([key, sub]) => key === '$ref' || hasAnyRef(sub));
+  return Object.entries(value).some(([key, sub]) => REFERENCE_KEYWORDS.has(key) || hasAnyRef(sub));
 }

@@ -4,11 +4,11 @@
 
 import { knownFormats } from './formats';
 import { firstDuplicate } from './schema-kernels';
-import { KEYWORDS, isNode, walkSchema, type Draft, type SchemaNode } from './schema-words';
+import { KEYWORDS, ONLY_2020, isNode, walkSchema, type Draft, type SchemaNode } from './schema-words';
 
 const SIMPLE_TYPES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
 const STRINGS = [
-  ...['$id', '$ref', '$schema', '$comment', 'title', 'description'],
+  ...['$id', '$ref', '$schema', '$comment', 'title', 'description', '$dynamicRef'],
   ...['contentMediaType', 'contentEncoding', 'format', 'pattern'],
 ];
 const NUMBERS = ['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum', 'multipleOf'];
@@ -31,10 +31,17 @@ const isNameList = (value: unknown): boolean =>
   value.every((name) => typeof name === 'string') &&
   new Set(value).size === value.length;
 
-/** The meta-schemas ajv knows: a schema naming any other fails to compile under ajv. */
+// An anchor name as the 2020-12 meta-schema (and ajv) allow it.
+const ANCHOR = /^[A-Za-z_][-A-Za-z0-9._]*$/;
+
+/**
+ * The meta-schemas ajv knows: a schema naming any other fails to compile under ajv. A schema naming
+ * none is draft-07, unless it uses keywords only 2020-12 has (`$anchor`, `prefixItems`, …) and none
+ * only draft-07 has: MCP's default dialect is 2020-12, and such a schema means it.
+ */
 export function draftOf(schema: SchemaNode): Draft {
   const declared = schema['$schema'];
-  if (declared === undefined) return '7';
+  if (declared === undefined) return says2020(schema) ? '2020-12' : '7';
   if (
     declared === 'http://json-schema.org/draft-07/schema' ||
     declared === 'http://json-schema.org/draft-07/schema#'
@@ -44,6 +51,17 @@ export function draftOf(schema: SchemaNode): Draft {
   throw new Error(
     `no schema with key or ref "${String(declared)}": the schema's "$schema" is not draft-07 or 2020-12`,
   );
+}
+
+function says2020(schema: SchemaNode): boolean {
+  let newer = false;
+  let older = false;
+  walkSchema(schema, (node) => {
+    if (!isNode(node)) return;
+    for (const key of Object.keys(node)) newer ||= ONLY_2020.has(key);
+    older ||= 'additionalItems' in node || Array.isArray(node['items']);
+  });
+  return newer && !older;
 }
 
 /** Throws, naming the place, on what ajv would refuse at compile (patterns: see auditSchema). */
@@ -82,6 +100,9 @@ export function assertSchemaShape(schema: SchemaNode, draft: Draft): void {
     if ('contentSchema' in node && draft === '2020-12' && !isSchema(node['contentSchema']))
       fail('/contentSchema must be a schema');
     if ('examples' in node && !Array.isArray(node['examples'])) fail('/examples must be array');
+    for (const key of ['$anchor', '$dynamicAnchor'])
+      if (key in node && (typeof node[key] !== 'string' || !ANCHOR.test(node[key] as string)))
+        fail(`/${key} must be an anchor name (a letter or _, then letters, digits, -, _ or .)`);
     if ('multipleOf' in node && !((node['multipleOf'] as number) > 0)) fail('/multipleOf must be > 0');
     if ('enum' in node && (!Array.isArray(node['enum']) || node['enum'].length === 0))
       fail('/enum must be a non-empty array');

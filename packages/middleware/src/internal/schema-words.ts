@@ -22,8 +22,17 @@ export const KEYWORDS: Readonly<Record<Draft, ReadonlySet<string>>> = {
     ...COMMON,
     ...['prefixItems', 'minContains', 'maxContains', 'unevaluatedItems'],
     ...['dependentRequired', 'dependentSchemas', 'unevaluatedProperties'],
+    ...['$anchor', '$dynamicAnchor', '$dynamicRef'],
   ]),
 };
+
+/** Keywords only 2020-12 has: a schema naming no `$schema` that uses them is read as 2020-12. */
+export const ONLY_2020: ReadonlySet<string> = new Set(
+  [...KEYWORDS['2020-12']].filter((key) => !KEYWORDS['7'].has(key)),
+);
+
+/** Keywords a target that holds them is called with, not inlined (ajv's REF_KEYWORDS). */
+export const REFERENCE_KEYWORDS: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$dynamicAnchor']);
 
 /** Keywords that validate (ajv's rules): a schema with none of them accepts everything. */
 export const RULE_KEYWORDS: ReadonlySet<string> = new Set([
@@ -33,7 +42,7 @@ export const RULE_KEYWORDS: ReadonlySet<string> = new Set([
   ...['prefixItems', 'items', 'contains', 'uniqueItems', 'maxContains', 'minContains', 'unevaluatedItems'],
   ...['maxProperties', 'minProperties', 'required', 'propertyNames', 'additionalProperties'],
   ...['dependencies', 'properties', 'patternProperties', 'dependentRequired', 'dependentSchemas'],
-  'unevaluatedProperties',
+  ...['unevaluatedProperties', '$dynamicRef'],
 ]);
 
 /** Keywords whose value is one subschema. */
