@@ -27,9 +27,9 @@ function project(name: string): NonNullable<Config['projects']>[number] {
     testEnvironment: 'node',
     testMatch: ['**/*.test.ts'],
     transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
-    // typebox 1.x, CEL (@marcbachmann/cel-js), jose and the AI SDK (ai, @ai-sdk/*, @workflow/*, and zod files imported by path) ship ESM only; let swc turn them into CommonJS for jest.
+    // typebox 1.x, CEL (@marcbachmann/cel-js), jose, oauth4webapi and the AI SDK (ai, @ai-sdk/*, @workflow/*, and zod files imported by path) ship ESM only; let swc turn them into CommonJS for jest.
     transformIgnorePatterns: [
-      '/node_modules/(?!(\\.pnpm/)?(typebox|ai|@ai-sdk|zod|@workflow|@marcbachmann|jose))',
+      '/node_modules/(?!(\\.pnpm/)?(typebox|ai|@ai-sdk|zod|@workflow|@marcbachmann|jose|oauth4webapi))',
     ],
     moduleNameMapper,
   };

@@ -301,8 +301,8 @@ async function startTarget(target, work, direct) {
   }
   const upstream =
     target === 'gateway-stdio'
-      ? `{ command: ${JSON.stringify([process.execPath, ...tsx, fixture, '--stdio'])}, cwd: ${JSON.stringify(root)} }`
-      : `{ url: ${JSON.stringify(direct.url)} }`;
+      ? `{ command: ${JSON.stringify([process.execPath, ...tsx, fixture, '--stdio'])}, cwd: ${JSON.stringify(root)}, roots: relay }`
+      : `{ url: ${JSON.stringify(direct.url)}, roots: relay }`;
   const dir = join(work, target);
   mkdirSync(dir, { recursive: true });
   const config = gatewayConfig(dir, upstream);

@@ -15,7 +15,9 @@ import { createGateway } from '@toolgate/gateway';
 
 const TOKEN = 'conformance-downstream-token-0123456789';
 
-// Arguments per tool the suite's client scenarios advertise; every other tool gets `{}`.
+// Arguments per tool the suite's client scenarios advertise; every other tool gets `{}`. They satisfy
+// each tool's inputSchema (the gateway's validate-args gate refuses a call missing a required
+// argument, or with null for a boolean, before the upstream hears of it).
 const ARGUMENTS: Record<string, Record<string, unknown>> = {
   add_numbers: { a: 5, b: 3 },
   test_custom_headers: {
@@ -27,7 +29,13 @@ const ARGUMENTS: Record<string, Record<string, unknown>> = {
     method_val: 'conformance',
     float_val: 1.5,
     non_ascii_val: 'Zürich',
+    whitespace_val: ' padded ',
+    tab_val: '\tindented',
+    query: 'SELECT 1',
   },
+  // `verbose` left out: an omitted header argument must not be mirrored.
+  test_custom_headers_null: { region: 'us-east1', priority: 1, query: 'SELECT 1' },
+  valid_tool: { region: 'us-west1' },
 };
 
 type Schema = { properties?: Record<string, { default?: unknown; type?: unknown }>; required?: string[] };

@@ -15,6 +15,7 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { CallerToken, rememberCallerToken } from './caller-token';
 import { jwksProblem } from './config/check-names';
 import { resolvePart } from './config/resolve';
 import type { AuthConfig, IdentityConfig, JwtConfig, ResolvedConfig } from './config/types';
@@ -190,6 +191,8 @@ function jwtVerifier(
     if (known !== undefined) return known;
     const verified = await verify(token);
     if (verified === undefined) return undefined;
+    // An upstream with token exchange sends this JWT (only it) to its authorization server.
+    rememberCallerToken(verified.identity, new CallerToken(token, verified.expiresMs));
     cache.set(token, verified.identity, verified.expiresMs);
     return verified.identity;
   };

@@ -39,7 +39,17 @@ function describeRuntime(runtime: Runtime): string {
   lines.push('upstreams:');
   for (const [name, upstream] of runtime.upstreams) {
     const kind = config.upstreams[name]?.command !== undefined ? 'stdio' : 'http';
-    lines.push(`  ${name} (${kind}): ${upstream.status().state}, ${upstream.tools.length} tool(s)`);
+    const auth = config.upstreams[name]?.auth;
+    const onBehalf = [
+      ...(auth?.tokenExchange !== undefined ? ['token exchange per caller'] : []),
+      ...(auth?.clientCredentials !== undefined ? ["the gateway's own token on 401"] : []),
+    ];
+    lines.push(
+      `  ${name} (${kind}): ${upstream.status().state}, ${upstream.tools.length} tool(s)${onBehalf.length > 0 ? `; auth: ${onBehalf.join(', ')}` : ''}`,
+    );
+    // An upstream waiting for authorization starts anyway (upstream.ts): say what it waits for.
+    const status = upstream.status();
+    if (status.state !== 'connected' && status.error !== undefined) lines.push(`    ${status.error}`);
     for (const skipped of upstream.status().skipped ?? [])
       lines.push(`    not listed: ${skipped.tool}: ${skipped.reason}`);
   }

@@ -55,6 +55,20 @@ export interface GatewayEventFields {
     readonly grantId?: string;
     readonly durationMs: number;
   };
+  /** An operator stored or replaced a principal's credential (its value is never in a line). */
+  readonly 'credential.set': {
+    readonly credential: string;
+    readonly tenant: string;
+    readonly principal: string;
+    readonly by?: string;
+  };
+  readonly 'credential.deleted': {
+    readonly credential: string;
+    readonly tenant: string;
+    readonly principal: string;
+    readonly by?: string;
+    readonly found: boolean;
+  };
   readonly 'grant.created': GrantFields & { readonly fromCheckIn: string };
   readonly 'grant.revoked': GrantFields;
   readonly 'grant.used': GrantFields & { readonly checkInId: string };

@@ -5,6 +5,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { Identity } from '@toolgate/core';
+import { callerTokenOf, type CallerToken } from './caller-token';
+import { CREDENTIALS_API_PATH, credentialsApi } from './credentials-api';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 
@@ -125,6 +128,10 @@ export function httpRoutes(host: HttpHost): {
       send(res, readiness.ready ? 200 : 503, operator ? readiness : readinessCounts(readiness));
       return true;
     }
+    if (path === CREDENTIALS_API_PATH || path.startsWith(`${CREDENTIALS_API_PATH}/`)) {
+      await credentialsApi(host, req, res, path);
+      return true;
+    }
     for (const mount of host.mounts()) {
       if (path === mount.prefix || path.startsWith(`${mount.prefix}/`)) {
         await mount.handle(req, res);
@@ -180,7 +187,7 @@ export function httpRoutes(host: HttpHost): {
       token: '[verified]',
       clientId: answer.clientId,
       scopes: [...(answer.identity.roles ?? [])],
-      extra: { identity: answer.identity },
+      extra: { identity: answer.identity, ...callerExtra(answer.identity) },
     });
     return false;
   }
@@ -198,4 +205,10 @@ function pathOf(req: IncomingMessage): string {
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The verified JWT behind a caller's identity, for an upstream that exchanges it (caller-token.ts). */
+function callerExtra(identity: Identity): { caller?: CallerToken } {
+  const caller = callerTokenOf(identity);
+  return caller === undefined ? {} : { caller };
 }

@@ -14,6 +14,8 @@ import type { GatewayEventName, GatewayEvents } from './events';
 export const LOG_EVENTS = [
   'audit.checkpoint.failed',
   'call',
+  'credential.deleted',
+  'credential.set',
   'grant.created',
   'grant.revoked',
   'grant.used',

@@ -21,6 +21,8 @@ export function resolvedCredentials(
 ): string[] {
   const out: string[] = [];
   for (const credential of Object.values(config.credentials ?? {})) {
+    // One per principal: read per call from its store, never held here.
+    if (credential.perPrincipal !== undefined) continue;
     if (credential.env !== undefined) {
       const value = env[credential.env];
       if (value !== undefined && value !== '') out.push(value);

@@ -20,6 +20,7 @@ import { openTelemetry, type Telemetry } from './telemetry';
 import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
 import { connectUpstream, upstreamFingerprint, UpstreamError, type Upstream } from './upstream';
+import { openPrincipalCredentials, type PrincipalCredentialVault } from './principal-credentials';
 
 export interface Runtime {
   readonly loaded: LoadedConfig;
@@ -32,6 +33,8 @@ export interface Runtime {
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
   /** The audit log, when `audit` is configured; every tenant's dispatcher records into it. */
   readonly audit?: GatewayAudit;
+  /** Per-principal credentials (`credentials.<name>.perPrincipal`), when any are configured. */
+  readonly principalCredentials?: PrincipalCredentialVault;
   /** How long a paused call waits for an approver, and how often it looks. */
   readonly holdMs: number;
   /** `checkIns.maxPending`. */
@@ -98,6 +101,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
         : track(opened, openTelemetry(config.telemetry));
 
     const audit = await openedAudit(loaded, previous, opened, issues, options.log);
+    const principalCredentials = openedPrincipalCredentials(loaded, previous, opened);
 
     const upstreams = new Map<string, Upstream>();
     await Promise.all(
@@ -128,12 +132,14 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
               }
             : {}),
           onCredential: (value: string) => ownSecrets.add(value),
+          ...(principalCredentials !== undefined ? { principalCredentials } : {}),
         };
         const reused = previous?.upstreams.get(name);
         if (
           reused !== undefined &&
           reused.fingerprint === upstreamFingerprint(upstreamConfig, context) &&
           previous?.state === state &&
+          previous?.principalCredentials === principalCredentials &&
           reused.status().state !== 'closed'
         ) {
           upstreams.set(name, reused);
@@ -207,6 +213,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       upstreams: ordered,
       tenants,
       ...(audit !== undefined ? { audit } : {}),
+      ...(principalCredentials !== undefined ? { principalCredentials } : {}),
       holdMs: config.checkIns?.hold ?? DEFAULT_HOLD_MS,
       maxPending: config.checkIns?.maxPending ?? DEFAULT_MAX_PENDING,
       pollMs: POLL_MS,
@@ -229,7 +236,27 @@ export async function closeRuntime(runtime: Runtime, next?: Runtime): Promise<vo
   if (next?.limits !== runtime.limits) parts.push(runtime.limits);
   if (next?.telemetry !== runtime.telemetry) parts.push(runtime.telemetry);
   if (runtime.audit !== undefined && next?.audit !== runtime.audit) parts.push(runtime.audit);
+  if (
+    runtime.principalCredentials !== undefined &&
+    next?.principalCredentials !== runtime.principalCredentials
+  )
+    parts.push(runtime.principalCredentials);
   await Promise.all(parts.map((part) => part.close().catch(() => undefined)));
+}
+
+/** The per-principal credentials' vault: the previous generation's when its stores and keys are unchanged. */
+function openedPrincipalCredentials(
+  loaded: LoadedConfig,
+  previous: Runtime | undefined,
+  opened: { close(): Promise<void> }[],
+): PrincipalCredentialVault | undefined {
+  const vault = openPrincipalCredentials(loaded.config, loaded.baseDir);
+  if (vault === undefined) return undefined;
+  if (previous?.principalCredentials?.fingerprint === vault.fingerprint) {
+    void vault.close();
+    return previous.principalCredentials;
+  }
+  return track(opened, vault);
 }
 
 /** The configured audit log, ready (keys imported, store answering), or an issue placed at `audit`. */

@@ -54,10 +54,14 @@ export function gatewayServed(
   identityFrom: (authInfo: AuthInfo | undefined) => Identity | undefined,
 ): McpServed {
   const spent = new SpentStates();
+  // An upstream's relayed requestState is sealed under the check-in key when there is one, so every
+  // gateway process behind a load balancer opens it; else under a key of this process only.
+  const sealKey = host.current().config.checkIns?.key;
   const options: McpServeOptions = {
     name: 'toolgate-gateway',
     version: host.version,
     identityFrom,
+    ...(sealKey !== undefined ? { requestStateKey: sealKey } : {}),
     checkInTimeoutMs: ELICIT_TIMEOUT_MS,
     scope: (identity): McpServeScope | McpServeRefusal => {
       const runtime = host.current();
@@ -175,9 +179,11 @@ function callLine(report: McpCallReport): LogFields {
       tool: report.toolName.slice(0, 64),
       ...(report.upstream !== undefined ? { upstream: report.upstream } : {}),
       kind: 'input-required',
-      ran: false,
+      // An upstream that asked ran the tool as far as its question.
+      ran: settled.asker === 'upstream',
+      ...(settled.asker !== undefined ? { asker: settled.asker } : {}),
       ...(first !== undefined ? { chainId: first.chainId } : {}),
-      checkInId: settled.checkInId,
+      ...(settled.checkInId !== undefined ? { checkInId: settled.checkInId } : {}),
       durationMs: report.durationMs,
     };
   const line = {

@@ -30,6 +30,7 @@ import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
 import { ownSecretsGate, withOwnSecrets, type OwnSecrets } from './own-secrets';
 import { pathBases, type PathBases } from './path-base';
+import { upstreamIdentityGate } from './upstream-identity-gate';
 
 /** A tool as tools/list shows it. */
 export interface ListedTool {
@@ -168,6 +169,12 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
     });
     if (context.ownSecrets !== undefined)
       chain = chain.insertAfter('credentials', ownSecretsGate(context.ownSecrets));
+    // Only a tenant with an upstream called on each caller's behalf gets the gate (and its chainId).
+    if (tenant.upstreams.some((upstream) => context.upstreams.get(upstream)?.identity !== undefined))
+      chain = chain.insertAfter(
+        'credentials',
+        upstreamIdentityGate((source) => context.upstreams.get(source)?.identity),
+      );
   } catch (error) {
     // A limit out of bounds (finer than 20 units a millisecond, a window over 366 days) fails here.
     throw new TenantError([context.issue(at, `cannot be served: ${(error as Error).message}`)]);

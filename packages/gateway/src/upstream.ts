@@ -36,6 +36,13 @@ import { fingerprint } from './config/fingerprint';
 import { fillCredentials, resolveCredential } from './credentials';
 import { followStderr } from './upstream-stderr';
 import { stderrTail, type StderrTail } from './stderr-tail';
+import {
+  needsUpstreamIdentity,
+  perPrincipalHeaders,
+  upstreamIdentity,
+  type PrincipalCredentials,
+  type UpstreamIdentity,
+} from './upstream-identity';
 
 export type UpstreamState = McpClientStatus['state'];
 
@@ -63,6 +70,8 @@ export interface Upstream {
   readonly remoteNames: ReadonlyMap<string, string>;
   /** The MCP client: resources and prompts, pins, list-change events. */
   readonly client: McpClient;
+  /** On whose behalf it is called, when per caller (token exchange, per-principal credentials). */
+  readonly identity?: UpstreamIdentity;
   status(): UpstreamStatus;
   /** Hears every change of the tool list (after `tools` changed); answers a function that stops listening. */
   onToolsChanged(listener: () => void): () => void;
@@ -101,6 +110,10 @@ export interface UpstreamContext {
   readonly onCredential?: (value: string) => void;
   /** Reconnection timing (tests shorten it). */
   readonly backoff?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
+  /** Per-principal credentials (`credentials.<name>.perPrincipal`), filled into headers per call. */
+  readonly principalCredentials?: PrincipalCredentials;
+  /** Hears the status of each HTTP response the upstream gives the gateway's own requests. */
+  readonly onHttpStatus?: (status: number) => void;
 }
 
 /** The upstream could not be connected or its tools do not match what the configuration names. */
@@ -160,13 +173,42 @@ export async function connectUpstream(
 
   // The stderr of the newest stdio connection, kept until its handshake completes.
   let tail: StderrTail | undefined;
+  // It answered 401 at start: it is served once a connection is authorized.
+  let needsAuth = false;
+  // Declared before the first import: an upstream waiting for authorization returns from there.
+  let refreshing: Promise<void> | undefined;
+  // The last HTTP status the server answered the gateway's own requests with (no per-call identity).
+  let lastStatus: number | undefined;
+  // Called on behalf of each caller: @toolgate/mcp sends the call's own headers (its credential).
+  const identity =
+    config.url !== undefined && needsUpstreamIdentity(config, context.principalCredentials)
+      ? upstreamIdentity(name, config, {
+          ...(context.principalCredentials !== undefined
+            ? { principalCredentials: context.principalCredentials }
+            : {}),
+        })
+      : undefined;
   const client = mcpClient({
     name,
-    transport: () => {
-      const made = transport(name, config, context);
-      tail = made.tail;
-      return made.transport;
-    },
+    ...(identity === undefined
+      ? {
+          transport: () => {
+            const made = transport(name, config, {
+              ...context,
+              onHttpStatus: (status) => {
+                lastStatus = status;
+              },
+            });
+            tail = made.tail;
+            return made.transport;
+          },
+        }
+      : {
+          url: config.url!,
+          headers: () => connectionHeaders(name, config, context),
+          fetch: identity.fetch,
+          credentialHeaders: (credential) => credential.reveal() as Readonly<Record<string, string>>,
+        }),
     prefix,
     timeoutMs,
     backoff,
@@ -178,7 +220,8 @@ export async function connectUpstream(
     },
     ...(context.newTools !== undefined ? { newTools: context.newTools } : {}),
     ...(config.sampling !== undefined ? { sampling: config.sampling } : {}),
-    ...(config.roots !== undefined ? { roots: config.roots } : {}),
+    // Off unless configured: a 2025-11-25 server may keep one caller's roots as every caller's sandbox.
+    roots: config.roots ?? 'refuse',
     declare: declarations(prefix, config.tools),
     ...(context.defaults?.annotations !== undefined
       ? { fromAnnotations: annotationDeclarations(context.defaults.annotations) }
@@ -192,6 +235,11 @@ export async function connectUpstream(
         const { state, reason } = event.status;
         if (state === 'connected') {
           tail?.stop();
+          // Authorized at last: import its tools (listeners rebuild the tenants that serve them).
+          if (needsAuth) {
+            needsAuth = false;
+            void refresh();
+          }
           if (wasConnected) {
             restarts += 1;
             context.log?.({ level: 'info', msg: 'upstream.restarted', upstream: name, restarts });
@@ -300,13 +348,20 @@ export async function connectUpstream(
     checkNamedTools(imported);
     current = governed(imported);
   } catch (cause) {
+    if (config.url !== undefined && (identity?.needsAuthorization() === true || lastStatus === 401)) {
+      // An upstream that wants OAuth does not stop the gateway: it serves no tools and says why
+      // until a connection is authorized (the connection keeps trying; a 'failed' one is kicked).
+      needsAuth = true;
+      current = { tools: [], remoteNames: new Map(), live: new Map() };
+      context.log?.({ level: 'warn', msg: 'upstream.failed', upstream: name, why: NEEDS_AUTH });
+      return upstreamOf();
+    }
     closed = true;
     await client.close().catch(() => undefined);
     if (cause instanceof UpstreamError) throw cause;
     throw new UpstreamError(name, `${connectProblem(config, cause)}${stderrNote(tail)}`);
   }
 
-  let refreshing: Promise<void> | undefined;
   /** Imports the tools again; a listing that fails leaves the last one in place. */
   function refresh(): Promise<void> {
     if (closed) return Promise.resolve();
@@ -382,44 +437,82 @@ export async function connectUpstream(
     return value;
   }
 
-  return {
-    name,
-    fingerprint: upstreamFingerprint(config, context),
-    get tools() {
-      return current.tools;
-    },
-    get remoteNames() {
-      return current.remoteNames;
-    },
-    client,
-    status: () => {
-      const status = client.status();
-      return {
-        name,
-        state: status.state,
-        tools: current.tools.length,
-        ...(status.reason !== undefined && status.state !== 'connected' ? { error: status.reason } : {}),
-        ...(status.state !== 'connected' && tail !== undefined && tail.lines().length > 0
-          ? { stderr: tail.lines() }
-          : {}),
-        restarts,
-        ...(client.skipped.length > 0
-          ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
-          : {}),
-      };
-    },
-    onToolsChanged(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    refresh,
-    async close() {
-      closed = true;
-      clearTimeout(kick);
-      listeners.clear();
-      await client.close().catch(() => undefined);
-    },
-  };
+  return upstreamOf();
+
+  function upstreamOf(): Upstream {
+    return {
+      name,
+      fingerprint: upstreamFingerprint(config, context),
+      get tools() {
+        return current.tools;
+      },
+      get remoteNames() {
+        return current.remoteNames;
+      },
+      client,
+      ...(identity !== undefined ? { identity } : {}),
+      status: () => {
+        const status = client.status();
+        return {
+          name,
+          state: status.state,
+          tools: current.tools.length,
+          ...(needsAuth && status.state !== 'connected'
+            ? { error: NEEDS_AUTH }
+            : status.reason !== undefined && status.state !== 'connected'
+              ? { error: status.reason }
+              : {}),
+          ...(status.state !== 'connected' && tail !== undefined && tail.lines().length > 0
+            ? { stderr: tail.lines() }
+            : {}),
+          restarts,
+          ...(client.skipped.length > 0
+            ? { skipped: client.skipped.map((event) => ({ tool: event.toolName, reason: event.reason })) }
+            : {}),
+        };
+      },
+      onToolsChanged(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      refresh,
+      async close() {
+        closed = true;
+        clearTimeout(kick);
+        listeners.clear();
+        await client.close().catch(() => undefined);
+      },
+    };
+  }
+}
+
+const NEEDS_AUTH =
+  "needs authorization: it answered 401; give it upstreams.<name>.auth.clientCredentials (its authorization server is found from the server's RFC 9728 metadata) or check the client's secret";
+
+/**
+ * The headers of every request of one connection (read again per connection, so a rotated credential
+ * is used), without those that use a per-principal credential: each call brings its own of those.
+ */
+function connectionHeaders(
+  name: string,
+  config: UpstreamConfig<ResolvedConfig>,
+  context: UpstreamContext,
+): Record<string, string> {
+  const personal = new Set(perPrincipalHeaders(config, context.principalCredentials));
+  const headers: Record<string, string> = {};
+  try {
+    for (const [key, value] of Object.entries(config.headers ?? {})) {
+      if (personal.has(key)) continue;
+      headers[key] = fillCredentials(value, (credential) => {
+        const resolved = resolveCredential(credential, context.credentials, context.baseDir, context.env);
+        context.onCredential?.(resolved);
+        return resolved;
+      });
+    }
+  } catch (cause) {
+    throw new UpstreamError(name, (cause as Error).message);
+  }
+  return headers;
 }
 
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
@@ -463,7 +556,15 @@ function transport(
     for (const [key, value] of Object.entries(config.headers ?? {}))
       headers[key] = fillCredentials(value, lookup);
     return {
-      transport: new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } }),
+      transport: new StreamableHTTPClientTransport(new URL(config.url!), {
+        requestInit: { headers },
+        // What the server answered, as a fact: a 401 means it wants authorization, not that it is broken.
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          context.onHttpStatus?.(response.status);
+          return response;
+        },
+      }),
     };
   } catch (cause) {
     if (cause instanceof UpstreamError) throw cause;

@@ -12,8 +12,12 @@ import {
   ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
+  isInputRequiredResult,
   type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -61,6 +65,7 @@ import {
   hintHolds,
   invisibleIn,
   listedExtras,
+  mcpHeaderProblem,
   mergeDeclarations,
   pinnedDefinition,
   poisonedDescriptions,
@@ -68,7 +73,7 @@ import {
   type ImportDeclaration,
   type ListedExtras,
 } from './imported';
-import { downstreamOf } from './relay';
+import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -97,8 +102,14 @@ export interface McpClientOptions {
   readonly stderr?: 'inherit' | 'ignore' | 'pipe';
   /** Allows a plain `http://` url to a host that is not loopback; traffic and credentials then travel unencrypted. */
   readonly allowInsecure?: boolean;
-  /** HTTP only: headers sent with every request. */
-  readonly headers?: Readonly<Record<string, string>>;
+  /** HTTP only: headers sent with every request; a function is asked again for each connection (a rotated secret is picked up). */
+  readonly headers?: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>);
+  /**
+   * HTTP only: the fetch every request goes through, after the per-call headers are added; default the
+   * global fetch. A gateway answers an upstream's 401 here (it gets a token and retries); a `Refusal` it
+   * throws fails the call with that refusal.
+   */
+  readonly fetch?: typeof fetch;
   /**
    * HTTP only: headers built per tools/call from the credential the credentials gate resolved for the
    * call (the tool's `needs`). They reach the server and nothing else: not the model, the downstream
@@ -243,14 +254,18 @@ export interface McpUpstream {
   readonly prefix: string;
   listResources(cursor?: string): Promise<ListResourcesResult>;
   listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult>;
-  /** Reads a resource by its prefixed URI. */
-  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult>;
+  /**
+   * Reads a resource by its prefixed URI. With `relay` (a 2026-07-28 caller), a 2026-07-28 server's
+   * input-required answer rejects with `UpstreamAskedError`, to be relayed to the caller.
+   */
+  readResource(uri: string, signal?: AbortSignal, relay?: UpstreamRelay): Promise<ReadResourceResult>;
   listPrompts(cursor?: string): Promise<ListPromptsResult>;
-  /** Gets a prompt by its prefixed name. */
+  /** Gets a prompt by its prefixed name; `relay` as for `readResource`. */
   getPrompt(
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    relay?: UpstreamRelay,
   ): Promise<GetPromptResult>;
   /** Asks the server for completions of a prompt argument or template variable; the reference's name or URI is prefixed. */
   complete?(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult>;
@@ -287,12 +302,19 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 // A server that hands back a cursor forever must not hang a listing.
 const MAX_PAGES = 1000;
 const IDENTITY_META = 'io.toolgate/identity';
+// MissingRequiredClientCapability: the server needs a capability the client did not declare.
+const MISSING_CAPABILITY = -32021;
 const HEADERS_META = 'io.toolgate/headers';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** A remote `isError` result: the message is the server's own text. */
 class McpToolError extends Error {
   override readonly name = 'McpToolError';
+}
+
+/** The server answered input-required: the question is relayed to the client, the call did not finish. */
+class McpInputRequiredError extends Error {
+  override readonly name = 'McpInputRequired';
 }
 
 /** The server did not answer in time, or the call was cancelled. */
@@ -351,6 +373,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
   const allowSampling = options.sampling !== 'deny';
   const listeners = new Set<(event: McpClientEvent) => void>();
   const headerSets = new Map<string, Readonly<Record<string, string>>>();
+  // Tools the SDK's listing would drop for malformed x-mcp-header declarations, with why (see below).
+  const headerExcluded = new Map<string, { readonly tool: McpTool; readonly reason: string }>();
   let skipped: SkippedTool[] = [];
   // What the server serves now, by remote name, and which of those differ from their pins.
   let served = new Map<string, Served>();
@@ -392,6 +416,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     factory,
     {
       setup(client) {
+        screenHeaderDeclarations(client, headerExcluded);
         client.setNotificationHandler('notifications/tools/list_changed', () => {
           void relist(client);
         });
@@ -622,6 +647,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
       emit(event);
     };
     const listed = await listAll(client);
+    for (const { tool, reason } of headerExcluded.values())
+      skip(tool, `its inputSchema declares a malformed header: ${reason}`);
     const poisoned = screenText ? poisonedDescriptions(listed) : new Map<string, string>();
     const held = reviewNewTools ? await heldForReview(listed) : new Set<string>();
     for (const remote of listed) {
@@ -687,6 +714,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     if (typeof local !== 'string' || !TOOL_NAME_PATTERN.test(local))
       return `its local name does not match ${TOOL_NAME_PATTERN.source}; give it one with 'rename'`;
     if (taken.has(local)) return `another tool from this server is already named '${local}'`;
+    const header = mcpHeaderProblem(remote.inputSchema);
+    if (header !== undefined) return `its inputSchema declares a malformed header: ${header}`;
     if (!escapeText) {
       for (const [field, text] of [
         ['name', remote.name],
@@ -825,14 +854,24 @@ export function mcpClient(options: McpClientOptions): McpClient {
       headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
+    // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
+    // input-required answer is handed back to relay, never fulfilled here.
+    const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
+    if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = relay.clientCapabilities;
     inFlight.set(ctx.toolCallId, secrets);
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     try {
       result = (await client.callTool(
-        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+        {
+          name: remote,
+          arguments: args,
+          ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+          ...retryParams(relay),
+        },
         {
           signal: ctx.signal,
           timeout: timeoutMs,
+          ...(relay !== undefined ? { allowInputRequired: true } : {}),
           ...(downstream?.progress !== undefined
             ? {
                 onprogress: ({
@@ -850,10 +889,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
         },
       )) as CallToolResult;
     } catch (error) {
+      // Only a 2026-07-28 caller's own capabilities were what the upstream checked.
+      const missing = relay === undefined ? undefined : missingCapabilitiesOf(error);
+      if (missing !== undefined && downstream !== undefined) downstream.missingCapabilities = missing;
       throw callProblem(name, local, timeoutMs, error, ctx.signal);
     } finally {
       inFlight.delete(ctx.toolCallId);
       if (nonce !== undefined) headerSets.delete(nonce);
+    }
+    if (isInputRequiredResult(result)) {
+      const asked = askedOf(result, secrets);
+      if (downstream !== undefined) downstream.asked = asked;
+      throw new McpInputRequiredError(
+        `MCP server '${name}' asked the client for input before '${local}' can finish`,
+      );
     }
     const content = result.content.map((block) => prefixedBlock(block as ContentBlock, prefix));
     if (result.isError === true) {
@@ -940,12 +989,22 @@ export function mcpClient(options: McpClientOptions): McpClient {
         })),
       };
     },
-    async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    async readResource(
+      uri: string,
+      signal?: AbortSignal,
+      relay?: UpstreamRelay,
+    ): Promise<ReadResourceResult> {
       const client = await connection.client();
-      const result = await client.readResource(
-        { uri: unprefixed(uri, 'resource') },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.readResource(
+        { uri: unprefixed(uri, 'resource'), ...relayedParams(modern) },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as ReadResourceResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         contents: result.contents.map((content) => ({ ...content, uri: `${prefix}${content.uri}` })),
@@ -964,12 +1023,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
       prompt: string,
       args: Readonly<Record<string, string>> | undefined,
       signal?: AbortSignal,
+      relay?: UpstreamRelay,
     ): Promise<GetPromptResult> {
       const client = await connection.client();
-      const result = await client.getPrompt(
-        { name: unprefixed(prompt, 'prompt'), ...(args !== undefined ? { arguments: { ...args } } : {}) },
-        { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
-      );
+      const modern = relay !== undefined && speaksModern(client) ? relay : undefined;
+      const result = (await client.getPrompt(
+        {
+          name: unprefixed(prompt, 'prompt'),
+          ...(args !== undefined ? { arguments: { ...args } } : {}),
+          ...relayedParams(modern),
+        },
+        {
+          timeout: timeoutMs,
+          ...(signal !== undefined ? { signal } : {}),
+          ...(modern !== undefined ? { allowInputRequired: true } : {}),
+        },
+      )) as GetPromptResult | InputRequiredResult;
+      if (isInputRequiredResult(result)) throw new UpstreamAskedError(askedOf(result, []));
       return {
         ...result,
         messages: result.messages.map((message) => ({
@@ -1229,20 +1299,23 @@ function transportFactory(
         stderr: options.stderr ?? 'inherit',
       });
   }
-  const headers = options.headers;
+  const headersOf = options.headers;
+  const base = options.fetch ?? fetch;
   const fetchWithHeaders: typeof fetch = async (input, init) => {
     if (init === undefined || typeof init.body !== 'string' || !init.body.includes(HEADERS_META))
-      return fetch(input, init);
+      return base(input, init);
     const { body, extra } = withoutHeaderMeta(init.body, headerSets);
     const merged = new Headers(init.headers);
     for (const [key, value] of Object.entries(extra)) merged.set(key, value);
-    return fetch(input, { ...init, body, headers: merged });
+    return base(input, { ...init, body, headers: merged });
   };
-  return () =>
-    new StreamableHTTPClientTransport(endpoint!, {
+  return () => {
+    const headers = typeof headersOf === 'function' ? headersOf() : headersOf;
+    return new StreamableHTTPClientTransport(endpoint!, {
       fetch: fetchWithHeaders,
       ...(headers !== undefined ? { requestInit: { headers: { ...headers } } } : {}),
     });
+  };
 }
 
 /**
@@ -1358,6 +1431,8 @@ function callProblem(
 ): Error {
   if (signal.aborted)
     return new McpConnectionError(`the call to '${local}' on MCP server '${name}' was cancelled`);
+  // The configured fetch refused the request (an upstream's authorization failed): its own words.
+  if (error instanceof Refusal) return error;
   if (error instanceof SdkError || error instanceof ProtocolError) {
     if (error.code === SdkErrorCode.RequestTimeout)
       return new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`);
@@ -1395,4 +1470,66 @@ function textOf(content: readonly ContentBlock[]): string {
     .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
     .map((block) => block['text'] as string)
     .join('\n');
+}
+
+/** The retry fields for a request to a 2026-07-28 upstream: its own state and the client's answers. */
+function retryParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  const retry = relay?.retry;
+  if (retry === undefined) return {};
+  return {
+    ...(retry.inputResponses !== undefined ? { inputResponses: { ...retry.inputResponses } } : {}),
+    ...(retry.requestState !== undefined ? { requestState: retry.requestState } : {}),
+  };
+}
+
+/** What an upstream's input-required answer asks, with the call's credential values redacted. */
+function askedOf(result: InputRequiredResult, secrets: readonly string[]): UpstreamAsked {
+  return {
+    inputRequests: redactValue(result.inputRequests ?? {}, secrets) as Record<string, unknown>,
+    ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+  };
+}
+
+/** The capabilities a -32021 error from the server says the client lacks. */
+function missingCapabilitiesOf(error: unknown): ClientCapabilities | undefined {
+  if (!(error instanceof ProtocolError) || error.code !== MISSING_CAPABILITY) return undefined;
+  const data = error.data as { requiredCapabilities?: unknown } | undefined;
+  const required = data?.requiredCapabilities;
+  return typeof required === 'object' && required !== null && !Array.isArray(required)
+    ? (required as ClientCapabilities)
+    : {};
+}
+
+/** The `_meta` and retry fields of a request outside tools/call to a 2026-07-28 upstream for a 2026-07-28 caller. */
+function relayedParams(relay: UpstreamRelay | undefined): Record<string, unknown> {
+  if (relay === undefined) return {};
+  return { _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.clientCapabilities }, ...retryParams(relay) };
+}
+
+/**
+ * The SDK v2 client drops a 2026-07-28 HTTP server's tools whose `x-mcp-header` declarations are
+ * malformed from every listing, with a console warning and no record (SEP-2243). The same rule runs
+ * first here, on each listing the SDK filters, so each such tool is known with its reason and reported
+ * as skipped (an event, `/readyz`) instead of vanishing; the SDK then finds nothing to drop. Where the
+ * SDK has no such filter (stdio, 2025-11-25) `importProblem` applies the same rule.
+ */
+function screenHeaderDeclarations(
+  client: Client,
+  excluded: Map<string, { readonly tool: McpTool; readonly reason: string }>,
+): void {
+  const sdk = client as unknown as {
+    _excludeInvalidXMcpHeaderTools?: (result: { tools: McpTool[] }) => void;
+  };
+  const filter = sdk._excludeInvalidXMcpHeaderTools;
+  // A later SDK without the method keeps its own behaviour.
+  if (typeof filter !== 'function') return;
+  sdk._excludeInvalidXMcpHeaderTools = (result) => {
+    excluded.clear();
+    result.tools = result.tools.filter((tool) => {
+      const problem = mcpHeaderProblem(tool.inputSchema);
+      if (problem !== undefined) excluded.set(String(tool.name), { tool, reason: problem });
+      return problem === undefined;
+    });
+    filter.call(client, result);
+  };
 }

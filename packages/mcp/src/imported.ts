@@ -215,3 +215,60 @@ export function poisonedDescriptions(remotes: readonly McpTool[]): Map<string, s
     })),
   );
 }
+
+// SEP-2243: `x-mcp-header` names the Mcp-Param-* header an argument is mirrored into. The header
+// name is an RFC 9110 token, on a string, integer or boolean property reached through `properties`
+// only, unique whatever its case. A tool that breaks a rule is left out, and only that tool.
+const MCP_HEADER = 'x-mcp-header';
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_TYPES = new Set(['string', 'integer', 'boolean']);
+// Where a subschema is not an argument the header could be read from.
+const NOT_AN_ARGUMENT = [
+  ...['items', 'prefixItems', 'additionalProperties', 'patternProperties', 'unevaluatedProperties'],
+  ...['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', '$defs', 'definitions', 'dependentSchemas'],
+  ...['contains', 'propertyNames', 'additionalItems', 'unevaluatedItems'],
+];
+
+const SUBSCHEMA_MAPS = new Set(['patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
+/** Why a tool's `x-mcp-header` declarations are malformed, or undefined when they are fine (or absent). */
+export function mcpHeaderProblem(inputSchema: unknown): string | undefined {
+  const seen = new Map<string, string>();
+  const visit = (node: unknown, path: readonly string[], argument: boolean): string | undefined => {
+    if (!isRecord(node)) return undefined;
+    const at = path.length === 0 ? 'the input schema' : `'${path.join('.').slice(0, 100)}'`;
+    if (MCP_HEADER in node) {
+      const header = node[MCP_HEADER];
+      if (!argument || path.length === 0)
+        return `${MCP_HEADER} at ${at} is not on a property reached through 'properties' only`;
+      if (typeof header !== 'string' || header === '')
+        return `${MCP_HEADER} at ${at} is not a non-empty string`;
+      if (!HEADER_TOKEN.test(header))
+        return `${MCP_HEADER} at ${at} is not an HTTP token (no spaces, controls, delimiters or non-ASCII)`;
+      if (typeof node['type'] !== 'string' || !HEADER_TYPES.has(node['type']))
+        return `${MCP_HEADER} at ${at} is on a property that is not a string, integer or boolean`;
+      const other = seen.get(header.toLowerCase());
+      if (other !== undefined) return `${MCP_HEADER} '${header}' is declared twice (as '${other}' too)`;
+      seen.set(header.toLowerCase(), header);
+    }
+    if (isRecord(node['properties']))
+      for (const [key, child] of Object.entries(node['properties'])) {
+        const problem = visit(child, [...path, key], argument);
+        if (problem !== undefined) return problem;
+      }
+    for (const keyword of NOT_AN_ARGUMENT) {
+      const sub = node[keyword];
+      const branches = Array.isArray(sub)
+        ? sub
+        : SUBSCHEMA_MAPS.has(keyword) && isRecord(sub)
+          ? Object.values(sub)
+          : [sub];
+      for (const branch of branches) {
+        const problem = visit(branch, [...path, keyword], false);
+        if (problem !== undefined) return problem;
+      }
+    }
+    return undefined;
+  };
+  return visit(inputSchema, [], true);
+}

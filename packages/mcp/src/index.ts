@@ -49,3 +49,4 @@ export type {
 } from './transports';
 export { serveHttp, serveStdio } from './transports';
 export { InPlaceStdioClientTransport } from './stdio';
+export { downstreamOf, type DownstreamCall } from './relay';

@@ -14,7 +14,10 @@ import {
 } from '@toolgate/core';
 import { permissionCheckerOf } from '@toolgate/middleware';
 import type { McpUpstream } from './client';
+import { declaredCapabilities, relayedInputRequired, upstreamRetryOf } from './input-relay';
+import { UpstreamAskedError, type UpstreamRelay } from './relay';
 import type { McpRequestExtra } from './serve';
+import type { UpstreamStates } from './upstream-state';
 
 /** Refused: the client reads the refusal sentence as the error message. */
 const REFUSED = -32003;
@@ -28,6 +31,33 @@ export interface ProxySetup {
   identify(extra: McpRequestExtra): Promise<Identity | undefined>;
   /** Who watches which upstream resources; with it, resources/subscribe and unsubscribe are served. */
   readonly watch?: ResourceWatch;
+  /** Seals an upstream's input-required answer for a 2026-07-28 client; without it, none is relayed. */
+  readonly states?: UpstreamStates;
+}
+
+/**
+ * Runs a request to an upstream for a 2026-07-28 client so that the upstream's questions reach the
+ * client: it hears the client's declared capabilities, gets its own state and the client's answers
+ * back on the retry, and its input-required answer is relayed under our sealed state.
+ */
+async function relayed<T>(
+  setup: ProxySetup,
+  extra: McpRequestExtra,
+  request: { readonly method: string; readonly target: string; readonly args: unknown },
+  upstream: McpUpstream,
+  run: (relay?: UpstreamRelay) => Promise<T>,
+): Promise<T> {
+  const declared = declaredCapabilities(extra);
+  if (declared === undefined || setup.states === undefined) return run();
+  const binding = { identity: await setup.identify(extra), ...request, upstream: upstream.name };
+  const retry = upstreamRetryOf(setup.states, extra, binding);
+  try {
+    return await run({ clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) });
+  } catch (error) {
+    if (!(error instanceof UpstreamAskedError)) throw error;
+    // The SDK serves an input-required result from any multi-round-trip handler.
+    return relayedInputRequired(setup.states, binding, error.asked, declared) as T;
+  }
 }
 
 /**
@@ -252,7 +282,9 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     const { uri } = request.params;
     const upstream = owner(await upstreamsOf(extra), uri, 'resource');
     await govern(setup, extra, 'resource_read', uri, upstream);
-    return upstream.readResource(uri, extra.mcpReq.signal);
+    return relayed(setup, extra, { method: 'resources/read', target: uri, args: {} }, upstream, (relay) =>
+      upstream.readResource(uri, extra.mcpReq.signal, relay),
+    );
   });
   server.setRequestHandler('prompts/list', async (request, extra) => {
     const { items, nextCursor } = await listAcross(
@@ -269,7 +301,13 @@ export function serveProxied(server: Server, setup: ProxySetup): void {
     const { name, arguments: args } = request.params;
     const upstream = owner(await upstreamsOf(extra), name, 'prompt');
     await govern(setup, extra, 'prompt_get', name, upstream);
-    return upstream.getPrompt(name, args, extra.mcpReq.signal);
+    return relayed(
+      setup,
+      extra,
+      { method: 'prompts/get', target: name, args: args ?? {} },
+      upstream,
+      (relay) => upstream.getPrompt(name, args, extra.mcpReq.signal, relay),
+    );
   });
   // Completing an argument tells what values exist, so it is governed as reading the prompt or resource.
   server.setRequestHandler('completion/complete', async (request, extra) => {

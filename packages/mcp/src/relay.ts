@@ -3,7 +3,9 @@
 // tool reads it to relay progress and elicitation, and to hand back an error result's own blocks.
 
 import type {
+  AuthInfo,
   CallToolResult,
+  ClientCapabilities,
   CreateMessageRequest,
   CreateMessageResult,
   ElicitRequest,
@@ -38,8 +40,38 @@ export interface DownstreamCall {
   readonly progress?: (progress: number, total?: number, message?: string) => void;
   /** The W3C trace context the downstream request carried in `_meta`, passed on upstream. */
   readonly traceContext?: TraceContext;
+  /** What the HTTP layer verified about the downstream caller (absent over stdio). */
+  readonly authInfo?: AuthInfo;
   /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */
   errorResult?: CallToolResult;
+  /**
+   * A 2026-07-28 call: what the client declared in its `_meta` (an upstream is told the same, and asks
+   * for input in-band), and the retry for the upstream when the client answered one of its questions.
+   */
+  readonly modern?: { readonly clientCapabilities: ClientCapabilities; readonly retry?: UpstreamRetry };
+  /** Set by the imported tool when the upstream answered input-required: relayed, not run as a result. */
+  asked?: UpstreamAsked;
+  /** Set by the imported tool when the upstream refused with -32021: the client gets the same error. */
+  missingCapabilities?: ClientCapabilities;
+}
+
+/** What an upstream asked in an input-required answer. */
+export interface UpstreamAsked {
+  readonly inputRequests: Readonly<Record<string, unknown>>;
+  /** The upstream's own opaque state, echoed back to it verbatim on the retry. */
+  readonly requestState?: string;
+}
+
+/** What a retry sends the upstream: its own state and the client's answers to its questions. */
+export interface UpstreamRetry {
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+  readonly requestState?: string;
+}
+
+/** Per request of a 2026-07-28 client to an upstream outside tools/call (prompts/get, resources/read). */
+export interface UpstreamRelay {
+  readonly clientCapabilities: ClientCapabilities;
+  readonly retry?: UpstreamRetry;
 }
 
 const open = new Map<string, DownstreamCall>();
@@ -53,4 +85,12 @@ export function openDownstream(toolCallId: string, call: DownstreamCall): () => 
 
 export function downstreamOf(toolCallId: string): DownstreamCall | undefined {
   return open.get(toolCallId);
+}
+
+/** Thrown by an upstream's prompts/get or resources/read for a 2026-07-28 caller: what it asked, to relay. */
+export class UpstreamAskedError extends Error {
+  override readonly name = 'UpstreamAskedError';
+  constructor(readonly asked: UpstreamAsked) {
+    super('the upstream asked the client for input');
+  }
 }

@@ -73,9 +73,14 @@ export type McpSettled =
       readonly checkInId?: string;
     }
   | {
-      /** A 2026-07-28 answer: the person is asked at the client or the inbox; the client retries. */
+      /**
+       * A 2026-07-28 answer: the person is asked at the client or the inbox (a check-in), or the
+       * upstream's questions are relayed (`asker: 'upstream'`); the client retries.
+       */
       readonly kind: 'input-required';
-      readonly checkInId: string;
+      /** The check-in asked about; absent when the upstream asked. */
+      readonly checkInId?: string;
+      readonly asker?: 'upstream';
       readonly result: InputRequiredResult;
     };
 

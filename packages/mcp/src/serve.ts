@@ -2,6 +2,7 @@
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
 import {
+  MissingRequiredClientCapabilityError,
   InMemoryServerEventBus,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
@@ -37,11 +38,19 @@ import {
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
 import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+import {
+  declaredCapabilities,
+  echoesUpstreamState,
+  relayedInputRequired,
+  STATE_INVALID_CODE,
+  upstreamRetryOf,
+} from './input-relay';
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
 import { instructionsPerCaller, joinedInstructions } from './instructions';
 import { listenGate, type ListenGate } from './listen';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
+import { upstreamStates, type UpstreamStateBinding } from './upstream-state';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
@@ -103,6 +112,12 @@ export interface McpServeOptions {
   ) => McpServeRefusal | { readonly state: unknown } | Promise<McpServeRefusal | { readonly state: unknown }>;
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
+  /**
+   * The secret an upstream's `requestState` is sealed under when its input-required answer is
+   * relayed to a 2026-07-28 client (AES-256-GCM under a key derived from it). Give every process of
+   * a host served behind a load balancer the same one; default a random secret per `mcpServe`.
+   */
+  readonly requestStateKey?: string | Uint8Array;
 }
 
 /** What one caller is served (see `McpServeOptions.scope`). */
@@ -262,6 +277,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   if (options.scope !== undefined && typeof options.scope !== 'function')
     throw new McpServeConfigError(`mcpServe '${name}': 'scope' must be a function (identity) => scope.`);
   const upstreams = options.upstreams ?? [];
+  const { requestStateKey } = options;
+  const keyUsable =
+    requestStateKey === undefined ||
+    ((typeof requestStateKey === 'string' || requestStateKey instanceof Uint8Array) &&
+      requestStateKey.length >= 16);
+  if (!keyUsable)
+    throw new McpServeConfigError(
+      `mcpServe '${name}': 'requestStateKey' must be a string or bytes of at least 16 characters (32 random bytes is right).`,
+    );
+  const states = upstreamStates(requestStateKey);
   try {
     assertDistinctPrefixes(name, upstreams);
   } catch (error) {
@@ -476,6 +501,10 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     }
   }
 
+  // The upstream an unscoped tool comes from (its `source`), binding a relayed state to it.
+  const sourceOf = (toolName: string): string | undefined =>
+    current?.tools.find((tool) => tool.schema.name === toolName)?.source;
+
   const scopeOf = (identity: Identity | undefined): McpServeScope | undefined => {
     const scoped = scope?.(identity);
     return scoped === undefined || 'refused' in scoped ? undefined : scoped;
@@ -544,7 +573,36 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     } else dispatcher = current!.dispatcher;
     let requestState: unknown;
     const echoed = isModernRequest(extra) ? extra.mcpReq.requestState() : undefined;
-    if (typeof echoed === 'string' && options.readRequestState !== undefined) {
+    // A 2026-07-28 client's declared capabilities; its retry of an upstream's question, when it is one.
+    const declared = declaredCapabilities(extra);
+    // What a relayed state of this call is bound to; a 2025-11-25 call has none, and pays nothing.
+    const binding: UpstreamStateBinding | undefined =
+      declared === undefined
+        ? undefined
+        : {
+            identity,
+            method: 'tools/call',
+            target: toolName,
+            upstream: scoped?.sourceOf?.(toolName) ?? sourceOf(toolName) ?? '',
+            args: request.params.arguments ?? {},
+          };
+    let retry;
+    try {
+      retry = binding === undefined ? undefined : upstreamRetryOf(states, extra, binding);
+    } catch (error) {
+      report(
+        refusedBy(
+          'mcp',
+          STATE_INVALID_CODE,
+          refusalReason(
+            `the requestState sent with '${toolName}' is not this caller's for this call`,
+            'Retrying with it will not help',
+          ),
+        ),
+      );
+      throw error;
+    }
+    if (typeof echoed === 'string' && !echoesUpstreamState(extra) && options.readRequestState !== undefined) {
       const read = await options.readRequestState(echoed, { identity, toolName });
       if ('refused' in read) return refuseBefore(read.refused);
       requestState = read.state;
@@ -562,6 +620,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const downstream: DownstreamCall = {
       toolName,
       ...(identity !== undefined ? { identity } : {}),
+      ...(declared !== undefined
+        ? { modern: { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) } }
+        : {}),
       // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
       canElicit: !isModernRequest(extra) && canElicitForm(server),
       canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
@@ -586,6 +647,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
       },
       ...(traceContext !== undefined ? { traceContext } : {}),
+      ...(extra.http?.authInfo !== undefined ? { authInfo: extra.http.authInfo } : {}),
       elicit: (params, signal) =>
         server.elicitInput(params as ElicitRequestFormParams, {
           relatedRequestId: extra.mcpReq.id,
@@ -632,7 +694,32 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               ...(requestState !== undefined ? { requestState } : {}),
             })
           : { kind: 'outcome', outcome: first };
-      report(settled, first, scoped?.sourceOf?.(toolName));
+      const source = scoped?.sourceOf?.(toolName);
+      // The upstream needs what the client did not declare: the client hears it as the upstream said it.
+      if (downstream.missingCapabilities !== undefined) {
+        report(missingCapability(toolName), first, source);
+        throw new MissingRequiredClientCapabilityError({
+          requiredCapabilities: downstream.missingCapabilities,
+        });
+      }
+      if (
+        settled.kind === 'outcome' &&
+        settled.outcome.kind === 'failed' &&
+        downstream.asked !== undefined &&
+        declared !== undefined &&
+        binding !== undefined
+      ) {
+        let result: InputRequiredResult;
+        try {
+          result = relayedInputRequired(states, binding, downstream.asked, declared);
+        } catch (error) {
+          report(missingCapability(toolName), first, source);
+          throw error;
+        }
+        report({ kind: 'input-required', asker: 'upstream', result }, first, source);
+        return result;
+      }
+      report(settled, first, source);
       if (settled.kind === 'refused') return refusedResult(settled);
       if (settled.kind === 'input-required') return settled.result;
       const { outcome } = settled;
@@ -715,6 +802,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           return scoped.chain;
         },
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+        states,
       });
     else if (upstreams.length > 0)
       serveProxied(server, {
@@ -722,6 +810,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         chain: options.chain!,
         identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
         watch,
+        states,
       });
     server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
     const previous = server.onclose;
@@ -788,6 +877,17 @@ export function isModernRequest(extra: McpRequestExtra): boolean {
     extra.mcpReq.envelope?.[PROTOCOL_VERSION_META_KEY as keyof typeof extra.mcpReq.envelope] !== undefined
   );
 }
+
+/** How a call the client cannot take part in ends, for the report: it did not declare what the upstream needs. */
+const missingCapability = (toolName: string) =>
+  refusedBy(
+    'mcp',
+    'MISSING_CLIENT_CAPABILITY',
+    refusalReason(
+      `'${toolName}' needs a capability the client did not declare`,
+      'Retrying will not help until the client declares it',
+    ),
+  );
 
 /** A refusal decided outside the chain, as the settled form the report and the result share. */
 function refusedBy(

@@ -2,7 +2,7 @@
 // and a pattern the linear-time engine cannot run skips that one tool, never the whole import.
 
 import { createDispatcher } from '@toolgate/core';
-import { canonicalChain } from '@toolgate/middleware';
+import { canonicalChain, evalFreeValidator } from '@toolgate/middleware';
 import { sharedValidator } from '../../../test-support/hardening';
 import { clientOf, objectSchema, remoteServer } from './fixtures/remote';
 
@@ -56,5 +56,38 @@ describe('schemas an MCP server wrote', () => {
       }),
     ]);
     await docs.close();
+  });
+
+  it('an x-mcp-header annotation (SEP-2243) compiles on both validators; a malformed one skips only its tool', async () => {
+    const region = { type: 'string', 'x-mcp-header': 'Region' };
+    const remote = remoteServer([
+      [
+        { name: 'deploy', description: 'Deploys.', inputSchema: objectSchema({ region }, ['region']) },
+        {
+          name: 'spaced',
+          description: 'A header name with a space.',
+          inputSchema: objectSchema({ region: { type: 'string', 'x-mcp-header': 'My Region' } }),
+        },
+        {
+          name: 'twice',
+          description: 'One header name twice.',
+          inputSchema: objectSchema({ a: region, b: { type: 'string', 'x-mcp-header': 'region' } }),
+        },
+        { name: 'other', description: 'Fine.', inputSchema: objectSchema() },
+      ],
+    ]);
+    for (const validator of [sharedValidator, evalFreeValidator()]) {
+      const docs = await clientOf(remote, { name: 'docs', validator });
+      const tools = await docs.tools();
+      expect(tools.map((tool) => tool.schema.name)).toEqual(['deploy', 'other']);
+      expect(docs.skipped.map((skip) => [skip.toolName, skip.reason])).toEqual([
+        ['spaced', expect.stringMatching(/malformed header: x-mcp-header at 'region' is not an HTTP token/)],
+        ['twice', expect.stringMatching(/malformed header: x-mcp-header 'region' is declared twice/)],
+      ]);
+      const dispatcher = createDispatcher({ tools, chain: canonicalChain({ validator }) });
+      const outcome = await dispatcher.dispatch({ toolName: 'deploy', args: { region: 'eu-west1' } });
+      expect(outcome.kind).toBe('result');
+      await docs.close();
+    }
   });
 });

@@ -198,10 +198,14 @@ const listOf = (module: readonly Vocabulary[] | { default: readonly Vocabulary[]
 const draft7WithKernels = withKernels(listOf(draft7Vocabularies));
 const draft2020WithKernels = withKernels(listOf(draft2020Vocabularies));
 
+// MCP's annotation naming the header an argument is mirrored into (SEP-2243): known, validates nothing.
+const MCP_HEADER_ANNOTATION = 'x-mcp-header';
+
 /** ajv for draft-07 with the shared kernels in place of its own multipleOf and uniqueItems. */
 class Draft7 extends Ajv {
   override _addVocabularies(): void {
     this.addKeyword('$async');
+    this.addKeyword(MCP_HEADER_ANNOTATION);
     for (const vocabulary of draft7WithKernels) this.addVocabulary(vocabulary);
   }
 }
@@ -210,6 +214,7 @@ class Draft7 extends Ajv {
 class Draft2020 extends Ajv2020 {
   override _addVocabularies(): void {
     this.addKeyword('$async');
+    this.addKeyword(MCP_HEADER_ANNOTATION);
     // ajv resolves `$anchor` but defines no keyword for it, so strict mode would call it unknown.
     this.addKeyword('$anchor');
     for (const vocabulary of draft2020WithKernels) this.addVocabulary(vocabulary);

@@ -17,3 +17,9 @@ export type {
   PostgresStandingGrantStore,
 } from './grants';
 export { postgresSpentStates, postgresStandingGrants } from './grants';
+export type {
+  PostgresPrincipalCredentialEntry,
+  PostgresPrincipalCredentialsOptions,
+  PostgresPrincipalCredentialStore,
+} from './principal-credentials';
+export { postgresPrincipalCredentials } from './principal-credentials';

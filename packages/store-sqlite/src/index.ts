@@ -17,3 +17,9 @@ export type {
   SqliteStandingGrantStore,
 } from './grants';
 export { sqliteSpentStates, sqliteStandingGrants } from './grants';
+export type {
+  PrincipalCredentialEntry,
+  SqlitePrincipalCredentialsOptions,
+  SqlitePrincipalCredentialStore,
+} from './principal-credentials';
+export { sqlitePrincipalCredentials } from './principal-credentials';

@@ -33,6 +33,7 @@ export const COMMAND_FLAGS: Readonly<Record<string, Readonly<Record<string, Flag
   policy: {},
   pins: { changed: 'boolean', upstream: 'string', by: 'string' },
   audit: { 'public-key': 'string', out: 'string', checkpoint: 'string', head: 'string' },
+  credentials: { tenant: 'string', principal: 'string', 'from-env': 'string', 'from-file': 'string' },
   help: {},
 };
 
@@ -41,6 +42,7 @@ export const SUBCOMMANDS: Readonly<Record<string, Readonly<Record<string, number
   policy: { test: 1 },
   pins: { list: 0, accept: 1 },
   audit: { verify: 0, export: 0 },
+  credentials: { list: 1, set: 1, delete: 1 },
 };
 
 const COMMON: Readonly<Record<string, FlagKind>> = { config: 'string', help: 'boolean' };

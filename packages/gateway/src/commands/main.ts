@@ -7,6 +7,7 @@ import { ConfigError } from '../config/errors';
 import { loadConfig } from '../config/load';
 import { auditCommand } from './audit';
 import { checkCommand } from './check';
+import { credentialsCommand } from './credentials';
 import { gatewayCommand } from './gateway';
 import { policyTestCommand } from './policy-test';
 import { NotSupportedError, parseArgs, UsageError, type CommandIo } from './io';
@@ -22,6 +23,10 @@ export const USAGE = `usage: toolgate <command> [--config toolgate.yaml]
   audit verify [--public-key PEM]           check the audit log's hash chain and signatures
     [--checkpoint FILE|URL] [--head SEQ:HASH]  and that it reaches and agrees with a head kept apart
   audit export [--out FILE]                 print the audit log as JSON lines
+  credentials list NAME [--tenant T]        who has stored a per-principal credential (no values)
+  credentials set NAME --tenant T --principal P (--from-env VAR | --from-file PATH)
+                                            store a principal's credential, encrypted
+  credentials delete NAME --tenant T --principal P
 
 --config defaults to ./toolgate.yaml (or ./toolgate.json).`;
 
@@ -62,6 +67,16 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
         if (rest[0] !== 'verify' && rest[0] !== 'export')
           throw new UsageError('usage: toolgate audit verify | export --config F');
         return await auditCommand(loadConfig(configFile(), { env: io.env }), rest[0], args, io);
+      case 'credentials':
+        if ((rest[0] !== 'list' && rest[0] !== 'set' && rest[0] !== 'delete') || rest[1] === undefined)
+          throw new UsageError('usage: toolgate credentials list|set|delete NAME --config F');
+        return await credentialsCommand(
+          loadConfig(configFile(), { env: io.env }),
+          rest[0],
+          rest[1],
+          args,
+          io,
+        );
       default:
         // parseArgs refused every other word already.
         throw new UsageError(`unknown command '${command}'`);

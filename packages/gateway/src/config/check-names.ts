@@ -137,7 +137,8 @@ export function checkNames(config: GatewayConfig): Problem[] {
       );
     for (const home of ['headers', 'env'] as const) {
       for (const [key, text] of Object.entries(upstream[home] ?? {})) {
-        for (const credential of credentialRefs(text)) {
+        const refs = credentialRefs(text);
+        for (const credential of refs) {
           if (!credentialNames.includes(credential))
             add(
               [...at, home, key],
@@ -145,16 +146,95 @@ export function checkNames(config: GatewayConfig): Problem[] {
               `add '${credential}' under 'credentials' (with env: or file:)`,
             );
         }
+        const personal = refs.filter(
+          (credential) => config.credentials?.[credential]?.perPrincipal !== undefined,
+        );
+        if (personal.length > 0 && home === 'env')
+          add(
+            [...at, home, key],
+            `uses the per-principal credential '${personal[0]}', and a stdio server's environment is shared by every caller`,
+            "send it in an HTTP upstream's headers, which carry each call's own",
+          );
+        else if (personal.length > 0 && upstream.url !== undefined && !isLoopbackOrHttps(upstream.url))
+          add(
+            ['upstreams', name, 'url'],
+            "is plain http:// to a host that is not loopback, and its calls would carry principals' credentials in the clear",
+            'use https://',
+          );
+        else if (personal.length > 0 && personal.length < refs.length)
+          add(
+            [...at, home, key],
+            'mixes a per-principal credential with a shared one in one header',
+            'give each its own header',
+          );
       }
     }
   }
   for (const [name, credential] of Object.entries(config.credentials ?? {})) {
-    if ((credential.env === undefined) === (credential.file === undefined))
+    const homes = [credential.env, credential.file, credential.perPrincipal].filter(
+      (home) => home !== undefined,
+    );
+    if (homes.length !== 1)
       add(
         ['credentials', name],
-        "needs exactly one of 'env' or 'file'",
-        'say where the secret is: env: NAME or file: PATH',
+        "needs exactly one of 'env', 'file' or 'perPrincipal'",
+        'say where the secret is: env: NAME, file: PATH, or perPrincipal: { key: ${env:KEY} } for one per principal',
       );
+    if (credential.perPrincipal !== undefined) {
+      const at = ['credentials', name, 'perPrincipal'];
+      if (!isCredentialKey(credential.perPrincipal.key))
+        add(
+          [...at, 'key'],
+          'is not a 32-byte key',
+          'give 32 random bytes as base64 or hex, e.g. `openssl rand -base64 32`, through ${env:NAME}',
+        );
+      const store = credential.perPrincipal.store ?? config.stores?.state ?? 'memory:';
+      if (store !== 'memory:' && !store.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(store))
+        add(
+          credential.perPrincipal.store === undefined ? at : [...at, 'store'],
+          "keeps per-principal credentials in memory:, sqlite:PATH or a 'postgres://' URL only",
+          "set perPrincipal.store to 'sqlite:PATH' or a 'postgres://' URL",
+        );
+    }
+  }
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    const at = ['upstreams', name, 'auth'];
+    const auth = upstream.auth;
+    if (auth === undefined) continue;
+    if (upstream.url === undefined)
+      add(at, "applies only to an HTTP server ('url'): a token travels in a header", "remove 'auth'");
+    else if (!isLoopbackOrHttps(upstream.url))
+      add(
+        ['upstreams', name, 'url'],
+        "is plain http:// to a host that is not loopback, and its calls would carry callers' tokens in the clear",
+        'use https://',
+      );
+    const exchange = auth.tokenExchange;
+    if (exchange !== undefined) {
+      if ((exchange.audience === undefined) === (exchange.resource === undefined))
+        add(
+          [...at, 'tokenExchange'],
+          "needs exactly one of 'audience' or 'resource'",
+          'name the token the upstream accepts: audience: NAME or resource: URL',
+        );
+      if (config.auth?.jwt === undefined)
+        add(
+          [...at, 'tokenExchange'],
+          "exchanges the caller's JWT, and auth.jwt is not configured (a static token cannot be exchanged)",
+          'configure auth.jwt so callers present JWTs',
+        );
+    }
+    for (const [kind, client] of [
+      ['tokenExchange', exchange?.client],
+      ['clientCredentials', auth.clientCredentials?.client],
+    ] as const) {
+      if (client !== undefined && (client.secret === undefined) === (client.privateKeyJwt === undefined))
+        add(
+          [...at, kind, 'client'],
+          "needs exactly one of 'secret' or 'privateKeyJwt'",
+          'give the client secret as ${env:NAME}, or its private key as privateKeyJwt: ${file:PATH}',
+        );
+    }
   }
 
   const checkRules = (rules: readonly { name: string }[] | undefined, at: ConfigPath) => {
@@ -289,4 +369,11 @@ export function policyRules(
   if (Array.isArray(policy)) return [policy as readonly RuleConfig[], at];
   const rules = (policy as { rules?: readonly RuleConfig[] }).rules;
   return [rules, [...at, 'rules']];
+}
+
+/** 32 bytes as base64 (or base64url) or hex: an AES-256 key. */
+export function isCredentialKey(text: string): boolean {
+  const trimmed = text.trim();
+  if (/^[0-9a-f]{64}$/i.test(trimmed)) return true;
+  return /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) && Buffer.from(trimmed, 'base64').length === 32;
 }

@@ -339,6 +339,25 @@ export const configSchema = {
             minLength: 1,
             description: 'A file holding it (relative to this file).',
           },
+          perPrincipal: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['key'],
+            description:
+              'One value per tenant and principal, encrypted at rest (AES-256-GCM), set through {basePath}/api/credentials or `toolgate credentials set`.',
+            properties: {
+              store: {
+                type: 'string',
+                minLength: 1,
+                description: 'memory:, sqlite:PATH or a postgres:// URL; default stores.state.',
+              },
+              key: {
+                type: 'string',
+                minLength: 1,
+                description: '32 bytes, base64 or hex, as ${env:NAME} or ${file:PATH}.',
+              },
+            },
+          },
         },
       },
     },
@@ -725,6 +744,17 @@ export const configSchema = {
         },
       },
     },
+    oauthClient: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id'],
+      description: 'The gateway as an OAuth client: its id and a secret or a private key (private_key_jwt).',
+      properties: {
+        id: { type: 'string', minLength: 1 },
+        secret: { type: 'string', minLength: 1 },
+        privateKeyJwt: { type: 'string', minLength: 1 },
+      },
+    },
     upstream: {
       type: 'object',
       additionalProperties: false,
@@ -796,6 +826,55 @@ export const configSchema = {
         timeout: {
           $ref: '#/definitions/duration',
           description: 'How long one call may take; default 60s.',
+        },
+        auth: {
+          type: 'object',
+          additionalProperties: false,
+          description: 'Who the server is told the call is from (HTTP only).',
+          properties: {
+            tokenExchange: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['tokenUrl', 'client'],
+              description:
+                "RFC 8693: the caller's verified JWT is exchanged per call for a token sent as the server's bearer.",
+              properties: {
+                tokenUrl: {
+                  type: 'string',
+                  pattern: '^https?://',
+                  errorMessage: {
+                    message: 'is not an http:// or https:// URL',
+                    fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
+                  },
+                },
+                audience: { type: 'string', minLength: 1 },
+                resource: { type: 'string', minLength: 1 },
+                scope: { type: 'string', minLength: 1 },
+                client: { $ref: '#/definitions/oauthClient' },
+                timeout: { $ref: '#/definitions/duration' },
+              },
+            },
+            clientCredentials: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['client'],
+              description:
+                'A token for the gateway itself when the server answers 401 (RFC 9728 metadata names its authorization server).',
+              properties: {
+                client: { $ref: '#/definitions/oauthClient' },
+                scope: { type: 'string', minLength: 1 },
+                tokenUrl: {
+                  type: 'string',
+                  pattern: '^https?://',
+                  errorMessage: {
+                    message: 'is not an http:// or https:// URL',
+                    fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
+                  },
+                },
+                timeout: { $ref: '#/definitions/duration' },
+              },
+            },
+          },
         },
         paths: {
           type: 'object',

@@ -94,3 +94,17 @@ export type WebhookConfig<C extends AnyConfig = GatewayConfig> = Exclude<
 export type ReloadConfig<C extends AnyConfig = GatewayConfig> = Part<C['reload']>;
 /** How upstreams' tool sets are pinned. */
 export type PinsConfig<C extends AnyConfig = GatewayConfig> = Part<C['pins']>;
+/** `upstreams.<name>.auth`: who the server is told the call is from (HTTP only). */
+export type UpstreamAuthConfig<C extends AnyConfig = GatewayConfig> = Part<UpstreamConfig<C>['auth']>;
+/** RFC 8693: the caller's verified JWT exchanged for a token the upstream accepts. */
+export type TokenExchangeConfig<C extends AnyConfig = GatewayConfig> = Part<
+  UpstreamAuthConfig<C>['tokenExchange']
+>;
+/** A token for the gateway itself, from the authorization server the upstream's RFC 9728 metadata names. */
+export type ClientCredentialsConfig<C extends AnyConfig = GatewayConfig> = Part<
+  UpstreamAuthConfig<C>['clientCredentials']
+>;
+/** The gateway as an OAuth client, with a secret or a private key (private_key_jwt). */
+export type OAuthClientConfig = TokenExchangeConfig['client'];
+/** One value per tenant and principal, kept encrypted in a store (set through the operator API). */
+export type PerPrincipalCredentialConfig = Part<CredentialConfig['perPrincipal']>;

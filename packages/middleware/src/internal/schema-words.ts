@@ -13,6 +13,8 @@ const COMMON = [
   ...['maxItems', 'minItems', 'uniqueItems', 'items', 'contains'],
   ...['maxProperties', 'minProperties', 'required', 'properties', 'patternProperties'],
   ...['additionalProperties', 'propertyNames', 'dependencies'],
+  // An annotation (MCP SEP-2243): the argument is mirrored into an Mcp-Param-* header; it validates nothing.
+  'x-mcp-header',
 ];
 
 /** The keywords each draft accepts; anything else fails at compile, as under ajv's strict mode. */

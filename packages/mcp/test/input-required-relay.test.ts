@@ -1,0 +1,371 @@
+// An upstream's input-required answer, relayed through mcpServe to a 2026-07-28 client: the client
+// is asked the upstream's questions (only those it declared it can answer) under a requestState of
+// ours sealing the upstream's; its retry runs the chain again and reaches the upstream with the
+// upstream's own state. A state edited, expired, or echoed by another principal, tenant, tool or with
+// other arguments is a protocol error, and nothing runs. The upstream is the conformance reference
+// server over stdio; the client is the SDK v2's, over Streamable HTTP.
+
+import type { IncomingMessage } from 'node:http';
+import {
+  Client,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/client';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ElicitRequestSchema as LegacyElicitRequestSchema,
+  ListRootsRequestSchema as LegacyListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { canonicalChain } from '@toolgate/middleware';
+import {
+  mcpClient,
+  mcpServe,
+  serveHttp,
+  type HttpServing,
+  type McpCallReport,
+  type McpClient,
+  type McpServed,
+} from '@toolgate/mcp';
+import { conformanceReference, fixtureCwd } from './fixtures/reference';
+
+const MODERN = '2026-07-28';
+
+/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
+const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
+
+const tokens: Record<string, AuthInfo> = {
+  alice: { token: 'alice', clientId: 'alice', scopes: [], extra: { tenant: 'acme', principal: 'alice' } },
+  mallory: {
+    token: 'mallory',
+    clientId: 'mallory',
+    scopes: [],
+    extra: { tenant: 'acme', principal: 'mallory' },
+  },
+  eve: { token: 'eve', clientId: 'eve', scopes: [], extra: { tenant: 'evil', principal: 'alice' } },
+};
+
+const authenticate = (request: IncomingMessage): AuthInfo | undefined => {
+  const header = request.headers['authorization'];
+  return tokens[typeof header === 'string' ? header.replace(/^Bearer /, '') : ''];
+};
+
+let imported: McpClient;
+let served: McpServed;
+let http: HttpServing;
+const reports: McpCallReport[] = [];
+
+beforeAll(async () => {
+  imported = mcpClient({
+    name: 'ref',
+    command: conformanceReference(),
+    cwd: fixtureCwd,
+    stderr: 'ignore',
+    prefix: 'ref_',
+  });
+  served = mcpServe(await imported.tools(), {
+    name: 'relay',
+    version: '1.0.0',
+    chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
+    upstreams: [imported],
+    identityFrom: (authInfo) => {
+      const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
+      return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };
+    },
+    onCall: (report) => reports.push(report),
+  });
+  http = await serveHttp(served, { authenticate });
+}, 60_000);
+
+afterAll(async () => {
+  await http.close();
+  await served.close();
+  await imported.close();
+});
+
+/** A 2026-07-28 client as `who`; manual: it hands back input-required results instead of answering them. */
+async function modernClient(
+  who: string,
+  capabilities: ClientCapabilities,
+  options: { manual?: boolean } = {},
+): Promise<Client> {
+  const client = new Client(
+    { name: `client-${who}`, version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: MODERN } },
+      capabilities,
+      ...(options.manual === true ? { inputRequired: { autoFulfill: false } } : {}),
+    },
+  );
+  if (capabilities.elicitation !== undefined)
+    client.setRequestHandler('elicitation/create', (request) => {
+      const message = (request.params as { message?: string }).message ?? '';
+      return {
+        action: 'accept',
+        content: /color/i.test(message)
+          ? { color: 'blue' }
+          : /context/i.test(message)
+            ? { context: 'ctx' }
+            : { name: 'Alice' },
+      };
+    });
+  if (capabilities.sampling !== undefined)
+    client.setRequestHandler('sampling/createMessage', () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'Paris' },
+      model: 'test-model',
+    }));
+  if (capabilities.roots !== undefined)
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
+  await client.connect(
+    new StreamableHTTPClientTransport(http.url, {
+      requestInit: { headers: { authorization: `Bearer ${who}` } },
+    }),
+  );
+  return client;
+}
+
+const text = (result: unknown): string =>
+  ((result as CallToolResult).content ?? [])
+    .map((block) => (block.type === 'text' ? block.text : ''))
+    .join('');
+
+interface Asked {
+  resultType: 'input_required';
+  inputRequests?: Record<string, { method: string }>;
+  requestState?: string;
+}
+
+async function ask(client: Client, name: string, params: Record<string, unknown> = {}): Promise<Asked> {
+  return (await client.callTool(
+    { name, arguments: {}, ...params },
+    { allowInputRequired: true },
+  )) as unknown as Asked;
+}
+
+async function protocolError(promise: Promise<unknown>): Promise<ProtocolError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ProtocolError) return error;
+    throw error;
+  }
+  throw new Error('expected a protocol error');
+}
+
+const all = { elicitation: { form: {} }, sampling: {}, roots: {} } as const;
+
+describe("an upstream's input-required answer, relayed to a 2026-07-28 client", () => {
+  it('lets a client that answers its questions finish the call, over several rounds', async () => {
+    const client = await modernClient('alice', all);
+    try {
+      expect(
+        text(await client.callTool({ name: 'ref_test_input_required_result_elicitation', arguments: {} })),
+      ).toBe('Hello, Alice!');
+      expect(
+        text(await client.callTool({ name: 'ref_test_input_required_result_sampling', arguments: {} })),
+      ).toBe('Sampling answer: Paris');
+      expect(
+        text(await client.callTool({ name: 'ref_test_input_required_result_list_roots', arguments: {} })),
+      ).toBe('Roots: file:///work');
+      expect(
+        text(await client.callTool({ name: 'ref_test_input_required_result_multi_round', arguments: {} })),
+      ).toBe('Done: Alice likes blue');
+      expect(
+        text(
+          await client.callTool({ name: 'ref_test_input_required_result_multiple_inputs', arguments: {} }),
+        ),
+      ).toBe('All inputs received');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it("shows the upstream's questions under a state of ours that hides the upstream's", async () => {
+    const client = await modernClient('alice', all, { manual: true });
+    try {
+      const asked = await ask(client, 'ref_test_input_required_result_request_state');
+      expect(asked.resultType).toBe('input_required');
+      expect(Object.keys(asked.inputRequests ?? {})).toEqual(['confirm']);
+      expect(asked.inputRequests?.['confirm']?.method).toBe('elicitation/create');
+      expect(asked.requestState).toMatch(/^u1\.[A-Za-z0-9_-]+$/);
+      expect(reports.at(-1)).toMatchObject({
+        toolName: 'ref_test_input_required_result_request_state',
+        identity: { tenant: 'acme', principal: 'alice' },
+        settled: { kind: 'input-required', asker: 'upstream' },
+      });
+      const retried = await client.callTool(
+        retryParams({
+          name: 'ref_test_input_required_result_request_state',
+          arguments: {},
+          inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+          requestState: asked.requestState,
+        }),
+        { allowInputRequired: true },
+      );
+      expect(text(retried)).toBe('state-ok: confirmed');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('asks a client only what it declared: a sampling-only client gets only sampling', async () => {
+    const client = await modernClient('alice', { sampling: {} }, { manual: true });
+    try {
+      const asked = await ask(client, 'ref_test_input_required_result_capabilities');
+      expect(Object.values(asked.inputRequests ?? {}).map((request) => request.method)).toEqual([
+        'sampling/createMessage',
+      ]);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('answers -32021 naming sampling when the upstream tool needs it and the client did not declare it', async () => {
+    const client = await modernClient('alice', {});
+    try {
+      const error = await protocolError(
+        client.callTool({ name: 'ref_test_missing_capability', arguments: {} }),
+      );
+      expect(error.code).toBe(-32021);
+      expect((error.data as { requiredCapabilities?: unknown }).requiredCapabilities).toEqual({
+        sampling: {},
+      });
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('relays a prompt that asks for input first (prompts/get)', async () => {
+    const client = await modernClient('alice', all);
+    try {
+      const prompt = await client.getPrompt({ name: 'ref_test_input_required_result_prompt' });
+      expect(prompt.messages[0]?.content).toEqual({ type: 'text', text: 'Context: ctx' });
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  describe('refuses a state that is not this caller’s for this request, before anything runs', () => {
+    let first: Asked;
+    beforeAll(async () => {
+      const alice = await modernClient('alice', all, { manual: true });
+      try {
+        first = await ask(alice, 'ref_test_input_required_result_tampered_state');
+      } finally {
+        await alice.close();
+      }
+      expect(first.requestState).toMatch(/^u1\./);
+    }, 30_000);
+
+    const retry = async (
+      who: string,
+      state: string,
+      name = 'ref_test_input_required_result_tampered_state',
+      args: Record<string, unknown> = {},
+    ) => {
+      const client = await modernClient(who, all, { manual: true });
+      reports.length = 0;
+      try {
+        const error = await protocolError(
+          client.callTool(
+            retryParams({
+              name,
+              arguments: args,
+              inputResponses: { user_name: { action: 'accept', content: { name: 'Mallory' } } },
+              requestState: state,
+            }),
+            { allowInputRequired: true },
+          ),
+        );
+        expect(error.code).toBe(-32602);
+        expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
+        // Refused before the chain: no dispatch, so nothing reached the upstream.
+        expect(reports).toHaveLength(1);
+        expect(reports[0]).toMatchObject({ settled: { kind: 'refused', code: 'CHECKIN_STATE_INVALID' } });
+        expect(reports[0]?.first).toBeUndefined();
+      } finally {
+        await client.close();
+      }
+    };
+
+    it('edited', async () => retry('alice', `${first.requestState!}-TAMPERED`), 30_000);
+    it(
+      'replayed by another principal of the tenant',
+      async () => retry('mallory', first.requestState!),
+      30_000,
+    );
+    it(
+      'replayed under another tenant by the same principal name',
+      async () => retry('eve', first.requestState!),
+      30_000,
+    );
+    it(
+      'sent with another tool',
+      async () => retry('alice', first.requestState!, 'ref_test_input_required_result_elicitation'),
+      30_000,
+    );
+    it(
+      'sent with other arguments',
+      async () =>
+        retry('alice', first.requestState!, 'ref_test_input_required_result_tampered_state', { extra: 1 }),
+      30_000,
+    );
+
+    it('and opens for the caller it was given to', async () => {
+      const client = await modernClient('alice', all, { manual: true });
+      try {
+        const done = await client.callTool(
+          retryParams({
+            name: 'ref_test_input_required_result_tampered_state',
+            arguments: {},
+            inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
+            requestState: first.requestState,
+          }),
+          { allowInputRequired: true },
+        );
+        expect(text(done)).toBe('state verified');
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+  });
+});
+
+describe('the same upstream, asked by a 2025-11-25 client', () => {
+  it('relays its questions as the server-to-client requests they replace: elicitation, roots', async () => {
+    const client = new LegacyClient(
+      { name: 'legacy', version: '1.0.0' },
+      { capabilities: { elicitation: {}, roots: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(LegacyElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { name: 'Alice' } };
+    });
+    client.setRequestHandler(LegacyListRootsRequestSchema, () => ({
+      roots: [{ uri: 'file:///legacy', name: 'legacy' }],
+    }));
+    await client.connect(
+      new LegacyTransport(http.url, { requestInit: { headers: { authorization: 'Bearer alice' } } }),
+    );
+    try {
+      const greeted = await client.callTool({
+        name: 'ref_test_input_required_result_elicitation',
+        arguments: {},
+      });
+      expect(text(greeted)).toBe('Hello, Alice!');
+      expect(asked).toEqual(['What is your name?']);
+      const roots = (await client.callTool({
+        name: 'ref_test_input_required_result_list_roots',
+        arguments: {},
+      })) as CallToolResult;
+      expect(text(roots)).toBe('Roots: file:///legacy');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+});
