@@ -160,7 +160,7 @@ export async function settlePaused(first: PausedOutcome, options: CheckInFlowOpt
  * Records a standing grant's use before the call runs on it. A use that cannot be recorded is not
  * acted on (the count it took is lost): the call asks a person instead.
  */
-async function recorded(
+export async function recorded(
   grant: StandingGrant,
   request: CheckInRequest,
   options: CheckInFlowOptions,
@@ -179,7 +179,7 @@ async function recorded(
  * the inbox shows one row). A store that fails leaves the call on its own check-in: one more row,
  * never a call that runs without a person.
  */
-async function share(request: CheckInRequest, options: CheckInFlowOptions): Promise<SharedCheckIn> {
+export async function share(request: CheckInRequest, options: CheckInFlowOptions): Promise<SharedCheckIn> {
   if (options.store === undefined) return { kind: 'own', request };
   try {
     return await shareCheckIn(
@@ -192,7 +192,7 @@ async function share(request: CheckInRequest, options: CheckInFlowOptions): Prom
   }
 }
 
-function overLimit(request: CheckInRequest, maxPending: number): Settled {
+export function overLimit(request: CheckInRequest, maxPending: number): Settled {
   return {
     kind: 'refused',
     gate: request.asker,
@@ -206,7 +206,7 @@ function overLimit(request: CheckInRequest, maxPending: number): Settled {
   };
 }
 
-function pending(request: CheckInRequest, what: string): Settled {
+export function pending(request: CheckInRequest, what: string): Settled {
   return {
     kind: 'refused',
     gate: request.asker,

@@ -8,13 +8,15 @@ import { refusalReason, type DispatchOutcome, type Identity, type SpentStateStor
 import {
   mcpServe,
   type McpCallReport,
+  type McpPausedCall,
   type McpServed,
   type McpServeOptions,
   type McpServeRefusal,
   type McpServeScope,
   type McpUpstream,
 } from '@toolgate/mcp';
-import { settlePaused } from './check-in-flow';
+import { settlePaused, type CheckInFlowOptions } from './check-in-flow';
+import { settlePausedAsTask } from './tasks';
 import { readState, SpentStates, type RequestStateClaims } from './request-state';
 import type { GatewayLog, LogFields } from './log';
 import type { Runtime } from './runtime';
@@ -129,30 +131,32 @@ export function gatewayServed(
         },
       };
     },
-    settlePaused: (first, call) => {
-      const runtime = host.current();
-      const inboxUrl = host.inboxUrl?.();
-      return settlePaused(first, {
-        server: call.server,
-        dispatcher: call.dispatcher,
-        store: runtime.state.checkIns,
-        identity: call.identity,
-        extra: call.extra,
-        ...(call.traceContext !== undefined ? { traceContext: call.traceContext } : {}),
-        holdMs: runtime.holdMs,
-        maxPending: runtime.maxPending,
-        grants: runtime.state.grants,
-        definitionOf: (asked) => definitionOf(runtime, asked),
-        recordGrantUse: grantUseRecorder(runtime.audit, host.log),
-        pollMs: runtime.pollMs,
-        elicitTimeoutMs: call.checkInTimeoutMs,
-        ...(runtime.config.checkIns?.key !== undefined ? { checkInKey: runtime.config.checkIns.key } : {}),
-        ...(inboxUrl !== undefined ? { inboxUrl } : {}),
-        ...(call.requestState !== undefined ? { retry: call.requestState as RequestStateClaims } : {}),
-      });
-    },
+    settlePaused: (first, call) => settlePaused(first, flowOptions(call)),
+    settlePausedTask: (first, call, task) => settlePausedAsTask(first, flowOptions(call), task),
     onCall: (report) => host.log(callLine(report)),
   };
+  function flowOptions(call: McpPausedCall): CheckInFlowOptions {
+    const runtime = host.current();
+    const inboxUrl = host.inboxUrl?.();
+    return {
+      server: call.server,
+      dispatcher: call.dispatcher,
+      store: runtime.state.checkIns,
+      identity: call.identity,
+      extra: call.extra,
+      ...(call.traceContext !== undefined ? { traceContext: call.traceContext } : {}),
+      holdMs: runtime.holdMs,
+      maxPending: runtime.maxPending,
+      grants: runtime.state.grants,
+      definitionOf: (asked) => definitionOf(runtime, asked),
+      recordGrantUse: grantUseRecorder(runtime.audit, host.log),
+      pollMs: runtime.pollMs,
+      elicitTimeoutMs: call.checkInTimeoutMs,
+      ...(runtime.config.checkIns?.key !== undefined ? { checkInKey: runtime.config.checkIns.key } : {}),
+      ...(inboxUrl !== undefined ? { inboxUrl } : {}),
+      ...(call.requestState !== undefined ? { retry: call.requestState as RequestStateClaims } : {}),
+    };
+  }
   return mcpServe([], options);
 }
 

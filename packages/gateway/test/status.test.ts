@@ -88,8 +88,11 @@ ${extra}`;
     const first = seq(before);
     expect(first).toBeGreaterThanOrEqual(1);
     await client.callTool({ name: 'crm_lookup', arguments: { customer: 'x' } });
-    await gateway.readiness();
-    const after = (await page('/inbox/status', OPS)).text;
+    // The record is committed with its batch (audit.durability: batch), a few ms after the call.
+    const after = await eventually(
+      async () => (await page('/inbox/status', OPS)).text,
+      (text) => seq(text) > first,
+    );
     expect(seq(after)).toBeGreaterThan(first);
     // Checkpoints follow the head (every record, here): the page and /metrics say how far behind.
     const published = await eventually(

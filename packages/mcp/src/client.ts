@@ -74,6 +74,16 @@ import {
   type ListedExtras,
 } from './imported';
 import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
+import {
+  callAsUpstreamTask,
+  followUpstreamTask,
+  liftTaskResults,
+  requiresTask,
+  TASKS_EXTENSION,
+  upstreamTakesTasks,
+  UpstreamTaskError,
+  upstreamTaskOf,
+} from './upstream-tasks';
 import { InPlaceStdioClientTransport } from './stdio';
 
 export type { McpClientStatus, BackoffOptions } from './connection';
@@ -410,7 +420,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     return local.slice(prefix.length);
   };
 
-  const factory = transportFactory(name, options, endpoint, headerSets);
+  const made = transportFactory(name, options, endpoint, headerSets);
+  const factory = async () => liftTaskResults(await made());
   const connection = new Connection(
     name,
     factory,
@@ -502,6 +513,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
         elicitation: { form: {} },
         sampling: {},
         ...(relayRoots ? { roots: { listChanged: true } } : {}),
+        // Tasks: a 2026-07-28 upstream may answer a call with one; the call follows it (upstream-tasks.ts).
+        extensions: { [TASKS_EXTENSION]: {} },
       },
       // Each upstream in the newest revision it offers: 2026-07-28 when it answers server/discover,
       // else the 2025 handshake. A stdio server that stays silent on the probe is taken as 2025-era.
@@ -764,6 +777,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
       options.declare?.[local],
     ]);
     const remoteName = remote.name;
+    const taskRequired = requiresTask((remote as { execution?: unknown }).execution);
     const { checkIn } = declared;
     const tool: Tool = {
       schema: { name: local, description: shown(remote.description ?? remote.title ?? ''), inputSchema },
@@ -784,7 +798,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
             },
           }
         : {}),
-      execute: (args, ctx) => call(remoteName, local, args, ctx),
+      execute: (args, ctx) => call(remoteName, local, args, ctx, taskRequired),
     };
     try {
       assertTool(tool, { allowSource: true });
@@ -831,6 +845,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     local: string,
     args: ToolArgs,
     ctx: ToolMiddlewareContext,
+    taskRequired = false,
   ): Promise<unknown> {
     await refuseIfServerChanged(local);
     await refuseIfChanged(remote, local, ctx);
@@ -860,34 +875,49 @@ export function mcpClient(options: McpClientOptions): McpClient {
     if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = relay.clientCapabilities;
     inFlight.set(ctx.toolCallId, secrets);
     let result: CallToolResult | InputRequiredResult;
+    // The chain has decided: the tool runs now (a downstream task is handed out from here on).
+    downstream?.started?.();
     try {
-      result = (await client.callTool(
-        {
-          name: remote,
-          arguments: args,
-          ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
-          ...retryParams(relay),
-        },
-        {
-          signal: ctx.signal,
-          timeout: timeoutMs,
-          ...(relay !== undefined ? { allowInputRequired: true } : {}),
-          ...(downstream?.progress !== undefined
-            ? {
-                onprogress: ({
-                  progress,
-                  total,
-                  message,
-                }: {
-                  progress: number;
-                  total?: number | undefined;
-                  message?: string | undefined;
-                }) => downstream.progress!(progress, total, message),
-                resetTimeoutOnProgress: true,
-              }
-            : {}),
-        },
-      )) as CallToolResult;
+      if (taskRequired && upstreamTakesTasks(client))
+        result = await callAsUpstreamTask(
+          client,
+          { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+          { signal: ctx.signal, timeoutMs },
+        );
+      else {
+        result = (await client.callTool(
+          {
+            name: remote,
+            arguments: args,
+            ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+            ...retryParams(relay),
+          },
+          {
+            signal: ctx.signal,
+            timeout: timeoutMs,
+            ...(relay !== undefined ? { allowInputRequired: true } : {}),
+            ...(downstream?.progress !== undefined
+              ? {
+                  onprogress: ({
+                    progress,
+                    total,
+                    message,
+                  }: {
+                    progress: number;
+                    total?: number | undefined;
+                    message?: string | undefined;
+                  }) => downstream.progress!(progress, total, message),
+                  resetTimeoutOnProgress: true,
+                }
+              : {}),
+          },
+        )) as CallToolResult;
+        const handle = isInputRequiredResult(result) ? undefined : upstreamTaskOf(result);
+        if (handle !== undefined) {
+          downstream?.upstreamTask?.();
+          result = await followUpstreamTask(client, handle, { signal: ctx.signal, timeoutMs });
+        }
+      }
     } catch (error) {
       // Only a 2026-07-28 caller's own capabilities were what the upstream checked.
       const missing = relay === undefined ? undefined : missingCapabilitiesOf(error);
@@ -1450,6 +1480,8 @@ function callProblem(
       `MCP server '${name}' rejected the call to '${local}': ${describe(error).replace(/^MCP error -?\d+: /, '')}`,
     );
   }
+  // The task's own account (a failed task's error message, bounded), said by the upstream's server.
+  if (error instanceof UpstreamTaskError) return new McpToolError(`MCP server '${name}': ${error.message}`);
   if (error instanceof Error && error.message === 'Not connected')
     return new Refusal(
       'mcp',

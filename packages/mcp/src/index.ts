@@ -49,4 +49,6 @@ export type {
 } from './transports';
 export { serveHttp, serveStdio } from './transports';
 export { InPlaceStdioClientTransport } from './stdio';
+export type { McpTaskControl, McpTaskStatus, ServedTasksOptions, TaskError, TaskOwner } from './tasks';
+export { TASK_REFUSED, TASKS_EXTENSION } from './tasks';
 export { downstreamOf, type DownstreamCall } from './relay';

@@ -34,8 +34,9 @@ interface AnsweringServer {
   _oninitialize(request: InitializeRequest): Promise<InitializeResult>;
   _ondiscover(): DiscoverResult;
   readonly _requestHandlers: ReadonlyMap<string, unknown>;
-  setRequestHandler(method: string, handler: (request: unknown, extra: McpRequestExtra) => unknown): void;
+  setRequestHandler(method: string, ...rest: unknown[]): void;
 }
+type Handler = (request: unknown, extra: McpRequestExtra) => unknown;
 
 /** Answers initialize and server/discover on `server` with the instructions for each request's caller. */
 export function instructionsPerCaller(
@@ -52,16 +53,16 @@ export function instructionsPerCaller(
     return (text === undefined ? rest : { ...rest, instructions: text }) as T;
   };
   const install = inner.setRequestHandler.bind(server);
-  // The HTTP entry installs server/discover itself, on each server it serves 2026-07-28 with.
-  inner.setRequestHandler = (method, handler) =>
-    install(
-      method,
-      method !== 'server/discover'
-        ? handler
-        : async (request, extra) =>
-            withInstructions((await handler(request, extra)) as DiscoverResult, extra),
+  // The HTTP entry installs server/discover itself, on each server it serves 2026-07-28 with. Every
+  // other registration passes through as made (with its schemas, for methods the SDK has none of).
+  inner.setRequestHandler = (method, ...rest) => {
+    const handler = rest[0] as Handler;
+    if (method !== 'server/discover' || rest.length !== 1) return install(method, ...rest);
+    return install(method, async (request: unknown, extra: McpRequestExtra) =>
+      withInstructions((await handler(request, extra)) as DiscoverResult, extra),
     );
-  inner.setRequestHandler('initialize', async (request, extra) =>
+  };
+  inner.setRequestHandler('initialize', async (request: unknown, extra: McpRequestExtra) =>
     withInstructions(await inner._oninitialize(request as InitializeRequest), extra),
   );
   // A server built serving 2026-07-28 installed it already, unwrapped.

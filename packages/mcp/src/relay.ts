@@ -40,6 +40,10 @@ export interface DownstreamCall {
   readonly progress?: (progress: number, total?: number, message?: string) => void;
   /** The W3C trace context the downstream request carried in `_meta`, passed on upstream. */
   readonly traceContext?: TraceContext;
+  /** Called by an imported tool as it sends the call upstream: the chain decided, the tool runs. */
+  readonly started?: () => void;
+  /** Called by an imported tool when its upstream answered with a task it now follows. */
+  readonly upstreamTask?: () => void;
   /** What the HTTP layer verified about the downstream caller (absent over stdio). */
   readonly authInfo?: AuthInfo;
   /** Set by the imported tool when the upstream answered `isError`: its blocks, redacted. */

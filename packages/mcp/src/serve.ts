@@ -50,6 +50,17 @@ import { instructionsPerCaller, joinedInstructions } from './instructions';
 import { listenGate, type ListenGate } from './listen';
 import { openDownstream, type DownstreamCall } from './relay';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
+import {
+  dispatchAsTask,
+  ownerOf,
+  ServedTasks,
+  serveTaskMethods,
+  taskAsked,
+  taskCapable,
+  TASKS_EXTENSION,
+  type McpTaskControl,
+  type ServedTasksOptions,
+} from './tasks';
 import { upstreamStates, type UpstreamStateBinding } from './upstream-state';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
@@ -112,6 +123,18 @@ export interface McpServeOptions {
   ) => McpServeRefusal | { readonly state: unknown } | Promise<McpServeRefusal | { readonly state: unknown }>;
   /** Told once about every tools/call, after its answer is decided (a gateway logs it). */
   readonly onCall?: (report: McpCallReport) => void;
+  /**
+   * Settles a paused call whose client asked for a task (see tasks.ts): the task is handed out at
+   * once, in `input_required`, and this decides it in the background. Without it, a pause is answered
+   * as for a client that asked for no task.
+   */
+  readonly settlePausedTask?: (
+    first: PausedOutcome,
+    call: McpPausedCall,
+    task: McpTaskControl,
+  ) => Promise<McpSettled>;
+  /** How tasks are kept (TTL, the cap per caller, the polling interval). */
+  readonly tasks?: ServedTasksOptions;
   /**
    * The secret an upstream's `requestState` is sealed under when its input-required answer is
    * relayed to a 2026-07-28 client (AES-256-GCM under a key derived from it). Give every process of
@@ -355,6 +378,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   }
   let served: readonly Tool<never, unknown>[] = tools;
   const servers = new Set<Server>();
+  const tasks = new ServedTasks(options.tasks);
   const watch = resourceWatch();
   // The upstreams each connection's caller was last served (a gateway's tenant), for what it notifies.
   const callerUpstreams = new WeakMap<Server, readonly McpUpstream[]>();
@@ -617,7 +641,13 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     // elicitations and its error blocks come back here.
     const toolCallId = newId('mcp');
     const progressToken = extra.mcpReq._meta?.progressToken;
+    let markStarted!: () => void;
+    const toolStarted = new Promise<void>((resolve) => (markStarted = resolve));
+    let markUpstreamTask!: () => void;
+    const upstreamTask = new Promise<void>((resolve) => (markUpstreamTask = resolve));
     const downstream: DownstreamCall = {
+      started: () => markStarted(),
+      upstreamTask: () => markUpstreamTask(),
       toolName,
       ...(identity !== undefined ? { identity } : {}),
       ...(declared !== undefined
@@ -673,27 +703,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         : {}),
     };
     const close = openDownstream(toolCallId, downstream);
-    try {
-      const first = await dispatcher.dispatch(
-        { toolName, args: request.params.arguments ?? {}, toolCallId },
-        {
-          ...(identity !== undefined ? { identity } : {}),
-          signal: extra.mcpReq.signal,
-          ...(traceContext !== undefined ? { traceContext } : {}),
-        },
-      );
-      const settled: McpSettled =
-        first.kind === 'paused'
-          ? await (options.settlePaused ?? settleByElicitation)(first, {
-              server,
-              dispatcher,
-              identity,
-              extra,
-              ...(traceContext !== undefined ? { traceContext } : {}),
-              checkInTimeoutMs,
-              ...(requestState !== undefined ? { requestState } : {}),
-            })
-          : { kind: 'outcome', outcome: first };
+    const paused = (): McpPausedCall => ({
+      server,
+      dispatcher,
+      identity,
+      extra,
+      ...(traceContext !== undefined ? { traceContext } : {}),
+      checkInTimeoutMs,
+      ...(requestState !== undefined ? { requestState } : {}),
+    });
+    const answer = (settled: McpSettled, first: DispatchOutcome): CallToolResult | InputRequiredResult => {
       const source = scoped?.sourceOf?.(toolName);
       // The upstream needs what the client did not declare: the client hears it as the upstream said it.
       if (downstream.missingCapabilities !== undefined) {
@@ -726,11 +745,70 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       if (outcome.kind === 'failed' && downstream.errorResult !== undefined)
         return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);
       return callToolResult(outcome);
-    } finally {
+    };
+    const releaseAll = () => {
       close();
       release?.();
-      if (typeof admitted === 'function') admitted();
+      if (typeof admitted === 'function' && !detached) admitted();
+    };
+    // A task outlives this request: what the call holds is released when the task ends.
+    let detached = false;
+    try {
+      const dispatch = (signal: AbortSignal) =>
+        dispatcher.dispatch(
+          { toolName, args: request.params.arguments ?? {}, toolCallId },
+          {
+            ...(identity !== undefined ? { identity } : {}),
+            signal,
+            ...(traceContext !== undefined ? { traceContext } : {}),
+          },
+        );
+      let first: DispatchOutcome;
+      const modern = isModernRequest(extra);
+      const owner = ownerOf(identity);
+      if (taskAsked(request, extra, modern) && tasks.hasRoom(owner)) {
+        const settleTask = options.settlePausedTask;
+        const asTask = await dispatchAsTask({
+          tasks,
+          owner,
+          modern,
+          capable: taskCapable(executionOf(toolName, identity, scoped)),
+          dispatch,
+          started: toolStarted,
+          upstreamTask,
+          requestSignal: extra.mcpReq.signal,
+          ...(settleTask !== undefined
+            ? { settlePaused: (first, task) => settleTask(first, paused(), task) }
+            : {}),
+          finish: (settled, first) => answer(settled, first) as CallToolResult,
+          release: releaseAll,
+        });
+        if (asTask.kind === 'task') {
+          detached = true;
+          // A shutdown does not wait for a task (it may wait for a person): closing cancels it instead.
+          if (typeof admitted === 'function') admitted();
+          return asTask.result as unknown as CallToolResult;
+        }
+        first = asTask.first;
+      } else first = await dispatch(extra.mcpReq.signal);
+      const settled: McpSettled =
+        first.kind === 'paused'
+          ? await (options.settlePaused ?? settleByElicitation)(first, paused())
+          : { kind: 'outcome', outcome: first };
+      return answer(settled, first);
+    } finally {
+      if (!detached) releaseAll();
     }
+  }
+
+  // The `execution` a tool is listed with for this caller (whether it may run as a task).
+  function executionOf(
+    toolName: string,
+    identity: Identity | undefined,
+    scoped: McpServeScope | undefined,
+  ): unknown {
+    const shown = scoped !== undefined ? scoped.listed(identity) : (current?.listed ?? []);
+    return shown.find((tool) => tool.name === toolName)?.execution;
   }
 
   function createServer(): Server {
@@ -749,8 +827,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
               prompts: { listChanged: true },
               completions: {},
               logging: {},
+              ...TASK_CAPABILITIES,
             }
-          : { tools: { listChanged: true } },
+          : { tools: { listChanged: true }, ...TASK_CAPABILITIES },
         ...(instructions !== undefined ? { instructions } : {}),
       },
     );
@@ -813,6 +892,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         states,
       });
     server.setRequestHandler('tools/call', (request, extra) => call(server, request, extra));
+    serveTaskMethods(server, {
+      tasks,
+      identify: async (extra) => identityFrom?.(extra.http?.authInfo, extra),
+      isModern: isModernRequest,
+    });
     const previous = server.onclose;
     server.onclose = () => {
       servers.delete(server);
@@ -865,11 +949,18 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();
+      tasks.close();
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       servers.clear();
     },
   };
 }
+
+// Tasks on tools/call: the 2025-11-25 capability, and the 2026-07-28 extension.
+const TASK_CAPABILITIES = {
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+  extensions: { [TASKS_EXTENSION]: {} },
+};
 
 /** Whether the request came in revision 2026-07-28 (it carries the per-request `_meta` envelope). */
 export function isModernRequest(extra: McpRequestExtra): boolean {

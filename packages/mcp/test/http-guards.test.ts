@@ -271,9 +271,12 @@ describe('serveHttp session bounds', () => {
     const after = heap();
 
     // 2,000 open sessions must show (about 2.4 kB each on the SDK v2, 4.8 MB measured), so a leak can.
-    expect(loaded - baseline).toBeGreaterThan(2 * 1024 * 1024);
+    // Measured from the lower of the two closed heaps: on a busy machine the first round's leftovers
+    // can still sit in the baseline and go during the second round.
+    const held = loaded - Math.min(baseline, after);
+    expect(held).toBeGreaterThan(2 * 1024 * 1024);
     // A leak of each session would keep most of what they held open.
-    expect(after - baseline).toBeLessThan((loaded - baseline) / 4);
+    expect(after - baseline).toBeLessThan(held / 4);
   }, 90_000);
 });
 

@@ -1,0 +1,426 @@
+// Tasks through mcpServe (the `io.modelcontextprotocol/tasks` extension on 2026-07-28, the experimental
+// tasks of 2025-11-25): server-everything's task-only tool runs through the governing proxy; a task is
+// handed out only after the chain decided; only the principal that created a task can read, update or
+// cancel it — anyone else's request is answered exactly as for an id that does not exist.
+
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from '@modelcontextprotocol/client';
+import type { PermissionRequest } from '@toolgate/core';
+import { canonicalChain } from '@toolgate/middleware';
+import {
+  mcpClient,
+  mcpServe,
+  serveHttp,
+  type HttpServing,
+  type McpClient,
+  type McpServed,
+} from '@toolgate/mcp';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/client';
+import { ServedTasks } from '../src/tasks';
+import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
+
+const MODERN = '2026-07-28';
+const TOOL = 'ev_simulate-research-query';
+const TOKENS: Record<string, { tenant: string; principal: string }> = {
+  'bot-token': { tenant: 'acme', principal: 'bot' },
+  'eve-token': { tenant: 'acme', principal: 'eve' },
+  'other-tenant-bot': { tenant: 'globex', principal: 'bot' },
+};
+
+let upstream: McpClient;
+let served: McpServed;
+let http: HttpServing;
+const asked: PermissionRequest[] = [];
+
+beforeAll(async () => {
+  const [command, ...args] = referenceServer('server-everything');
+  upstream = mcpClient({ name: 'ev', command: [command, ...args], stderr: 'ignore', prefix: 'ev_' });
+  served = mcpServe(await upstream.tools(), {
+    name: 'proxy',
+    version: '1.0.0',
+    chain: canonicalChain({
+      permissions: {
+        check: (request: PermissionRequest) => {
+          asked.push(request);
+          const topic = (request.args as { topic?: string } | undefined)?.topic;
+          return topic === 'forbidden'
+            ? { allow: false as const, reason: 'that topic is off limits' }
+            : { allow: true as const };
+        },
+      },
+    }),
+    upstreams: [upstream],
+    identityFrom: (authInfo) =>
+      authInfo?.extra?.['identity'] as { tenant: string; principal: string } | undefined,
+    tasks: { pollIntervalMs: 100 },
+  });
+  http = await serveHttp(served, {
+    port: 0,
+    authenticate: (request) => {
+      const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+      const identity = token === undefined ? undefined : TOKENS[token];
+      return identity === undefined
+        ? undefined
+        : { token: token!, clientId: token!, scopes: [], extra: { identity } };
+    },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await http?.close();
+  await served?.close();
+  await upstream?.close();
+});
+
+const envelope = (capabilities: Record<string, unknown>) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-tasks', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+});
+const WITH_TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+let nextId = 1;
+/** One 2026-07-28 request as a tasks-capable client sends it (the SDK v2 client rejects `resultType: "task"`). */
+async function modern(
+  token: string,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = WITH_TASKS,
+  at: URL = http.url,
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  const name = (params['name'] ?? params['taskId']) as string | undefined;
+  const response = await fetch(at, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': name } : {}),
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method,
+      params: { ...params, _meta: envelope(capabilities) },
+    }),
+  });
+  const text = await response.text();
+  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
+  return JSON.parse(data) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+}
+
+async function pollModern(
+  token: string,
+  taskId: string,
+  until: (status: string) => boolean,
+  at: URL = http.url,
+) {
+  for (let i = 0; i < 200; i++) {
+    const got = await modern(token, 'tasks/get', { taskId }, WITH_TASKS, at);
+    if (got.result === undefined) throw new Error(`tasks/get failed: ${got.error?.message}`);
+    if (until(String(got.result['status']))) return got.result;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the task did not reach the status in time');
+}
+
+const textOf = (result: Record<string, unknown>) =>
+  (result['content'] as { type: string; text?: string }[]).map((block) => block.text ?? '').join('\n');
+
+describe('tasks through mcpServe (server-everything upstream)', () => {
+  it('advertises tasks on both revisions; 2025-11-25 lists the task-only tool with its execution', async () => {
+    // 2026-07-28 has no taskSupport in core (the server decides per request): the extension is advertised.
+    const discovered = await modern('bot-token', 'server/discover', {});
+    expect(discovered.result).toMatchObject({
+      capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    });
+    const legacy = new V2Client(
+      { name: 'legacy-list', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await legacy.connect(
+      new V2Transport(http.url, { requestInit: { headers: { authorization: 'Bearer bot-token' } } }),
+    );
+    try {
+      const { tools } = await legacy.listTools();
+      expect(tools.find((t) => t.name === TOOL)?.execution).toEqual({ taskSupport: 'required' });
+    } finally {
+      await legacy.close();
+    }
+  });
+
+  it('2026-07-28: the task-only tool runs as a task with the gateway-side id, and completes with the report', async () => {
+    const created = await modern('bot-token', 'tools/call', { name: TOOL, arguments: { topic: 'tides' } });
+    expect(created.error).toBeUndefined();
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = String(created.result!['taskId']);
+    expect(taskId).toMatch(/^[0-9a-f-]{36}$/);
+    const done = await pollModern('bot-token', taskId, (status) => status !== 'working');
+    expect(done).toMatchObject({ resultType: 'complete', status: 'completed', taskId });
+    expect(textOf(done['result'] as Record<string, unknown>)).toContain('Research Report: tides');
+  }, 30_000);
+
+  it('a client without the extension still gets the result: the proxy runs the upstream task and waits', async () => {
+    const plain = await modern('bot-token', 'tools/call', { name: TOOL, arguments: { topic: 'reefs' } }, {});
+    expect(plain.result).toMatchObject({ resultType: 'complete' });
+    expect(plain.result!['isError']).not.toBe(true);
+    expect(textOf(plain.result!)).toContain('Research Report: reefs');
+  }, 30_000);
+
+  it('the chain decides before any task exists: a refused call is answered as a refusal, no task', async () => {
+    const refused = await modern('bot-token', 'tools/call', {
+      name: TOOL,
+      arguments: { topic: 'forbidden' },
+    });
+    expect(refused.result).toMatchObject({ resultType: 'complete', isError: true });
+    expect(refused.result!['taskId']).toBeUndefined();
+    expect(textOf(refused.result!)).toContain('off limits');
+  });
+
+  it("another principal's, another tenant's and a made-up task id are answered alike; cancel by another changes nothing", async () => {
+    const created = await modern('bot-token', 'tools/call', { name: TOOL, arguments: { topic: 'owls' } });
+    const taskId = String(created.result!['taskId']);
+    const unknown = await modern('bot-token', 'tasks/get', {
+      taskId: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknown.error).toBeDefined();
+    for (const token of ['eve-token', 'other-tenant-bot']) {
+      for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+        const foreign = await modern(token, method, {
+          taskId,
+          ...(method === 'tasks/update' ? { inputResponses: {} } : {}),
+        });
+        expect(foreign.result).toBeUndefined();
+        expect(foreign.error).toEqual(unknown.error);
+      }
+    }
+    // The owner still sees it running, then done: nobody else's cancel reached it.
+    const done = await pollModern('bot-token', taskId, (status) => status !== 'working');
+    expect(done['status']).toBe('completed');
+  }, 30_000);
+
+  it("the owner's cancel ends the task as cancelled, and the upstream task with it", async () => {
+    const created = await modern('bot-token', 'tools/call', { name: TOOL, arguments: { topic: 'moths' } });
+    const taskId = String(created.result!['taskId']);
+    const cancelled = await modern('bot-token', 'tasks/cancel', { taskId });
+    expect(cancelled.result).toMatchObject({ resultType: 'complete' });
+    const got = await modern('bot-token', 'tasks/get', { taskId });
+    expect(got.result).toMatchObject({ status: 'cancelled' });
+    expect(got.result!['result']).toBeUndefined();
+    // It stays cancelled: the upstream's late answer does not revive it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await modern('bot-token', 'tasks/get', { taskId })).result).toMatchObject({
+      status: 'cancelled',
+    });
+  });
+
+  it('2025-11-25: an SDK v2 client asks for a task with the task param, polls tasks/get and reads tasks/result', async () => {
+    const client = new V2Client(
+      { name: 'legacy-tasks', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    const other = new V2Client(
+      { name: 'legacy-tasks', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    const any = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
+      },
+    };
+    await client.connect(
+      new V2Transport(http.url, { requestInit: { headers: { authorization: 'Bearer bot-token' } } }),
+    );
+    await other.connect(
+      new V2Transport(http.url, { requestInit: { headers: { authorization: 'Bearer eve-token' } } }),
+    );
+    try {
+      expect(client.getServerCapabilities()).toMatchObject({ tasks: { requests: { tools: { call: {} } } } });
+      const created = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: TOOL, arguments: { topic: 'kelp' }, task: { ttl: 60_000 } },
+        } as never,
+        any,
+      );
+      const task = created['task'] as { taskId: string; status: string };
+      expect(task.status).toBe('working');
+      // Another principal's session cannot read, list or cancel it.
+      await expect(
+        other.request({ method: 'tasks/get', params: { taskId: task.taskId } } as never, any),
+      ).rejects.toThrow(/Unknown task/);
+      await expect(
+        other.request({ method: 'tasks/cancel', params: { taskId: task.taskId } } as never, any),
+      ).rejects.toThrow(/Unknown task/);
+      const othersList = await other.request({ method: 'tasks/list', params: {} } as never, any);
+      expect((othersList['tasks'] as unknown[]).length).toBe(0);
+      const mine = await client.request({ method: 'tasks/list', params: {} } as never, any);
+      expect((mine['tasks'] as { taskId: string }[]).map((t) => t.taskId)).toContain(task.taskId);
+      const result = await client.request(
+        { method: 'tasks/result', params: { taskId: task.taskId } } as never,
+        any,
+        {
+          timeout: 20_000,
+        },
+      );
+      expect(textOf(result)).toContain('Research Report: kelp');
+      const got = await client.request(
+        { method: 'tasks/get', params: { taskId: task.taskId } } as never,
+        any,
+      );
+      expect(got['status']).toBe('completed');
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  }, 30_000);
+});
+
+describe('ServedTasks: bound to their owner, bounded in number and time', () => {
+  const bot = { tenant: 'acme', principal: 'bot' };
+  const eve = { tenant: 'acme', principal: 'eve' };
+  const otherBot = { tenant: 'globex', principal: 'bot' };
+
+  it('finds a task only for its tenant and principal', () => {
+    const tasks = new ServedTasks();
+    const task = tasks.create(bot, 'working', 'running');
+    expect(tasks.find(task.id, bot)?.id).toBe(task.id);
+    expect(tasks.find(task.id, eve)).toBeUndefined();
+    expect(tasks.find(task.id, otherBot)).toBeUndefined();
+    expect(tasks.find(task.id, { tenant: null, principal: null })).toBeUndefined();
+    expect(tasks.find(42, bot)).toBeUndefined();
+    expect(tasks.list(eve)).toEqual([]);
+  });
+
+  it('caps the unfinished tasks of one caller, not of the others', () => {
+    const tasks = new ServedTasks({ maxLivePerOwner: 2 });
+    tasks.create(bot, 'working', 'one');
+    expect(tasks.hasRoom(bot)).toBe(true);
+    tasks.create(bot, 'input_required', 'two');
+    expect(tasks.hasRoom(bot)).toBe(false);
+    expect(tasks.hasRoom(eve)).toBe(true);
+    tasks.close();
+    expect(tasks.hasRoom(bot)).toBe(true);
+  });
+
+  it('keeps ended tasks up to the cap per caller, oldest dropped first, and none past their TTL', async () => {
+    const tasks = new ServedTasks({ maxKeptPerOwner: 2 });
+    const first = tasks.create(bot, 'working', 'a');
+    const second = tasks.create(bot, 'working', 'b');
+    tasks.close();
+    const third = tasks.create(bot, 'working', 'c');
+    expect(tasks.find(first.id, bot)).toBeUndefined();
+    expect(tasks.find(second.id, bot)?.status).toBe('cancelled');
+    expect(tasks.find(third.id, bot)?.status).toBe('working');
+    const short = new ServedTasks({ ttlMs: 1 });
+    const brief = short.create(bot, 'working', 'a');
+    short.close();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(short.find(brief.id, bot)).toBeUndefined();
+  });
+});
+
+describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
+  let dir: string;
+  let runLog: string;
+  let taskUpstream: McpClient;
+  let proxy: McpServed;
+  let client: V2Client;
+  let proxyHttp: HttpServing;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-tasks-'));
+    runLog = join(dir, 'runs.log');
+    taskUpstream = mcpClient({
+      name: 'jobs',
+      command: fixtureServer('task-upstream'),
+      cwd: fixtureCwd,
+      env: { ...(process.env as Record<string, string>), RUN_LOG: runLog },
+      stderr: 'ignore',
+      prefix: 'jobs_',
+    });
+    proxy = mcpServe(await taskUpstream.tools(), {
+      name: 'proxy',
+      version: '1.0.0',
+      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
+      upstreams: [taskUpstream],
+    });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(serverEnd);
+    client = new V2Client({ name: 'legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await client.connect(clientEnd);
+    proxyHttp = await serveHttp(proxy, { port: 0 });
+  }, 30_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await proxyHttp?.close();
+    await proxy?.close();
+    await taskUpstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const runs = () => (existsSync(runLog) ? readFileSync(runLog, 'utf8').trim().split('\n') : []);
+
+  it('follows the upstream task with tasks/get: the call answers with its result', async () => {
+    const result = await client.callTool({
+      name: 'jobs_slow_compute',
+      arguments: { a: 2, b: 3, seconds: 0.2 },
+    });
+    expect(result.isError).not.toBe(true);
+    expect(result.content).toEqual([{ type: 'text', text: 'sum 5' }]);
+    expect(result._meta?.['io.toolgate/upstream-task']).toBeUndefined();
+  });
+
+  it("a task that completes with a tool error is the tool's error; a failed task is a failure, not a result", async () => {
+    const failing = await client.callTool({ name: 'jobs_failing_job', arguments: { seconds: 0.1 } });
+    expect(failing.isError).toBe(true);
+    expect(JSON.stringify(failing.content)).toContain('the job failed');
+    const crashed = await client.callTool({ name: 'jobs_protocol_error_job', arguments: { seconds: 0.1 } });
+    expect(crashed.isError).toBe(true);
+    expect(JSON.stringify(crashed.content)).toContain('the job crashed');
+  });
+
+  it("a client that declared tasks gets the proxy's own task once the upstream hands out one", async () => {
+    const created = await modern(
+      'anyone',
+      'tools/call',
+      { name: 'jobs_slow_compute', arguments: { a: 20, b: 22, seconds: 0.3 } },
+      WITH_TASKS,
+      proxyHttp.url,
+    );
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = String(created.result!['taskId']);
+    expect(taskId).not.toMatch(/^up-/);
+    const done = await pollModern('anyone', taskId, (status) => status !== 'working', proxyHttp.url);
+    expect(done['status']).toBe('completed');
+    expect(textOf(done['result'] as Record<string, unknown>)).toBe('sum 42');
+  });
+
+  it('cancelling the call cancels the upstream task', async () => {
+    const abort = new AbortController();
+    const call = client.callTool(
+      { name: 'jobs_slow_compute', arguments: { a: 1, b: 1, seconds: 30 } },
+      { signal: abort.signal },
+    );
+    for (let i = 0; i < 50 && !runs().some((line) => line === 'start slow_compute'); i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = runs().filter((line) => line.startsWith('cancel ')).length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    for (let i = 0; i < 50 && runs().filter((line) => line.startsWith('cancel ')).length === before; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runs().filter((line) => line.startsWith('cancel ')).length).toBe(before + 1);
+  });
+});
