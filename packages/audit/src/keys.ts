@@ -1,7 +1,8 @@
 // The audit log's keys, in the forms a deployment has them: a PKCS#8 PEM file (`openssl genpkey
 // -algorithm ed25519`), a JWK, raw bytes or a Web Crypto key. Shapes are checked where the log is
-// built; importing is Web Crypto's and asynchronous. No message ever prints a key.
+// built; importing is asynchronous (PEM through jose, the rest Web Crypto's). No message ever prints a key.
 
+import { exportPKCS8, exportSPKI, importPKCS8, importSPKI } from 'jose';
 import { AuditConfigError } from './errors';
 import { nativeCrypto } from './native-crypto';
 
@@ -27,6 +28,7 @@ type Bytes = Uint8Array<ArrayBuffer>;
 
 type KeySource =
   | { readonly format: 'pkcs8' | 'spki' | 'raw'; readonly data: Bytes; readonly private: boolean }
+  | { readonly format: 'pem'; readonly text: string; readonly private: boolean }
   | { readonly format: 'jwk'; readonly data: JsonWebKey; readonly private: boolean }
   | { readonly format: 'key'; readonly key: CryptoKey; readonly private: boolean };
 
@@ -57,29 +59,9 @@ function isKeyPair(value: unknown): value is CryptoKeyPair {
   );
 }
 
-function base64Bytes(text: string): Bytes | undefined {
-  try {
-    const binary = atob(text.replace(/\s+/g, ''));
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    return bytes;
-  } catch {
-    return undefined;
-  }
-}
-
-function base64Of(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-/** The DER inside a PEM block of `label`, or undefined when `text` is another kind of block. */
-function pemBody(text: string, label: string): Bytes | undefined {
-  const match = new RegExp(`^-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]+)-----END ${label}-----$`).exec(
-    text.trim(),
-  );
-  return match === null ? undefined : base64Bytes(match[1]!);
+/** Whether `text` is one PEM block of `label` (its content is jose's to read). */
+function isPem(text: string, label: string): boolean {
+  return text.startsWith(`-----BEGIN ${label}-----`) && text.endsWith(`-----END ${label}-----`);
 }
 
 function isPkcs8(bytes: Uint8Array): boolean {
@@ -119,16 +101,14 @@ function textSource(where: string, text: string, wantPrivate: boolean): KeySourc
     }
     return jwkSource(where, (typeof jwk === 'object' && jwk !== null ? jwk : {}) as JsonWebKey, wantPrivate);
   }
-  const pkcs8 = pemBody(trimmed, 'PRIVATE KEY');
-  if (pkcs8 !== undefined) return { format: 'pkcs8', data: pkcs8, private: true };
-  const spki = pemBody(trimmed, 'PUBLIC KEY');
-  if (spki !== undefined) {
+  if (isPem(trimmed, 'PRIVATE KEY')) return { format: 'pem', text: trimmed, private: true };
+  if (isPem(trimmed, 'PUBLIC KEY')) {
     if (wantPrivate) {
       throw new AuditConfigError(
         `${where}: got a public key (BEGIN PUBLIC KEY); signing needs the private key (BEGIN PRIVATE KEY).`,
       );
     }
-    return { format: 'spki', data: spki, private: false };
+    return { format: 'pem', text: trimmed, private: false };
   }
   if (trimmed.startsWith('-----BEGIN ENCRYPTED PRIVATE KEY-----')) {
     throw new AuditConfigError(
@@ -202,9 +182,11 @@ async function importOrExplain(where: string, work: () => Promise<CryptoKey>): P
 export function importSigningKey(where: string, source: KeySource): Promise<CryptoKey> {
   if (source.format === 'key') return Promise.resolve(source.key);
   return importOrExplain(where, () =>
-    source.format === 'jwk'
-      ? subtle().importKey('jwk', privateJwk(source.data), ED25519, false, ['sign'])
-      : subtle().importKey('pkcs8', source.data, ED25519, false, ['sign']),
+    source.format === 'pem'
+      ? importPKCS8(source.text, 'Ed25519')
+      : source.format === 'jwk'
+        ? subtle().importKey('jwk', privateJwk(source.data), ED25519, false, ['sign'])
+        : subtle().importKey('pkcs8', source.data, ED25519, false, ['sign']),
   );
 }
 
@@ -212,6 +194,10 @@ export function importSigningKey(where: string, source: KeySource): Promise<Cryp
 export async function importPublicKey(where: string, source: KeySource): Promise<CryptoKey> {
   if (!source.private) {
     if (source.format === 'key') return source.key;
+    if (source.format === 'pem') {
+      const text = source.text;
+      return importOrExplain(where, () => importSPKI(text, 'Ed25519', { extractable: true }));
+    }
     const { format, data } = source;
     return importOrExplain(where, () =>
       format === 'jwk'
@@ -228,6 +214,10 @@ export async function importPublicKey(where: string, source: KeySource): Promise
       );
     }
     jwk = await subtle().exportKey('jwk', source.key);
+  } else if (source.format === 'pem') {
+    const text = source.text;
+    const key = await importOrExplain(where, () => importPKCS8(text, 'Ed25519', { extractable: true }));
+    jwk = await subtle().exportKey('jwk', key);
   } else {
     const data = source.data as Bytes;
     const key = await importOrExplain(where, () =>
@@ -252,7 +242,9 @@ export function syncSignerOf(source: KeySource): ((data: Uint8Array) => string) 
     key =
       source.format === 'jwk'
         ? native.createPrivateKey({ key: privateJwk(source.data), format: 'jwk' })
-        : native.createPrivateKey({ key: source.data, format: 'der', type: 'pkcs8' });
+        : source.format === 'pem'
+          ? native.createPrivateKey({ key: source.text, format: 'pem' })
+          : native.createPrivateKey({ key: source.data, format: 'der', type: 'pkcs8' });
   } catch {
     // A key node:crypto does not take: Web Crypto's import says what is wrong with it.
     return undefined;
@@ -270,11 +262,6 @@ function publicJwk(jwk: JsonWebKey): JsonWebKey {
   return { kty: 'OKP', crv: 'Ed25519', x: jwk.x! };
 }
 
-function pem(label: string, der: ArrayBuffer): string {
-  const lines = base64Of(new Uint8Array(der)).match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
-}
-
 /**
  * The public key (SPKI PEM) that verifies what `key` signs, or `key` itself in that form when it is
  * already public: what an auditor needs, and all `toolgate audit verify` needs besides the log.
@@ -283,7 +270,7 @@ function pem(label: string, der: ArrayBuffer): string {
 export async function auditPublicKey(key: AuditSigningKey | AuditPublicKey): Promise<string> {
   const where = 'auditPublicKey';
   const imported = await importPublicKey(where, publicKeySource(where, key));
-  return pem('PUBLIC KEY', await subtle().exportKey('spki', imported));
+  return `${await exportSPKI(imported)}\n`;
 }
 
 /** A new Ed25519 key pair as PEM text: `privateKey` (PKCS#8) for `signingKey`, `publicKey` (SPKI) for verifying. */
@@ -293,8 +280,8 @@ export async function generateAuditKeys(): Promise<{
 }> {
   const pair = (await subtle().generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
   return {
-    privateKey: pem('PRIVATE KEY', await subtle().exportKey('pkcs8', pair.privateKey)),
-    publicKey: pem('PUBLIC KEY', await subtle().exportKey('spki', pair.publicKey)),
+    privateKey: `${await exportPKCS8(pair.privateKey)}\n`,
+    publicKey: `${await exportSPKI(pair.publicKey)}\n`,
   };
 }
 

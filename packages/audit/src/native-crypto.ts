@@ -20,7 +20,10 @@ interface NodeCrypto {
   /** Ed25519 signs with no digest named: `sign(null, data, key)`. */
   sign?(algorithm: null, data: Uint8Array, key: NativeKey): { toString(encoding: 'hex'): string };
   createPrivateKey?(
-    key: { key: Uint8Array; format: 'der'; type: 'pkcs8' } | { key: JsonWebKey; format: 'jwk' },
+    key:
+      | { key: Uint8Array; format: 'der'; type: 'pkcs8' }
+      | { key: string; format: 'pem' }
+      | { key: JsonWebKey; format: 'jwk' },
   ): NativeKey;
 }
 

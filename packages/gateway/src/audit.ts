@@ -18,8 +18,15 @@ import type { AuditHead, AuditStore, Dispatcher } from '@toolgate/core';
 import { postgresAuditStore } from '@toolgate/store-postgres';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import { ConfigError } from './config/errors';
-import type { AuditCheckpointsConfig, AuditConfig, GatewayConfig } from './config/types';
-import { durationMs } from './config/units';
+import { fingerprint } from './config/fingerprint';
+import { resolvePart } from './config/resolve';
+import type {
+  AuditCheckpointsConfig,
+  AuditConfig,
+  GatewayConfig,
+  ResolvedConfig,
+  StateStoreLocation,
+} from './config/types';
 import type { Runtime } from './runtime';
 
 export interface OpenedAuditStore {
@@ -49,33 +56,32 @@ export interface GatewayAudit {
 }
 
 /** Where the log is kept: `audit.store` when set, else `stores.state`, else memory. */
-export function auditStoreUrl(config: GatewayConfig): string {
-  return config.audit?.store ?? config.stores?.state ?? 'memory:';
+export function auditStoreLocation(config: Pick<ResolvedConfig, 'audit' | 'stores'>): StateStoreLocation {
+  return config.audit?.store ?? config.stores?.state ?? { kind: 'memory' };
 }
 
 /** With `durability: batch`, how long SQLite commits may wait for an fsync (see docs/audit.md). */
 export const BATCH_SYNC_INTERVAL_MS = 1000;
 
-/** `memory:`, `sqlite:PATH` (relative to `baseDir`) or `postgres://…`. */
 export function openAuditStore(
-  url: string,
-  baseDir: string,
+  location: StateStoreLocation,
   options: { readonly syncIntervalMs?: number } = {},
 ): OpenedAuditStore {
-  if (url === 'memory:') return { kind: 'memory', store: inMemoryAuditStore(), close: async () => {} };
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    const store = sqliteAuditStore({
-      path: path === ':memory:' ? path : resolve(baseDir, path),
-      ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
-    });
-    return { kind: 'sqlite', store, close: async () => store.close() };
+  switch (location.kind) {
+    case 'memory':
+      return { kind: 'memory', store: inMemoryAuditStore(), close: async () => {} };
+    case 'sqlite': {
+      const store = sqliteAuditStore({
+        path: location.path,
+        ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
+      });
+      return { kind: 'sqlite', store, close: async () => store.close() };
+    }
+    case 'postgres': {
+      const store = postgresAuditStore({ connectionString: location.url });
+      return { kind: 'postgres', store, close: () => store.close() };
+    }
   }
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    const store = postgresAuditStore({ connectionString: url });
-    return { kind: 'postgres', store, close: () => store.close() };
-  }
-  throw new TypeError("audit.store: expected 'memory:', 'sqlite:PATH' or a 'postgres://' URL.");
 }
 
 /**
@@ -88,8 +94,8 @@ export function derivedDigestKey(signingKey: string): string {
 }
 
 /** What decides whether a reload can keep the log open: its settings and where it is kept. */
-export function auditKeyOf(config: GatewayConfig): string {
-  return JSON.stringify([config.audit, auditStoreUrl(config)]);
+export function auditKeyOf(config: Pick<ResolvedConfig, 'audit' | 'stores'>): string {
+  return fingerprint(config.audit, auditStoreLocation(config));
 }
 
 const WEBHOOK_DEADLINE_MS = 5000;
@@ -115,7 +121,7 @@ async function postCheckpoint(url: string, checkpoint: AuditCheckpoint): Promise
 
 /** `audit.checkpoints` as the log takes it: publish to the file and the webhook, both or either. */
 export function checkpointOptions(
-  config: AuditCheckpointsConfig,
+  config: AuditCheckpointsConfig<ResolvedConfig>,
   baseDir: string,
   onError?: (error: unknown) => void,
 ): AuditCheckpointOptions {
@@ -123,8 +129,7 @@ export function checkpointOptions(
   const webhook = config.webhook;
   return {
     every: config.every ?? 100,
-    intervalMs:
-      config.interval === undefined ? 10_000 : durationMs(config.interval, 'audit.checkpoints.interval'),
+    intervalMs: config.interval ?? 10_000,
     publish: async (checkpoint) => {
       // Both are tried; one failing does not keep the checkpoint from the other.
       const results = await Promise.allSettled([
@@ -138,18 +143,23 @@ export function checkpointOptions(
   };
 }
 
-/** Opens the log the configuration describes; `ready()` is the caller's to await. */
+/**
+ * Opens the log a configuration file describes (`audit`, and `stores.state` as its default store);
+ * `ready()` is the caller's to await. Takes the file's form so a command or a test can call it alone.
+ */
 export function openAudit(
-  config: GatewayConfig,
+  written: GatewayConfig,
   baseDir: string,
   onCheckpointError?: (error: unknown) => void,
 ): GatewayAudit {
-  const audit = config.audit as AuditConfig;
-  const url = auditStoreUrl(config);
+  const config = {
+    ...(written.audit !== undefined ? { audit: resolvePart(['audit'], written.audit, baseDir) } : {}),
+    ...(written.stores !== undefined ? { stores: resolvePart(['stores'], written.stores, baseDir) } : {}),
+  } as Pick<ResolvedConfig, 'audit' | 'stores'>;
+  const audit = config.audit as AuditConfig<ResolvedConfig>;
   const durability = audit.durability ?? 'batch';
   const opened = openAuditStore(
-    url,
-    baseDir,
+    auditStoreLocation(config),
     durability === 'batch' ? { syncIntervalMs: BATCH_SYNC_INTERVAL_MS } : {},
   );
   // The last checkpoint published, for the metrics and the status page.
@@ -164,9 +174,7 @@ export function openAudit(
     digestKey: audit.digestKey ?? derivedDigestKey(audit.signingKey),
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
     durability,
-    ...(audit.commitWindow !== undefined
-      ? { commitWindowMs: durationMs(audit.commitWindow, 'audit.commitWindow') }
-      : {}),
+    ...(audit.commitWindow !== undefined ? { commitWindowMs: audit.commitWindow } : {}),
     ...(checkpoints !== undefined
       ? {
           checkpoints: {
@@ -222,7 +230,8 @@ export async function recordConfig(
     // Each way a reload weakens security is its own record, in words (not a digest).
     for (const weakening of weakens)
       await audit.record({ kind: 'config.weakened', code: 'CONFIG_WEAKENED', rule: weakening });
-    await audit.record({ kind, args: runtime.config });
+    // The configuration as written: its digest does not depend on how the loader resolves units.
+    await audit.record({ kind, args: runtime.loaded.config });
   } catch (error) {
     if (runtime.config.audit?.onAuditFailure === 'allow') return;
     throw new ConfigError([

@@ -16,9 +16,9 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { CallerToken, rememberCallerToken } from './caller-token';
-import { jwksProblem } from './config/load';
-import type { AuthConfig, IdentityConfig } from './config/types';
-import { durationMs } from './config/units';
+import { jwksProblem } from './config/check-names';
+import { resolvePart } from './config/resolve';
+import type { AuthConfig, IdentityConfig, JwtConfig, ResolvedConfig } from './config/types';
 import { VerifiedTokens } from './verified-tokens';
 
 export type AuthAnswer =
@@ -46,15 +46,31 @@ export function identityOf(config: IdentityConfig): Identity {
   });
 }
 
-/** Builds the authenticator of one configuration. `tenants` are the configured tenant names. */
+export interface AuthenticatorOptions {
+  /** The configured tenant names. */
+  readonly tenants: readonly string[];
+  readonly baseDir: string;
+  /** The clock, in ms since the epoch (tests move it). */
+  readonly now?: () => number;
+}
+
+/** Builds the authenticator of `auth` as a file writes it (durations as text). */
 export function createAuthenticator(
   config: AuthConfig | undefined,
-  options: {
-    readonly tenants: readonly string[];
-    readonly baseDir: string;
-    /** The clock, in ms since the epoch (tests move it). */
-    readonly now?: () => number;
-  },
+  options: AuthenticatorOptions,
+): Authenticator {
+  return authenticatorOf(
+    config === undefined
+      ? undefined
+      : resolvePart<AuthConfig<ResolvedConfig>>(['auth'], config, options.baseDir),
+    options,
+  );
+}
+
+/** Builds the authenticator of a loaded configuration's `auth`. */
+export function authenticatorOf(
+  config: AuthConfig<ResolvedConfig> | undefined,
+  options: AuthenticatorOptions,
 ): Authenticator {
   const tokens = (config?.tokens ?? []).map((entry) => ({
     digest: digest(entry.token),
@@ -100,7 +116,7 @@ export class JwksError extends TypeError {
 const DEFAULT_MAX_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 function jwtVerifier(
-  config: NonNullable<AuthConfig['jwt']>,
+  config: JwtConfig<ResolvedConfig>,
   baseDir: string,
   now: () => number,
 ): (token: string) => Promise<Identity | undefined> {
@@ -128,10 +144,7 @@ function jwtVerifier(
     principal: config.claims?.principal ?? 'sub',
     roles: config.claims?.roles ?? 'roles',
   };
-  const maxLifetimeMs =
-    config.maxLifetime === undefined
-      ? DEFAULT_MAX_LIFETIME_MS
-      : durationMs(config.maxLifetime, 'auth.jwt.maxLifetime');
+  const maxLifetimeMs = config.maxLifetime ?? DEFAULT_MAX_LIFETIME_MS;
   const verifyOptions = {
     issuer: config.issuer,
     audience: typeof config.audience === 'string' ? config.audience : [...config.audience],
@@ -139,7 +152,7 @@ function jwtVerifier(
     currentDate: undefined as Date | undefined,
     ...(config.algorithms !== undefined ? { algorithms: [...config.algorithms] } : {}),
     ...(config.clockTolerance !== undefined
-      ? { clockTolerance: Math.round(durationMs(config.clockTolerance, 'auth.jwt.clockTolerance') / 1000) }
+      ? { clockTolerance: Math.round(config.clockTolerance / 1000) }
       : {}),
   };
   const verify = async (token: string): Promise<{ identity: Identity; expiresMs: number } | undefined> => {

@@ -1,9 +1,9 @@
 // checkGateway: what `toolgate check` does, as a function: validate, connect every upstream, and
 // describe each tenant's tools with the declarations and limits that govern them. Never a secret.
 
+import { matchesToolGlob } from '@toolgate/policy';
 import { redact } from '@toolgate/core';
 import { scrubbable, type LoadedConfig } from './config/load';
-import { matchesAny } from './glob';
 import { describePolicy, policyFacts } from './policy';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 
@@ -71,7 +71,7 @@ function describeRuntime(runtime: Runtime): string {
       const ceiling = tool.resultCeiling?.maxChars ?? config.defaults?.resultCeiling?.maxChars;
       if (ceiling !== undefined) facts.push(`ceiling: ${ceiling} chars`);
       const applying = limits.filter(
-        (limit) => limit.tools === undefined || matchesAny(tool.schema.name, limit.tools),
+        (limit) => limit.tools === undefined || matchesToolGlob(tool.schema.name, limit.tools),
       );
       if (applying.length > 0) facts.push(`limits: ${applying.map((limit) => limit.name).join(', ')}`);
       if (tenant.policy !== undefined) facts.push(policyFacts(tenant.policy, tool));

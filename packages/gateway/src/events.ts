@@ -117,6 +117,7 @@ export interface GatewayEventFields {
   readonly 'reload.refused': { readonly issues?: unknown; readonly error: string };
   readonly 'reload.watch-unavailable': Record<never, never>;
   readonly 'shutdown.done': Record<never, never>;
+  /** `inFlight`: calls and POST responses still in flight. */
   readonly 'shutdown.draining': { readonly inFlight: number };
   readonly 'tools.refresh-refused': { readonly error: string };
   readonly 'tools.refreshed': Record<never, never>;

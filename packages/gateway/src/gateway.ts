@@ -2,22 +2,23 @@
 // stdio connection), /healthz, /readyz, the protected-resource metadata, reload on demand or when
 // the file changes, and a close that lets in-flight calls finish before the upstreams stop.
 
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import { serveHttp, serveStdio, type HttpServing, type Serving } from '@toolgate/mcp';
 import { identityOf } from './auth';
 import { ConfigError } from './config/errors';
 import { loadConfig, parseConfig, scrubbable, type LoadedConfig } from './config/load';
 import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import type { GatewayConfig } from './config/types';
-import { durationMs, sizeBytes } from './config/units';
+import { fingerprint } from './config/fingerprint';
 import { recordConfig } from './audit';
+import { watchConfigFile, type ConfigWatcher } from './config-watcher';
+import { gatewayDrain } from './drain';
 import { followUpstreams } from './follow';
 import { httpRoutes, MCP_PATH, type Readiness } from './http';
 import { createLog, type GatewayLog } from './log';
 import { gatewayInbox, INBOX_PATH } from './inbox';
 import { operatorStatus, reloadHistory } from './status';
 import { createMetrics, METRICS_PATH, type GatewayMetrics } from './metrics';
+import { gatewayGenerations } from './generations';
 import { buildRuntime, closeRuntime, type Runtime } from './runtime';
 import { gatewayServed, identityFromAuthInfo, type ServingHost } from './served';
 import { weakenings } from './weakening';
@@ -120,51 +121,37 @@ export async function createGateway(
     );
   if (startIssues.length > 0) throw new ConfigError(startIssues);
 
-  let live: Runtime = await buildRuntime(loaded, { log, env, ownSecrets });
+  const first = await buildRuntime(loaded, { log, env, ownSecrets });
   try {
-    await recordConfig(live, 'config.loaded');
+    await recordConfig(first, 'config.loaded');
   } catch (error) {
-    await closeRuntime(live);
+    await closeRuntime(first);
     throw error;
   }
-  let draining = false;
+  const generations = gatewayGenerations(first);
+  const live = () => generations.current();
   // Calls in the MCP handlers, and POST responses not yet sent: shutdown waits for both.
-  let inFlight = 0;
-  let responding = 0;
-  let drained: (() => void) | undefined;
-  const settle = () => {
-    if (inFlight === 0 && responding === 0) drained?.();
-  };
+  const drain = gatewayDrain();
   const host: ServingHost = {
-    current: () => live,
-    begin: () => {
-      if (draining) return false;
-      inFlight += 1;
-      return true;
-    },
-    end: () => {
-      inFlight -= 1;
-      settle();
-    },
+    current: live,
+    begin: () => drain.enter(),
+    end: () => drain.leave(),
     log,
     version: GATEWAY_VERSION,
     inboxUrl: () =>
-      stdio || live.config.checkIns === undefined || live.config.inbox?.enabled === false
+      stdio || live().config.checkIns === undefined || live().config.inbox?.enabled === false
         ? undefined
-        : `${(live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, '')}${INBOX_PATH}`,
+        : `${(live().config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, '')}${INBOX_PATH}`,
   };
   const served = gatewayServed(host, stdio ? () => stdioIdentity : identityFromAuthInfo);
 
   let serving: HttpServing | undefined;
   let stdioServing: Serving | undefined;
-  const maxBody = () =>
-    live.config.listen?.maxBody === undefined
-      ? DEFAULT_MAX_BODY
-      : sizeBytes(live.config.listen.maxBody, 'listen.maxBody');
+  const maxBody = () => live().config.listen?.maxBody ?? DEFAULT_MAX_BODY;
   const reloads = reloadHistory(log.events);
   const inbox = stdio
     ? undefined
-    : gatewayInbox({ current: () => live, maxBody, log, status: () => operatorStatus(live, reloads) });
+    : gatewayInbox({ current: live, maxBody, log, status: () => operatorStatus(live(), reloads) });
   inbox?.refresh();
   const bindHost = options.host ?? loaded.config.listen?.host ?? '127.0.0.1';
   const metricsConfig = loaded.config.metrics ?? {};
@@ -175,7 +162,7 @@ export async function createGateway(
       metrics = await createMetrics(
         metricsConfig,
         {
-          current: () => live,
+          current: live,
           log,
           sessions: () => serving?.sessionCount ?? (stdioServing === undefined ? 0 : 1),
         },
@@ -183,7 +170,7 @@ export async function createGateway(
       );
     } catch (error) {
       inbox?.close();
-      await closeRuntime(live);
+      await closeRuntime(live());
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
         loaded.issue(
@@ -201,21 +188,15 @@ export async function createGateway(
     stdioServing = await serveStdio(served);
     url = 'stdio:';
   } else {
-    const listen = loaded.config.listen ?? {};
+    const listen = loaded.resolved.listen ?? {};
     const routes = httpRoutes({
-      current: () => live,
+      current: live,
       log,
-      baseUrl: () => (live.config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
+      baseUrl: () => (live().config.listen?.publicUrl ?? serving?.url.origin ?? '').replace(/\/+$/, ''),
       maxBody,
-      draining: () => draining,
-      track: (watch) => {
-        responding += 1;
-        watch(() => {
-          responding -= 1;
-          settle();
-        });
-      },
-      readiness: () => readiness(live),
+      draining: () => drain.draining,
+      track: (watch) => drain.track(watch),
+      readiness: () => readiness(live()),
       mounts: () => [
         ...(inbox === undefined ? [] : [inbox.mount]),
         ...(metrics?.mount === undefined ? [] : [metrics.mount]),
@@ -229,25 +210,25 @@ export async function createGateway(
         intercept: routes.intercept,
         authenticate: routes.authenticate,
         // The issuer follows a reload; the resource is the public URL when one is configured.
-        oauth: () => ({
-          authorizationServers: live.config.auth?.jwt === undefined ? [] : [live.config.auth.jwt.issuer],
-          resourceName: 'toolgate gateway',
-          ...(live.config.listen?.publicUrl !== undefined
-            ? { publicUrl: `${live.config.listen.publicUrl.replace(/\/+$/, '')}${MCP_PATH}` }
-            : {}),
-        }),
+        oauth: () => {
+          const { jwt } = live().config.auth ?? {};
+          const publicUrl = live().config.listen?.publicUrl;
+          return {
+            authorizationServers: jwt === undefined ? [] : [jwt.issuer],
+            resourceName: 'toolgate gateway',
+            ...(publicUrl !== undefined ? { publicUrl: `${publicUrl.replace(/\/+$/, '')}${MCP_PATH}` } : {}),
+          };
+        },
         ...(listen.allowedOrigins !== undefined ? { allowedOrigins: [...listen.allowedOrigins] } : {}),
         ...(listen.maxSessions !== undefined ? { maxSessions: listen.maxSessions } : {}),
         maxSessionsPerClient: listen.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
         onWarning: ({ code, message }) => log({ msg: 'listen.warning', level: 'warn', code, message }),
-        ...(listen.sessionIdle !== undefined
-          ? { sessionIdleMs: durationMs(listen.sessionIdle, 'listen.sessionIdle') }
-          : {}),
+        ...(listen.sessionIdle !== undefined ? { sessionIdleMs: listen.sessionIdle } : {}),
       });
     } catch (error) {
       inbox?.close();
       await metrics?.close();
-      await closeRuntime(live);
+      await closeRuntime(live());
       const code = (error as NodeJS.ErrnoException).code;
       throw new ConfigError([
         loaded.issue(
@@ -276,7 +257,7 @@ export async function createGateway(
     },
     list: (list: 'resources' | 'prompts') => served.listChanged(list),
   };
-  let unfollow = followUpstreams(live, following);
+  let unfollow = followUpstreams(live(), following);
 
   // Pins held for review become operator check-ins in the inbox, and decisions there are carried out.
   let pinSyncing = false;
@@ -285,33 +266,31 @@ export async function createGateway(
       ? undefined
       : setInterval(
           () => {
-            if (pinSyncing || draining) return;
+            if (pinSyncing || drain.draining) return;
             pinSyncing = true;
-            void syncPinReviews(live, log, (upstream) => void live.upstreams.get(upstream)?.refresh())
+            void syncPinReviews(live(), log, (upstream) => void live().upstreams.get(upstream)?.refresh())
               .catch(() => undefined)
               .finally(() => (pinSyncing = false));
           },
-          Math.max(live.pollMs, PIN_REVIEW_EVERY_MS),
+          Math.max(live().pollMs, PIN_REVIEW_EVERY_MS),
         );
   pinReviews?.unref();
 
   /** Serves `next` for new calls; the old generation closes what `next` does not reuse once idle. */
   function swap(next: Runtime): void {
-    const old = live;
-    live = next;
+    generations.replace(next);
     inbox?.refresh();
     metrics?.follow(next);
     unfollow();
     unfollow = followUpstreams(next, following);
     served.listChanged('tools');
-    void old.idle().then(() => closeRuntime(old, next));
   }
 
   async function refreshOnce(): Promise<ReloadResult> {
-    if (draining) return { ok: true };
+    if (drain.draining) return { ok: true };
     let next: Runtime;
     try {
-      next = await buildRuntime(live.loaded, { previous: live, log, env, ownSecrets });
+      next = await buildRuntime(live().loaded, { previous: live(), log, env, ownSecrets });
     } catch (error) {
       log({ msg: 'tools.refresh-refused', level: 'warn', error: (error as Error).message });
       return { ok: false, error: error as Error };
@@ -345,15 +324,15 @@ export async function createGateway(
             'add auth.tokens (or auth.jwt)',
           ),
         ]);
-      weakens = weakenings(live.config, nextLoaded.config);
+      weakens = weakenings(live().loaded.config, nextLoaded.config);
       // Any newer reload replaces one still waiting for an operator.
       await dropHeld();
       // The serving configuration's rule counts too: an edit cannot switch the approval off and weaken at once.
       const mustWait =
-        live.config.reload?.requireApproval === 'weakening' ||
+        live().config.reload?.requireApproval === 'weakening' ||
         nextLoaded.config.reload?.requireApproval === 'weakening';
       if (weakens.length > 0 && mustWait) {
-        if (live.config.checkIns?.key === undefined || live.config.inbox?.enabled === false)
+        if (live().config.checkIns?.key === undefined || live().config.inbox?.enabled === false)
           throw new ConfigError([
             nextLoaded.issue(
               ['reload', 'requireApproval'],
@@ -363,11 +342,11 @@ export async function createGateway(
           ]);
         return await hold(nextLoaded, weakens);
       }
-      next = await buildRuntime(nextLoaded, { previous: live, log, env, ownSecrets });
+      next = await buildRuntime(nextLoaded, { previous: live(), log, env, ownSecrets });
       try {
         await recordConfig(next, 'config.reloaded', weakens);
       } catch (error) {
-        await closeRuntime(next, live);
+        await closeRuntime(next, live());
         throw error;
       }
     } catch (error) {
@@ -375,9 +354,9 @@ export async function createGateway(
       log({ msg: 'reload.refused', level: 'error', issues, error: (error as Error).message });
       return { ok: false, error: error as Error };
     }
-    const old = live;
+    const old = live();
     swap(next);
-    if (JSON.stringify(old.config.listen) !== JSON.stringify(next.config.listen))
+    if (fingerprint(old.config.listen) !== fingerprint(next.config.listen))
       log({
         msg: 'reload.listen-unchanged',
         level: 'warn',
@@ -399,16 +378,16 @@ export async function createGateway(
   let heldPoll: NodeJS.Timeout | undefined;
 
   async function hold(nextLoaded: LoadedConfig, weakens: string[]): Promise<ReloadResult> {
-    const waiting = await holdReload(live, nextLoaded, weakens);
+    const waiting = await holdReload(live(), nextLoaded, weakens);
     held = waiting;
-    heldStore = live.state.checkIns;
+    heldStore = live().state.checkIns;
     const checkInId = waiting.request.id;
     log({ msg: 'reload.held', level: 'warn', checkInId, weakens });
-    await live.audit
-      ?.record({ kind: 'config.reload-held', code: 'CONFIG_WEAKENED', checkInId, args: weakens })
+    await live()
+      .audit?.record({ kind: 'config.reload-held', code: 'CONFIG_WEAKENED', checkInId, args: weakens })
       .catch(() => undefined);
     clearInterval(heldPoll);
-    heldPoll = setInterval(() => void checkHeld(), live.pollMs);
+    heldPoll = setInterval(() => void checkHeld(), live().pollMs);
     heldPoll.unref();
     return {
       ok: false,
@@ -430,7 +409,7 @@ export async function createGateway(
   let checking = false;
   async function checkHeld(): Promise<void> {
     const waiting = held;
-    if (waiting === undefined || heldStore === undefined || checking || draining) return;
+    if (waiting === undefined || heldStore === undefined || checking || drain.draining) return;
     checking = true;
     try {
       const end = heldReloadEnd(await heldStore.get(waiting.request.id).catch(() => undefined));
@@ -455,8 +434,8 @@ export async function createGateway(
     if (end.kind === 'declined')
       log({ msg: 'reload.declined', level: 'warn', checkInId, by: end.by, weakens: waiting.weakens });
     else log({ msg: 'reload.expired', level: 'warn', checkInId, weakens: waiting.weakens });
-    await live.audit
-      ?.record({
+    await live()
+      .audit?.record({
         kind: end.kind === 'declined' ? 'config.reload-declined' : 'config.reload-expired',
         code: 'CONFIG_WEAKENED',
         checkInId,
@@ -474,9 +453,9 @@ export async function createGateway(
     if (heldStore !== undefined) await closeHeld(heldStore, waiting, 'consume');
     let next: Runtime;
     try {
-      next = await buildRuntime(waiting.loaded, { previous: live, log, env, ownSecrets });
+      next = await buildRuntime(waiting.loaded, { previous: live(), log, env, ownSecrets });
       try {
-        await live.audit?.record({
+        await live().audit?.record({
           kind: 'config.reload-approved',
           code: 'CONFIG_WEAKENED',
           checkInId,
@@ -485,7 +464,7 @@ export async function createGateway(
         });
         await recordConfig(next, 'config.reloaded', waiting.weakens);
       } catch (error) {
-        await closeRuntime(next, live);
+        await closeRuntime(next, live());
         throw error;
       }
     } catch (error) {
@@ -505,22 +484,10 @@ export async function createGateway(
     return { ok: true };
   }
 
-  let watcher: FSWatcher | undefined;
+  let watcher: ConfigWatcher | undefined;
   if ((options.watch ?? typeof config === 'string') && loaded.file !== undefined) {
-    let timer: NodeJS.Timeout | undefined;
-    const name = basename(loaded.file);
-    try {
-      // The folder, not the file: editors often save by writing a new file and renaming it over.
-      watcher = watch(dirname(loaded.file), (_event, changed) => {
-        if (changed !== null && changed.toString() !== name) return;
-        clearTimeout(timer);
-        timer = setTimeout(() => void gateway.reload(), WATCH_DEBOUNCE_MS);
-      });
-      watcher.on('error', () => undefined);
-      watcher.unref();
-    } catch {
-      log({ msg: 'reload.watch-unavailable', level: 'warn' });
-    }
+    watcher = watchConfigFile(loaded.file, () => void gateway.reload(), WATCH_DEBOUNCE_MS);
+    if (watcher === undefined) log({ msg: 'reload.watch-unavailable', level: 'warn' });
   }
 
   const metricsUrl =
@@ -535,36 +502,23 @@ export async function createGateway(
       reloading = reloading.then(reloadOnce, reloadOnce);
       return reloading;
     },
-    readiness: () => readiness(live),
+    readiness: () => readiness(live()),
     async close() {
-      if (draining) return;
-      draining = true;
+      if (drain.draining) return;
+      const draining = drain.drain(live().config.listen?.drain ?? DEFAULT_DRAIN_MS);
       watcher?.close();
       clearInterval(heldPoll);
       clearInterval(pinReviews);
       clearTimeout(refreshTimer);
       unfollow();
-      const drainMs =
-        live.config.listen?.drain === undefined
-          ? DEFAULT_DRAIN_MS
-          : durationMs(live.config.listen.drain, 'listen.drain');
-      if (inFlight > 0 || responding > 0) {
-        log({ msg: 'shutdown.draining', inFlight });
-        await new Promise<void>((done) => {
-          const timer = setTimeout(done, drainMs);
-          timer.unref?.();
-          drained = () => {
-            clearTimeout(timer);
-            done();
-          };
-        });
-      }
+      if (drain.inFlight > 0) log({ msg: 'shutdown.draining', inFlight: drain.inFlight });
+      await draining;
       await serving?.close();
       inbox?.close();
       await metrics?.close();
       await stdioServing?.close().catch(() => undefined);
       await served.close();
-      await closeRuntime(live);
+      await generations.close();
       log({ msg: 'shutdown.done' });
     },
   };

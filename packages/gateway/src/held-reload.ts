@@ -14,7 +14,6 @@ import {
 } from '@toolgate/core';
 import { basename } from 'node:path';
 import type { LoadedConfig } from './config/load';
-import { durationMs } from './config/units';
 import type { Runtime } from './runtime';
 
 /**
@@ -51,10 +50,7 @@ export async function holdReload(
   const key = live.config.checkIns?.key;
   if (key === undefined)
     throw new Error('a reload that waits for approval needs checkIns.key (and the inbox)');
-  const ttlMs =
-    live.config.checkIns?.ttl === undefined
-      ? DEFAULT_CHECK_IN_TTL_MS
-      : durationMs(live.config.checkIns.ttl, 'checkIns.ttl');
+  const ttlMs = live.config.checkIns?.ttl ?? DEFAULT_CHECK_IN_TTL_MS;
   const review = { file: basename(loaded.file ?? 'configuration'), weakens: [...weakens] };
   const argsDigest = await digestOf(review);
   // Several gateway processes watching one file on one store ask once: the same change, the same check-in.

@@ -17,9 +17,9 @@ import {
 } from '@toolgate/inbox';
 import { ajvValidator } from '@toolgate/middleware';
 import type { ConfigIssue } from './config/errors';
+import { fingerprint } from './config/fingerprint';
 import type { LoadedConfig } from './config/load';
-import type { GatewayConfig } from './config/types';
-import { durationMs } from './config/units';
+import type { ResolvedConfig } from './config/types';
 import type { Mount } from './http';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
@@ -33,7 +33,7 @@ export const APPROVER_ROLE = 'approver';
 
 /** Problems with `inbox` that would leave it unable to serve; checked with the rest of the configuration. */
 export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
-  const { config } = loaded;
+  const { resolved: config } = loaded;
   const issues: ConfigIssue[] = [];
   if (
     config.checkIns === undefined &&
@@ -69,7 +69,7 @@ export function inboxIssues(loaded: LoadedConfig): ConfigIssue[] {
 }
 
 /** The webhook as inboxApp takes it, or undefined when none is configured (or it has no public address). */
-function webhookOf(config: GatewayConfig): InboxWebhook | undefined {
+function webhookOf(config: ResolvedConfig): InboxWebhook | undefined {
   const configured = config.inbox?.webhook;
   if (configured === undefined) return undefined;
   const webhook = typeof configured === 'string' ? { url: configured } : configured;
@@ -86,9 +86,7 @@ function webhookOf(config: GatewayConfig): InboxWebhook | undefined {
     // those are decided by a signed-in operator, not through a link in a channel.
     tenants: webhook.tenants ?? Object.keys(config.tenants),
     ...(webhook.by !== undefined ? { by: webhook.by } : {}),
-    ...(webhook.linkTtl !== undefined
-      ? { linkTtlMs: durationMs(webhook.linkTtl, 'inbox.webhook.linkTtl') }
-      : {}),
+    ...(webhook.linkTtl !== undefined ? { linkTtlMs: webhook.linkTtl } : {}),
     ...(webhook.headers !== undefined ? { headers: webhook.headers } : {}),
   };
 }
@@ -154,16 +152,12 @@ export function gatewayInbox(host: {
     const runtime = host.current();
     const { config } = runtime;
     const enabled = config.checkIns !== undefined && config.inbox?.enabled !== false;
-    const fingerprint = JSON.stringify([
-      config.checkIns?.key ?? null,
-      config.inbox ?? null,
-      config.listen?.publicUrl ?? null,
-    ]);
-    if (built !== undefined && built.state === runtime.state && built.fingerprint === fingerprint) return;
+    const settings = fingerprint(config.checkIns?.key, config.inbox, config.listen?.publicUrl);
+    if (built !== undefined && built.state === runtime.state && built.fingerprint === settings) return;
     app?.close();
     app = undefined;
     listener = undefined;
-    built = { state: runtime.state, fingerprint };
+    built = { state: runtime.state, fingerprint: settings };
     if (!enabled) return;
     const webhook = webhookOf(config);
     app = inboxApp({

@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactValue, type Middleware } from '@toolgate/core';
 import { SECRET_RULE_IDS, type CanonicalGuards } from '@toolgate/middleware';
-import type { GatewayConfig } from './config/types';
+import type { AnyConfig } from './config/types';
 
 /** Shorter values turn up by chance in ordinary text (ports, flags); the secret guard's own floor. */
 export const MIN_OWN_SECRET_CHARS = 8;
 
 /** The configured credentials that can be read now; one that cannot is skipped (its upstream reports it). */
 export function resolvedCredentials(
-  config: GatewayConfig,
+  config: AnyConfig,
   baseDir: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string[] {

@@ -6,7 +6,7 @@
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Tool } from '@toolgate/core';
-import type { GatewayConfig } from './config/types';
+import type { AnyConfig } from './config/types';
 
 export interface PathBases {
   /** The directory the tool's upstream opens relative paths from; undefined when unknown. */
@@ -44,7 +44,7 @@ export async function realPathOf(path: string): Promise<string> {
 
 /** `sourceOf` maps a local tool name to its upstream's name. */
 export function pathBases(
-  config: GatewayConfig,
+  config: AnyConfig,
   baseDir: string,
   sourceOf: ReadonlyMap<string, string>,
 ): PathBases {

@@ -15,7 +15,6 @@ import {
 } from '@toolgate/core';
 import type { PinDiff } from '@toolgate/inbox';
 import { acceptPin, SERVER_IDENTITY } from '@toolgate/mcp';
-import { durationMs } from './config/units';
 import { OPERATOR_TENANT } from './held-reload';
 import type { GatewayLog } from './log';
 import { localPinName } from './pins';
@@ -49,8 +48,7 @@ export async function pinDiffOf(runtime: Runtime, request: CheckInRequest): Prom
 }
 
 function ttlOf(runtime: Runtime): number {
-  const ttl = runtime.config.checkIns?.ttl;
-  return ttl === undefined ? DEFAULT_CHECK_IN_TTL_MS : durationMs(ttl, 'checkIns.ttl');
+  return runtime.config.checkIns?.ttl ?? DEFAULT_CHECK_IN_TTL_MS;
 }
 
 async function askAbout(runtime: Runtime, record: PinRecord, key: string, now: number): Promise<void> {

@@ -48,7 +48,7 @@ export async function acceptPinnedDefinition(
   const name = localPinName(loaded, record);
   if (record.changed === undefined) return { outcome: 'unchanged', name, record };
   const diff = definitionDiff(record.definition, record.changed.definition);
-  if (loaded.config.audit !== undefined) {
+  if (loaded.resolved.audit !== undefined) {
     const audit = openAudit(loaded.config, loaded.baseDir);
     try {
       // Recorded before it takes effect: an acceptance the log cannot hold does not happen.

@@ -16,12 +16,13 @@ import {
   type PolicyEffect,
   type PolicyGate,
   type PolicyRule,
+  matchesToolGlob,
 } from '@toolgate/policy';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { ConfigIssue, ConfigPath } from './config/errors';
-import { policyRules, type LoadedConfig } from './config/load';
+import { policyRules } from './config/check-names';
+import type { LoadedConfig } from './config/load';
 import type { PolicyConfig } from './config/types';
-import { globMatcher } from './glob';
 
 /** Places an issue at a rule (or one of its fields) where it is written. */
 type RuleSite = (field: string | undefined, message: string, fix?: string) => ConfigIssue;
@@ -264,7 +265,7 @@ function fieldNode(root: Node | null, index: number, field: string | undefined):
 function danglingGlobs(layer: Layer, names: readonly string[], where: string, issues: ConfigIssue[]): void {
   layer.rules.forEach((rule, index) => {
     for (const glob of rule.tools ?? []) {
-      if (names.some((name) => globMatcher(glob).test(name))) continue;
+      if (names.some((name) => matchesToolGlob(name, glob))) continue;
       issues.push(
         layer.sites[index]!(
           'tools',

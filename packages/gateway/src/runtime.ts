@@ -6,11 +6,12 @@
 import { AuditConfigError, AuditUnavailableError } from '@toolgate/audit';
 import { DEFAULT_MAX_PENDING, type ToolgateEmitter } from '@toolgate/core';
 import { auditKeyOf, openAudit, type GatewayAudit } from './audit';
-import { createAuthenticator, JwksError, type Authenticator } from './auth';
+import { authenticatorOf, JwksError, type Authenticator } from './auth';
 import { ConfigError, type ConfigIssue } from './config/errors';
 import type { LoadedConfig } from './config/load';
-import type { GatewayConfig } from './config/types';
-import { durationMs } from './config/units';
+import type { ResolvedConfig } from './config/types';
+import { fingerprint } from './config/fingerprint';
+import { inFlightCounter } from './in-flight';
 import type { GatewayLog } from './log';
 import { inboxIssues } from './inbox';
 import { resolvePolicies } from './policy';
@@ -18,12 +19,12 @@ import { openLimitsStore, openStateStore, type LimitsStore, type StateStore } fr
 import { openTelemetry, type Telemetry } from './telemetry';
 import { OwnSecrets, resolvedCredentials } from './own-secrets';
 import { buildTenant, TenantError, type TenantRuntime } from './tenant';
-import { connectUpstream, UpstreamError, type Upstream } from './upstream';
+import { connectUpstream, upstreamFingerprint, UpstreamError, type Upstream } from './upstream';
 import { openPrincipalCredentials, type PrincipalCredentialVault } from './principal-credentials';
 
 export interface Runtime {
   readonly loaded: LoadedConfig;
-  readonly config: GatewayConfig;
+  readonly config: ResolvedConfig;
   readonly auth: Authenticator;
   readonly state: StateStore;
   readonly limits: LimitsStore;
@@ -60,7 +61,7 @@ const POLL_MS = 250;
 
 /** Builds a generation, or throws `ConfigError` placing every problem in the file; nothing is left open. */
 export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions = {}): Promise<Runtime> {
-  const { config, baseDir } = loaded;
+  const { resolved: config, baseDir } = loaded;
   const previous = options.previous;
   const opened: { close(): Promise<void> }[] = [];
   const issues: ConfigIssue[] = [];
@@ -72,7 +73,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     if (issues.length > 0) throw new ConfigError(issues);
     const auth = (() => {
       try {
-        return createAuthenticator(config.auth, { tenants: Object.keys(config.tenants), baseDir });
+        return authenticatorOf(config.auth, { tenants: Object.keys(config.tenants), baseDir });
       } catch (error) {
         issues.push(
           loaded.issue(
@@ -85,18 +86,17 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       }
     })();
 
-    const state =
-      previous !== undefined && previous.config.stores?.state === config.stores?.state
-        ? previous.state
-        : track(opened, openStateStore(config.stores?.state, baseDir));
-    const limits =
-      previous !== undefined && previous.config.stores?.limits === config.stores?.limits
-        ? previous.limits
-        : track(opened, openLimitsStore(config.stores?.limits));
+    const same = (part: (config: ResolvedConfig) => unknown) =>
+      previous !== undefined && fingerprint(part(previous.config)) === fingerprint(part(config));
+    const state = same((c) => c.stores?.state)
+      ? previous!.state
+      : track(opened, openStateStore(config.stores?.state));
+    const limits = same((c) => c.stores?.limits)
+      ? previous!.limits
+      : track(opened, openLimitsStore(config.stores?.limits));
 
-    const telemetryKey = JSON.stringify(config.telemetry ?? null);
     const telemetry =
-      previous !== undefined && previous.telemetry.key === telemetryKey
+      previous !== undefined && previous.telemetry.key === fingerprint(config.telemetry)
         ? previous.telemetry
         : track(opened, openTelemetry(config.telemetry));
 
@@ -134,16 +134,10 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
           onCredential: (value: string) => ownSecrets.add(value),
           ...(principalCredentials !== undefined ? { principalCredentials } : {}),
         };
-        const fingerprint = JSON.stringify([
-          upstreamConfig,
-          context.credentials,
-          context.defaults,
-          config.pins?.newTools === undefined ? null : { newTools: config.pins.newTools },
-        ]);
         const reused = previous?.upstreams.get(name);
         if (
           reused !== undefined &&
-          reused.fingerprint === fingerprint &&
+          reused.fingerprint === upstreamFingerprint(upstreamConfig, context) &&
           previous?.state === state &&
           previous?.principalCredentials === principalCredentials &&
           reused.status().state !== 'closed'
@@ -208,8 +202,7 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
     }
     if (issues.length > 0) throw new ConfigError(issues);
 
-    let inFlight = 0;
-    let waiters: (() => void)[] = [];
+    const calls = inFlightCounter();
     return {
       loaded,
       config,
@@ -221,24 +214,12 @@ export async function buildRuntime(loaded: LoadedConfig, options: BuildOptions =
       tenants,
       ...(audit !== undefined ? { audit } : {}),
       ...(principalCredentials !== undefined ? { principalCredentials } : {}),
-      holdMs:
-        config.checkIns?.hold === undefined
-          ? DEFAULT_HOLD_MS
-          : durationMs(config.checkIns.hold, 'checkIns.hold'),
+      holdMs: config.checkIns?.hold ?? DEFAULT_HOLD_MS,
       maxPending: config.checkIns?.maxPending ?? DEFAULT_MAX_PENDING,
       pollMs: POLL_MS,
-      hold: () => {
-        inFlight += 1;
-      },
-      release: () => {
-        inFlight -= 1;
-        if (inFlight === 0) {
-          const done = waiters;
-          waiters = [];
-          for (const wake of done) wake();
-        }
-      },
-      idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((wake) => waiters.push(wake))),
+      hold: () => calls.begin(),
+      release: () => calls.end(),
+      idle: () => calls.idle(),
     };
   } catch (error) {
     await Promise.all(opened.map((part) => part.close().catch(() => undefined)));
@@ -286,12 +267,12 @@ async function openedAudit(
   issues: ConfigIssue[],
   log: GatewayLog | undefined,
 ): Promise<GatewayAudit | undefined> {
-  const { config, baseDir } = loaded;
+  const { resolved: config, baseDir } = loaded;
   if (config.audit === undefined) return undefined;
   if (previous?.audit !== undefined && previous.audit.key === auditKeyOf(config)) return previous.audit;
   let audit: GatewayAudit;
   try {
-    audit = openAudit(config, baseDir, (error) =>
+    audit = openAudit(loaded.config, baseDir, (error) =>
       log?.({
         msg: 'audit.checkpoint.failed',
         level: 'warn',

@@ -1,7 +1,7 @@
-// The stores a gateway keeps its state in, built from the configuration's URLs: `stores.state`
-// (check-ins and grants, pinned tool definitions; the audit log's default) and `stores.limits` (rate buckets).
+// The stores a gateway keeps its state in, built from the configuration's resolved locations:
+// `stores.state` (check-ins and grants, pinned tool definitions; the audit log's default) and
+// `stores.limits` (rate buckets).
 
-import { resolve } from 'node:path';
 import {
   inMemoryCheckIns,
   inMemoryPins,
@@ -22,6 +22,7 @@ import {
 import { Redis } from 'ioredis';
 import { redisLimits } from '@toolgate/store-redis';
 import { sqliteCheckIns, sqlitePins, sqliteSpentStates, sqliteStandingGrants } from '@toolgate/store-sqlite';
+import type { LimitsStoreLocation, StateStoreLocation } from './config/types';
 
 export interface StateStore {
   /** What it is, for /readyz and `check`: `memory`, `sqlite` or `postgres` (never the URL). */
@@ -48,9 +49,9 @@ export interface LimitsStore {
   close(): Promise<void>;
 }
 
-/** `memory:`, `sqlite:PATH` (relative to `baseDir`) or `postgres://…`. */
-export function openStateStore(url: string | undefined, baseDir: string): StateStore {
-  if (url === undefined || url === 'memory:') {
+/** The state store at `location`; memory when none is configured. */
+export function openStateStore(location: StateStoreLocation = { kind: 'memory' }): StateStore {
+  if (location.kind === 'memory') {
     const checkIns = inMemoryCheckIns();
     const pins = inMemoryPins();
     const grants = inMemoryStandingGrants();
@@ -65,9 +66,8 @@ export function openStateStore(url: string | undefined, baseDir: string): StateS
       close: async () => {},
     };
   }
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    const file = path === ':memory:' ? path : resolve(baseDir, path);
+  if (location.kind === 'sqlite') {
+    const file = location.path;
     const checkIns = sqliteCheckIns({ path: file });
     // ':memory:' is one database per connection: pins there live as long as the process.
     const inMemory = file === ':memory:';
@@ -89,51 +89,46 @@ export function openStateStore(url: string | undefined, baseDir: string): StateS
       },
     };
   }
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    const checkIns = postgresCheckIns({ connectionString: url });
-    const pins = postgresPins({ connectionString: url });
-    const grants = postgresStandingGrants({ connectionString: url });
-    const spentStates = postgresSpentStates({ connectionString: url });
-    return {
-      kind: 'postgres',
-      checkIns,
-      pins,
-      grants,
-      spentStates,
-      ping: async () => {
-        await checkIns.list({ limit: 1 });
-      },
-      close: async () => {
-        await Promise.all([checkIns.close(), pins.close(), grants.close(), spentStates.close()]);
-      },
-    };
-  }
-  throw new TypeError("stores.state: expected 'memory:', 'sqlite:PATH' or a 'postgres://' URL.");
+  const url = location.url;
+  const checkIns = postgresCheckIns({ connectionString: url });
+  const pins = postgresPins({ connectionString: url });
+  const grants = postgresStandingGrants({ connectionString: url });
+  const spentStates = postgresSpentStates({ connectionString: url });
+  return {
+    kind: 'postgres',
+    checkIns,
+    pins,
+    grants,
+    spentStates,
+    ping: async () => {
+      await checkIns.list({ limit: 1 });
+    },
+    close: async () => {
+      await Promise.all([checkIns.close(), pins.close(), grants.close(), spentStates.close()]);
+    },
+  };
 }
 
-/** `memory:` or `redis://…`. */
-export function openLimitsStore(url: string | undefined): LimitsStore {
-  if (url === undefined || url === 'memory:') {
+/** The limits store at `location`; memory when none is configured. */
+export function openLimitsStore(location: LimitsStoreLocation = { kind: 'memory' }): LimitsStore {
+  if (location.kind === 'memory') {
     return { kind: 'memory', limits: inMemoryLimits(), ping: async () => {}, close: async () => {} };
   }
-  if (/^rediss?:\/\//.test(url)) {
-    // Our own client, so /readyz can PING it; one retry per command, so a server that is down fails fast.
-    const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-    redis.on('error', () => undefined);
-    return {
-      kind: 'redis',
-      limits: redisLimits({ redis }),
-      ping: async () => {
-        await redis.ping();
-      },
-      close: async () => {
-        try {
-          await redis.quit();
-        } catch {
-          redis.disconnect();
-        }
-      },
-    };
-  }
-  throw new TypeError("stores.limits: expected 'memory:' or a 'redis://' URL.");
+  // Our own client, so /readyz can PING it; one retry per command, so a server that is down fails fast.
+  const redis = new Redis(location.url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  return {
+    kind: 'redis',
+    limits: redisLimits({ redis }),
+    ping: async () => {
+      await redis.ping();
+    },
+    close: async () => {
+      try {
+        await redis.quit();
+      } catch {
+        redis.disconnect();
+      }
+    },
+  };
 }

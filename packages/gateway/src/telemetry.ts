@@ -6,6 +6,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Dispatcher } from '@toolgate/core';
 import { otel } from '@toolgate/otel';
+import { fingerprint } from './config/fingerprint';
 import type { TelemetryConfig } from './config/types';
 
 export interface Telemetry {
@@ -16,7 +17,7 @@ export interface Telemetry {
 }
 
 export function openTelemetry(config: TelemetryConfig | undefined): Telemetry {
-  const key = JSON.stringify(config ?? null);
+  const key = fingerprint(config);
   if (config?.otlp === undefined)
     return { key, instrument: (dispatcher) => dispatcher, close: async () => {} };
   const exporter = new OTLPTraceExporter({

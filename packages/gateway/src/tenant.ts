@@ -1,6 +1,7 @@
 // One tenant's virtual server: the tools of its upstreams, its chain (the canonical gates, its
 // limits and, with @toolgate/policy, the global and its own rules) and the dispatcher over both.
 
+import { matchesToolGlob } from '@toolgate/policy';
 import {
   createDispatcher,
   type Chain,
@@ -13,9 +14,17 @@ import {
 import { lookup } from 'node:dns/promises';
 import { canonicalChain, type CanonicalGuards, type LimitRule } from '@toolgate/middleware';
 import type { ConfigIssue, ConfigPath } from './config/errors';
-import type { GatewayConfig, GuardsConfig, LimitConfig } from './config/types';
-import { durationMs, sizeBytes } from './config/units';
-import { globMatcher, matchesAny } from './glob';
+import type {
+  CommandGuardConfig,
+  CrossServerGuardConfig,
+  EgressGuardConfig,
+  GuardsConfig,
+  LimitConfig,
+  PathGuardConfig,
+  ResolvedConfig,
+  ResultScreenConfig,
+  SecretGuardConfig,
+} from './config/types';
 import { buildTenantPolicy, type BuiltPolicy, type TenantPolicy } from './policy';
 import type { LimitsStore, StateStore } from './stores';
 import { listedExtrasFor, type Upstream } from './upstream';
@@ -50,7 +59,7 @@ export interface TenantRuntime {
 }
 
 export interface TenantContext {
-  readonly config: GatewayConfig;
+  readonly config: ResolvedConfig;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   readonly state: StateStore;
   readonly limits: LimitsStore;
@@ -145,19 +154,14 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
         ? {
             checkInKey: checkIns.key,
             checkIns: context.state.checkIns,
-            ...(checkIns.ttl !== undefined ? { checkInTtlMs: durationMs(checkIns.ttl, 'checkIns.ttl') } : {}),
+            ...(checkIns.ttl !== undefined ? { checkInTtlMs: checkIns.ttl } : {}),
           }
         : {}),
       ...(config.defaults?.resultCeiling?.maxChars !== undefined
         ? { defaultMaxChars: config.defaults.resultCeiling.maxChars }
         : {}),
       ...(config.defaults?.resultCeiling?.maxBytes !== undefined
-        ? {
-            defaultMaxBytes: sizeBytes(
-              config.defaults.resultCeiling.maxBytes,
-              'defaults.resultCeiling.maxBytes',
-            ),
-          }
+        ? { defaultMaxBytes: config.defaults.resultCeiling.maxBytes }
         : {}),
       ...(limits.length > 0 ? { limits: { limits, store: context.limits.limits } } : {}),
       ...(policy?.built !== undefined ? { policy: policy.built.gate } : {}),
@@ -224,7 +228,7 @@ export function buildTenant(name: string, context: TenantContext): TenantRuntime
 
 /** The configuration's limits as limits-gate rules; a glob matching none of the tenant's tools is an error. */
 function limitRules(
-  limits: readonly LimitConfig[] | undefined,
+  limits: readonly LimitConfig<ResolvedConfig>[] | undefined,
   at: ConfigPath,
   names: readonly string[],
   issues: ConfigIssue[],
@@ -235,7 +239,7 @@ function limitRules(
     const where = [...at, index];
     const dangling = (globs: readonly string[], key: ConfigPath) =>
       globs.forEach((glob, position) => {
-        if (!names.some((name) => globMatcher(glob).test(name)))
+        if (!names.some((name) => matchesToolGlob(name, glob)))
           issues.push(
             context.issue(
               [...where, ...key, ...(key[0] === 'tools' ? [position] : [])],
@@ -247,9 +251,9 @@ function limitRules(
     if (limit.tools !== undefined) dangling(limit.tools, ['tools']);
     if (limit.cost !== undefined)
       for (const glob of Object.keys(limit.cost)) dangling([glob], ['cost', glob]);
-    const windowMs = durationMs(limit.window, 'window');
+    const windowMs = limit.window;
     const per = typeof limit.per === 'string' ? limit.per : [...limit.per];
-    const scoped = (toolName: string) => limit.tools === undefined || matchesAny(toolName, limit.tools);
+    const scoped = (toolName: string) => limit.tools === undefined || matchesToolGlob(toolName, limit.tools);
     if (limit.calls !== undefined) {
       rules.push(
         limit.tools === undefined
@@ -272,7 +276,7 @@ function limitRules(
         windowMs,
         cost: ({ toolName }) => {
           if (!scoped(toolName)) return 0;
-          const found = costs.find(([glob]) => globMatcher(glob).test(toolName));
+          const found = costs.find(([glob]) => matchesToolGlob(toolName, glob));
           return found === undefined ? 0 : found[1];
         },
       });
@@ -281,7 +285,16 @@ function limitRules(
   return rules;
 }
 
-type GuardKey = keyof GuardsConfig;
+/** Each guard's options, when it is on. */
+interface GuardOptionsOf {
+  readonly egress: EgressGuardConfig<ResolvedConfig>;
+  readonly paths: PathGuardConfig<ResolvedConfig>;
+  readonly commands: CommandGuardConfig<ResolvedConfig>;
+  readonly secrets: SecretGuardConfig<ResolvedConfig>;
+  readonly crossServer: CrossServerGuardConfig<ResolvedConfig>;
+  readonly results: ResultScreenConfig<ResolvedConfig>;
+}
+type GuardKey = keyof GuardOptionsOf;
 
 /**
  * The tenant's guards: the global `guards`, its own over them key by key (`false` turns one off;
@@ -290,8 +303,8 @@ type GuardKey = keyof GuardsConfig;
  */
 function tenantGuards(
   name: string,
-  global: GuardsConfig | undefined,
-  own: GuardsConfig | undefined,
+  global: GuardsConfig<ResolvedConfig> | undefined,
+  own: GuardsConfig<ResolvedConfig> | undefined,
   tools: readonly Tool[],
   issues: ConfigIssue[],
   context: TenantContext,
@@ -311,15 +324,16 @@ function tenantGuards(
       commands: false,
     };
   }
-  const options = <K extends GuardKey>(key: K): Exclude<GuardsConfig[K], boolean> | false | undefined => {
-    const pick = (value: GuardsConfig[K]) =>
-      (value === true ? {} : value) as Exclude<GuardsConfig[K], boolean>;
-    const mine = own?.[key];
-    const theirs = global?.[key];
+  const options = <K extends GuardKey>(key: K): GuardOptionsOf[K] | false | undefined => {
+    // Each guard's options are an object, `true` (on, defaults) or `false` (off).
+    type Setting = object | boolean | undefined;
+    const mine = own?.[key] as Setting;
+    const theirs = global?.[key] as Setting;
+    const pick = (value: object | true) => (value === true ? {} : value) as GuardOptionsOf[K];
     if (mine === false || (mine === undefined && theirs === false)) return false;
-    if (mine === undefined) return theirs === undefined ? undefined : pick(theirs);
+    if (mine === undefined) return theirs === undefined ? undefined : pick(theirs as object | true);
     if (theirs === undefined || theirs === false || key === 'paths') return pick(mine);
-    return { ...pick(theirs), ...pick(mine) } as Exclude<GuardsConfig[K], boolean>;
+    return { ...(pick(theirs) as object), ...(pick(mine) as object) } as GuardOptionsOf[K];
   };
   const offAt = (key: GuardKey): ConfigPath =>
     own?.[key] === false ? ['tenants', name, 'guards', key] : ['guards', key];
@@ -347,9 +361,7 @@ function tenantGuards(
       ...(egress.schemes !== undefined ? { schemes: egress.schemes } : {}),
       ...(egress.detectFormats !== undefined ? { detectFormats: egress.detectFormats } : {}),
       ...(egress.resolve === true ? { resolve: resolveHost } : {}),
-      ...(egress.deadline !== undefined
-        ? { deadlineMs: durationMs(egress.deadline, 'guards.egress.deadline') }
-        : {}),
+      ...(egress.deadline !== undefined ? { deadlineMs: egress.deadline } : {}),
     };
   }
   const paths = options('paths');

@@ -9,8 +9,7 @@ import type { Identity } from '@toolgate/core';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { CallerToken } from './caller-token';
-import type { TokenExchangeConfig } from './config/types';
-import { durationMs } from './config/units';
+import type { ResolvedConfig, TokenExchangeConfig } from './config/types';
 import { oauthClient, requestOptions, tokenRequestProblem, UpstreamAuthError } from './oauth-client';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -52,15 +51,12 @@ interface Entry {
 
 export function tokenExchanger(
   upstream: string,
-  config: TokenExchangeConfig,
+  config: TokenExchangeConfig<ResolvedConfig>,
   options: TokenExchangerOptions = {},
 ): TokenExchanger {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-  const timeoutMs =
-    config.timeout === undefined
-      ? DEFAULT_TIMEOUT_MS
-      : durationMs(config.timeout, `upstreams.${upstream}.auth.tokenExchange.timeout`);
+  const timeoutMs = config.timeout ?? DEFAULT_TIMEOUT_MS;
   const tokenUrl = new URL(config.tokenUrl);
   // Only the token endpoint is known. It stands as the issuer too: a token response without an
   // id_token checks no issuer, and a private_key_jwt assertion is addressed to it (RFC 7523 allows it).

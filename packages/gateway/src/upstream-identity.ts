@@ -9,8 +9,7 @@
 import { Refusal, refusalReason, type Identity } from '@toolgate/core';
 import * as oauth from 'oauth4webapi';
 import type { CallerToken } from './caller-token';
-import type { ClientCredentialsConfig, UpstreamConfig } from './config/types';
-import { durationMs } from './config/units';
+import type { ClientCredentialsConfig, ResolvedConfig, UpstreamConfig } from './config/types';
 import { fillCredentials } from './credentials';
 import { oauthClient, requestOptions, tokenRequestProblem, UpstreamAuthError } from './oauth-client';
 import { tokenExchanger, type TokenExchanger } from './token-exchange';
@@ -63,7 +62,7 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 
 /** Whether `config` needs per-call identity: token exchange, or headers with a per-principal credential. */
 export function needsUpstreamIdentity(
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   principalCredentials: PrincipalCredentials | undefined,
 ): boolean {
   return config.auth !== undefined || perPrincipalHeaders(config, principalCredentials).length > 0;
@@ -71,7 +70,7 @@ export function needsUpstreamIdentity(
 
 /** The header names whose values use a per-principal credential. */
 export function perPrincipalHeaders(
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   principalCredentials: PrincipalCredentials | undefined,
 ): string[] {
   if (principalCredentials === undefined) return [];
@@ -86,7 +85,7 @@ function credentialNames(text: string): string[] {
 
 export function upstreamIdentity(
   upstream: string,
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   options: UpstreamIdentityOptions = {},
 ): UpstreamIdentity {
   const base = options.fetch ?? fetch;
@@ -264,13 +263,10 @@ interface GatewayToken {
 function gatewayToken(
   upstream: string,
   url: string,
-  config: ClientCredentialsConfig,
+  config: ClientCredentialsConfig<ResolvedConfig>,
   now: () => number,
 ): GatewayToken {
-  const timeoutMs =
-    config.timeout === undefined
-      ? DEFAULT_TIMEOUT_MS
-      : durationMs(config.timeout, `upstreams.${upstream}.auth.clientCredentials.timeout`);
+  const timeoutMs = config.timeout ?? DEFAULT_TIMEOUT_MS;
   const { client, auth } = oauthClient(config.client);
   let token: { value: string; untilMs: number } | undefined;
   let renewing: Promise<string> | undefined;

@@ -4,6 +4,7 @@
 // configuration's declarations per tool (`declare`) and by annotation (`fromAnnotations`). Its tools
 // follow the server: a list change, a reconnect or an accepted pin imports them again.
 
+import { matchesToolGlob } from '@toolgate/policy';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -27,13 +28,13 @@ import type {
   AnnotationHint,
   CredentialConfig,
   DefaultsConfig,
+  ResolvedConfig,
   ToolDeclaration,
   UpstreamConfig,
 } from './config/types';
-import { durationMs, sizeBytes } from './config/units';
+import { fingerprint } from './config/fingerprint';
 import { fillCredentials, resolveCredential } from './credentials';
 import { followStderr } from './upstream-stderr';
-import { globMatcher, matchesAny } from './glob';
 import { stderrTail, type StderrTail } from './stderr-tail';
 import {
   needsUpstreamIdentity,
@@ -82,8 +83,8 @@ export interface Upstream {
 export interface UpstreamContext {
   /** Relative commands, cwd and files resolve here. */
   readonly baseDir: string;
-  readonly credentials?: Readonly<Record<string, CredentialConfig>>;
-  readonly defaults?: DefaultsConfig;
+  readonly credentials?: Readonly<Record<string, CredentialConfig<ResolvedConfig>>>;
+  readonly defaults?: DefaultsConfig<ResolvedConfig>;
   /** Places a problem in the configuration file. */
   readonly issue: (path: ConfigPath, message: string, fix?: string) => ConfigIssue;
   /** Operator events: restarts, skipped tools, pins. */
@@ -145,21 +146,22 @@ export function listedExtrasFor(tool: Tool): ListedExtras | undefined {
   return extras.get(tool);
 }
 
+/** Equal for equal configuration: a reload keeps such an upstream connected. */
+export function upstreamFingerprint(
+  config: UpstreamConfig<ResolvedConfig>,
+  context: UpstreamContext,
+): string {
+  return fingerprint(config, context.credentials, context.defaults, context.newTools);
+}
+
 /** Connects one upstream and imports its tools; rejects with `UpstreamError` naming what failed. */
 export async function connectUpstream(
   name: string,
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   context: UpstreamContext,
 ): Promise<Upstream> {
-  const fingerprint = JSON.stringify([
-    config,
-    context.credentials,
-    context.defaults,
-    context.newTools === undefined ? null : { newTools: context.newTools },
-  ]);
   const prefix = config.prefix ?? '';
-  const timeoutMs =
-    config.timeout === undefined ? 60_000 : durationMs(config.timeout, `upstreams.${name}.timeout`);
+  const timeoutMs = config.timeout ?? 60_000;
   const backoff = { ...BACKOFF, ...context.backoff };
   let closed = false;
   let restarts = 0;
@@ -336,10 +338,15 @@ export async function connectUpstream(
     }
   }
 
+  const remoteOf = (local: string) => local.slice(prefix.length);
+
   let current: Governed;
   try {
     const imported = await client.tools();
-    current = governed(imported, true);
+    // At connect, a configuration that names tools the server does not serve is refused; on a later
+    // refresh the server changed, not the configuration, so the new list is taken as it is.
+    checkNamedTools(imported);
+    current = governed(imported);
   } catch (cause) {
     if (config.url !== undefined && (identity?.needsAuthorization() === true || lastStatus === 401)) {
       // An upstream that wants OAuth does not stop the gateway: it serves no tools and says why
@@ -360,7 +367,7 @@ export async function connectUpstream(
     if (closed) return Promise.resolve();
     refreshing ??= (async () => {
       try {
-        current = governed(await client.tools(), false);
+        current = governed(await client.tools());
       } catch {
         return;
       } finally {
@@ -383,22 +390,24 @@ export async function connectUpstream(
     readonly live: Map<string, Tool>;
   }
 
-  /** The imported tools the configuration lets through, each forwarding to the newest import. */
-  function governed(imported: readonly Tool[], strict: boolean): Governed {
+  /** Throws `UpstreamError` when the configuration names tools `imported` does not hold. */
+  function checkNamedTools(imported: readonly Tool[]): void {
     const live = new Map(imported.map((tool) => [tool.schema.name, tool]));
-    const remoteOf = (local: string) => local.slice(prefix.length);
     const remotes = [...live.keys()].map(remoteOf);
-    const issues = strict
-      ? namingIssues(name, config, remotes, context, (remote) => live.get(`${prefix}${remote}`))
-      : [];
+    const issues = namingIssues(name, config, remotes, context, (remote) => live.get(`${prefix}${remote}`));
     if (issues.length > 0)
       throw new UpstreamError(name, 'its configuration names tools it does not serve', issues);
+  }
+
+  /** The imported tools the configuration lets through, each forwarding to the newest import. */
+  function governed(imported: readonly Tool[]): Governed {
+    const live = new Map(imported.map((tool) => [tool.schema.name, tool]));
     const tools: Tool[] = [];
     const remoteNames = new Map<string, string>();
     for (const [local, tool] of live) {
       const remote = remoteOf(local);
-      if (config.include !== undefined && !matchesAny(remote, config.include)) continue;
-      if (config.exclude !== undefined && matchesAny(remote, config.exclude)) continue;
+      if (config.include !== undefined && !matchesToolGlob(remote, config.include)) continue;
+      if (config.exclude !== undefined && matchesToolGlob(remote, config.exclude)) continue;
       const never = config.tools?.[remote]?.checkIn === 'never';
       const { egress, paths } = config.tools?.[remote] ?? {};
       const { checkIn, execute: _execute, ...rest } = tool;
@@ -433,7 +442,7 @@ export async function connectUpstream(
   function upstreamOf(): Upstream {
     return {
       name,
-      fingerprint,
+      fingerprint: upstreamFingerprint(config, context),
       get tools() {
         return current.tools;
       },
@@ -486,7 +495,7 @@ const NEEDS_AUTH =
  */
 function connectionHeaders(
   name: string,
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   context: UpstreamContext,
 ): Record<string, string> {
   const personal = new Set(perPrincipalHeaders(config, context.principalCredentials));
@@ -509,7 +518,7 @@ function connectionHeaders(
 /** A fresh transport per connection: credentials are read again each time, so a rotated one is used. */
 function transport(
   name: string,
-  config: UpstreamConfig,
+  config: UpstreamConfig<ResolvedConfig>,
   context: UpstreamContext,
 ): { transport: Transport; tail?: StderrTail } {
   const secrets: string[] = [];
@@ -566,7 +575,7 @@ function transport(
 /** The configuration's per-tool declarations, by local name, as `mcpClient` takes them. */
 function declarations(
   prefix: string,
-  tools: Readonly<Record<string, ToolDeclaration>> | undefined,
+  tools: Readonly<Record<string, ToolDeclaration<ResolvedConfig>>> | undefined,
 ): Record<string, ImportDeclaration> {
   const declared: Record<string, ImportDeclaration> = {};
   for (const [remote, declaration] of Object.entries(tools ?? {})) {
@@ -578,9 +587,7 @@ function declarations(
         ? {
             resultCeiling: {
               maxChars: ceiling.maxChars,
-              ...(ceiling.maxBytes !== undefined
-                ? { maxBytes: sizeBytes(ceiling.maxBytes, `tools.${remote}.resultCeiling.maxBytes`) }
-                : {}),
+              ...(ceiling.maxBytes !== undefined ? { maxBytes: ceiling.maxBytes } : {}),
               ...(ceiling.narrowBy !== undefined ? { narrowBy: [...ceiling.narrowBy] } : {}),
             },
           }
@@ -592,7 +599,7 @@ function declarations(
 
 /** `defaults.annotations` as `mcpClient`'s `fromAnnotations`. */
 function annotationDeclarations(
-  annotations: NonNullable<DefaultsConfig['annotations']>,
+  annotations: NonNullable<DefaultsConfig<ResolvedConfig>['annotations']>,
 ): Partial<Record<AnnotationHint, ImportDeclaration>> {
   const declared: Partial<Record<AnnotationHint, ImportDeclaration>> = {};
   for (const hint of HINTS) {
@@ -609,7 +616,7 @@ function annotationDeclarations(
 /** `include`, `exclude` and `tools` entries that name nothing the server serves. */
 function namingIssues(
   source: string,
-  upstream: UpstreamConfig,
+  upstream: UpstreamConfig<ResolvedConfig>,
   remotes: readonly string[],
   ctx: UpstreamContext,
   toolOf: (remote: string) => Tool | undefined,
@@ -618,7 +625,7 @@ function namingIssues(
   const at = ['upstreams', source];
   const named = (list: readonly string[] | undefined, key: 'include' | 'exclude') =>
     list?.forEach((glob, index) => {
-      if (!remotes.some((remote) => globMatcher(glob).test(remote)))
+      if (!remotes.some((remote) => matchesToolGlob(remote, glob)))
         issues.push(
           ctx.issue([...at, key, index], `matches no tool of '${source}'`, `it serves: ${listed(remotes)}`),
         );
@@ -663,7 +670,7 @@ function listed(names: readonly string[]): string {
   return names.length > 20 ? `${names.slice(0, 20).join(', ')}, … (${names.length})` : names.join(', ');
 }
 
-function connectProblem(config: UpstreamConfig, cause: unknown): string {
+function connectProblem(config: UpstreamConfig<ResolvedConfig>, cause: unknown): string {
   // mcpClient wraps the connection error; the transport's own is its cause.
   const inner = (cause as { cause?: unknown } | undefined)?.cause ?? cause;
   const deepest = (inner as { cause?: unknown } | undefined)?.cause ?? inner;

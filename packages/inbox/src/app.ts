@@ -3,6 +3,7 @@
 
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { secureHeaders } from 'hono/secure-headers';
 import { SCRIPT, STYLE } from './assets';
 import { inboxContext, type InboxOptions } from './options';
 import { apiRoutes } from './routes/api';
@@ -13,16 +14,16 @@ import { sameOriginGuard } from './same-origin';
 import { webhookDelivery } from './webhook';
 
 /** No inline script or style, nothing from elsewhere, no framing, forms only to this inbox. */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+const CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+};
 
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -47,14 +48,20 @@ export function inboxApp(options: InboxOptions): InboxApp {
   const root = new Hono({ strict: false });
   const app = root.basePath(inbox.base === '' ? '/' : inbox.base);
 
+  app.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: CSP,
+      // Same-origin only: the inbox's own form posts then carry its real Origin, nothing leaves for elsewhere.
+      referrerPolicy: 'same-origin',
+      xFrameOptions: 'DENY',
+      crossOriginOpenerPolicy: 'same-origin',
+      // Whether a host is HTTPS-only is its operator's to declare (the inbox is often served on loopback).
+      strictTransportSecurity: false,
+    }),
+  );
   app.use('*', async (c, next) => {
     await next();
-    c.header('Content-Security-Policy', CSP);
-    c.header('X-Content-Type-Options', 'nosniff');
-    // Same-origin only: the inbox's own form posts then carry its real Origin, nothing leaves for elsewhere.
-    c.header('Referrer-Policy', 'same-origin');
-    c.header('X-Frame-Options', 'DENY');
-    c.header('Cross-Origin-Opener-Policy', 'same-origin');
     if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
   });
   app.use(

@@ -4,6 +4,7 @@ export type { PolicyGate, PolicyGateOptions, VisibleToolsOptions } from './polic
 export { policyGate } from './policy-gate';
 export type { PolicyEffect, PolicyMode, PolicyRule } from './rules';
 export { PolicyConfigError } from './rules';
+export { matchesToolGlob, toolGlob } from './glob';
 export { PolicyBuildError } from './decide';
 export type { LoadPolicyOptions } from './load';
 export { loadPolicy, PolicyLoadError } from './load';

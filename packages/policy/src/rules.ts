@@ -2,6 +2,7 @@
 // field of every rule, its tool globs, and its CEL expression (syntax, variables, types that do not
 // depend on a tool).
 
+import { toolGlob } from './glob';
 import type { ASTNode } from '@marcbachmann/cel-js';
 import { compileForEvaluation, readsOf, untypedEnvironment, type Reads } from './cel';
 import { compileRe2, literalPattern, matchesCalls } from './linear-matches';
@@ -74,12 +75,6 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const describe = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
-
-/** A glob list as one anchored RegExp over tool names. */
-function globsOf(globs: readonly string[]): RegExp {
-  const parts = globs.map((glob) => glob.replace(/-/g, '\\-').replace(/\*/g, '.*').replace(/\?/g, '.'));
-  return new RegExp(`^(?:${parts.join('|')})$`);
-}
 
 /** 1-based column of `offset` in `text`, counted on its own line. */
 export function columnOf(text: string, offset: number): { line: number; column: number } {
@@ -211,7 +206,7 @@ function compileRule(candidate: unknown, index: number): Rule {
     effect: effect as PolicyEffect,
     shadow: mode === 'shadow',
     reason: reason as string | undefined,
-    tools: tools === undefined ? undefined : globsOf(tools as string[]),
+    tools: tools === undefined ? undefined : toolGlob(tools as string[]),
     when: when === undefined ? undefined : compileWhen(when as string, index, name),
   };
 }

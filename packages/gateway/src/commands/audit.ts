@@ -16,7 +16,7 @@ import {
   type VerifyAuditLogOptions,
 } from '@toolgate/audit';
 import type { AuditHead } from '@toolgate/core';
-import { auditStoreUrl, openAuditStore } from '../audit';
+import { auditStoreLocation, openAuditStore } from '../audit';
 import type { LoadedConfig } from '../config/load';
 import { UsageError, type CommandIo, type ParsedArgs } from './io';
 
@@ -74,21 +74,21 @@ export async function auditCommand(
   args: ParsedArgs,
   io: CommandIo,
 ): Promise<number> {
-  const { config } = loaded;
+  const { resolved: config } = loaded;
   if (config.audit === undefined) {
     io.err(
       'toolgate audit: this configuration has no audit log; add audit: { signingKey: "${file:./audit-key.pem}" }',
     );
     return 1;
   }
-  const url = auditStoreUrl(config);
-  if (url === 'memory:') {
+  const location = auditStoreLocation(config);
+  if (location.kind === 'memory') {
     io.err(
       "toolgate audit: the audit log is kept in memory:, inside the running gateway; set audit.store (or stores.state) to 'sqlite:PATH' or a 'postgres://' URL to read it from the command line",
     );
     return 1;
   }
-  const opened = openAuditStore(url, loaded.baseDir);
+  const opened = openAuditStore(location);
   try {
     if (sub === 'export') {
       const out = args.flags.get('out');

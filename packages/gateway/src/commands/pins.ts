@@ -30,12 +30,12 @@ export async function pinsCommand(
 }
 
 function openPins(loaded: LoadedConfig): StateStore {
-  const url = loaded.config.stores?.state;
-  if (url === undefined || url === 'memory:')
+  const location = loaded.resolved.stores?.state;
+  if (location === undefined || location.kind === 'memory')
     throw new UsageError(
       "stores.state is memory:, so the pins live only inside the running gateway; set stores.state to 'sqlite:PATH' or a 'postgres://' URL to manage them from the command line",
     );
-  return openStateStore(url, loaded.baseDir);
+  return openStateStore(location);
 }
 
 async function list(loaded: LoadedConfig, pins: PinStore, args: ParsedArgs, io: CommandIo): Promise<number> {

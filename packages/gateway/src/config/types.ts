@@ -1,345 +1,110 @@
-// The configuration file's shape, as `schema/toolgate.schema.json` defines it. Strings are already
-// interpolated (except `${credential:…}`, resolved when an upstream connects); durations and sizes
-// stay as written and are read with `durationMs`/`sizeBytes`.
+// The configuration's TypeScript types, derived from its JSON Schema (`./schema`) so the two cannot
+// drift. Each comes in two forms: as written in the file (`GatewayConfig`, strings interpolated except
+// `${credential:…}`), and as resolved by the loader (`ResolvedConfig`: durations in milliseconds, sizes
+// in bytes, store URLs as typed locations). A part's type takes the form as a parameter:
+// `ListenConfig` is the written `listen`, `ListenConfig<ResolvedConfig>` the resolved one.
 
-export interface IdentityConfig {
-  readonly tenant: string;
-  readonly principal: string;
-  readonly roles?: readonly string[];
+import type { FromSchema } from 'json-schema-to-ts';
+import type { configSchema } from './schema';
+
+/** Where `stores.state` (and `audit.store`) keep their rows; a sqlite path is absolute or `:memory:`. */
+export type StateStoreLocation =
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+/** Where `stores.limits` keeps rate buckets. */
+export type LimitsStoreLocation =
+  { readonly kind: 'memory' } | { readonly kind: 'redis'; readonly url: string };
+
+/** What the schema's `unit` annotations resolve to. */
+interface Resolving {
+  readonly deserialize: [
+    { readonly pattern: { readonly unit: 'milliseconds' }; readonly output: number },
+    { readonly pattern: { readonly unit: 'bytes' }; readonly output: number },
+    { readonly pattern: { readonly unit: 'stateStore' }; readonly output: StateStoreLocation },
+    { readonly pattern: { readonly unit: 'limitsStore' }; readonly output: LimitsStoreLocation },
+  ];
 }
 
-export interface ListenConfig {
-  readonly host?: string;
-  readonly port?: number;
-  readonly publicUrl?: string;
-  readonly maxBody?: string | number;
-  readonly maxSessions?: number;
-  readonly maxSessionsPerClient?: number;
-  readonly sessionIdle?: string;
-  readonly allowedOrigins?: readonly string[];
-  readonly drain?: string;
-}
+type DeepReadonly<T> = T extends readonly (infer Item)[]
+  ? readonly DeepReadonly<Item>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
 
-export interface TokenConfig {
-  readonly token: string;
-  readonly identity: IdentityConfig;
-}
+/** A whole configuration file, as written. */
+export type GatewayConfig = DeepReadonly<FromSchema<typeof configSchema>>;
+/** A whole configuration after loading: units and store locations resolved. */
+export type ResolvedConfig = DeepReadonly<FromSchema<typeof configSchema, Resolving>>;
+/** Either form; the parts below take one. */
+export type AnyConfig = GatewayConfig | ResolvedConfig;
 
-export interface JwtConfig {
-  readonly issuer: string;
-  readonly audience: string | readonly string[];
-  readonly jwks: string;
-  readonly algorithms?: readonly string[];
-  readonly clockTolerance?: string;
-  /** The longest a token may live (exp − iat, or exp − now without iat); default 24h. */
-  readonly maxLifetime?: string;
-  readonly claims?: { readonly tenant?: string; readonly principal?: string; readonly roles?: string };
-}
+type Part<T> = NonNullable<T>;
+type Options<T> = Exclude<NonNullable<T>, boolean>;
 
-export interface AuthConfig {
-  readonly tokens?: readonly TokenConfig[];
-  readonly jwt?: JwtConfig;
-}
-
-export interface StoresConfig {
-  readonly state?: string;
-  readonly limits?: string;
-}
-
-export interface CheckInsConfig {
-  readonly key: string;
-  readonly ttl?: string;
-  readonly hold?: string;
-  /** Pending check-ins one principal may keep waiting; over it, CHECKIN_LIMIT. */
-  readonly maxPending?: number;
-}
-
-export interface AuditConfig {
-  /** Ed25519 private key (PKCS#8 PEM, JWK or raw), as `${file:…}` or `${env:…}`. */
-  readonly signingKey: string;
-  /** HMAC key of the argument and result digests; default derived from `signingKey`. */
-  readonly digestKey?: string;
-  readonly onAuditFailure?: 'refuse' | 'allow';
-  /**
-   * `batch` (the default): a call answers once its record is queued; the records of a commit window
-   * are written in one transaction under one signature, and a crash loses at most that window's; on
-   * SQLite, commits reach the disk within a second (a power cut may lose that second too).
-   * `record`: a call answers once its record is committed and synced.
-   */
-  readonly durability?: 'record' | 'batch';
-  /** How long a batch stays open for more records, a duration; default `5ms` (`batch` only). */
-  readonly commitWindow?: string;
-  /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
-  readonly store?: string;
-  /** Signed checkpoints published outside the store. */
-  readonly checkpoints?: AuditCheckpointsConfig;
-}
-
-export interface AuditCheckpointsConfig {
-  /** A file outside the store, rewritten with the newest checkpoint. */
-  readonly file?: string;
-  /** A URL each checkpoint is POSTed to (https, or http on loopback). */
-  readonly webhook?: string;
-  /** Records between checkpoints; default 100. */
-  readonly every?: number;
-  /** How long a stored record may wait for a checkpoint, a duration; default `10s`. */
-  readonly interval?: string;
-}
-
-export interface ResultCeilingConfig {
-  readonly maxChars: number;
-  readonly maxBytes?: string | number;
-  readonly narrowBy?: readonly string[];
-}
-
-export interface ToolDeclaration {
-  readonly checkIn?: 'always' | 'never';
-  readonly capabilities?: readonly string[];
-  readonly resultCeiling?: ResultCeilingConfig;
-  /** Arguments that carry a URL or host the tool will reach: the egress guard judges them. */
-  readonly egress?: readonly string[];
-  /** Arguments that are file paths, and the absolute roots they must stay under: the path guard judges them. */
-  readonly paths?: Readonly<Record<string, readonly string[]>>;
-}
-
-export interface HintDeclaration {
-  readonly checkIn?: 'always';
-  readonly capabilities?: readonly string[];
-}
-
-export type AnnotationHint = 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint';
-
-export interface UpstreamConfig {
-  readonly command?: readonly string[];
-  readonly env?: Readonly<Record<string, string>>;
-  readonly cwd?: string;
-  readonly url?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly prefix?: string;
-  readonly include?: readonly string[];
-  readonly exclude?: readonly string[];
-  readonly tools?: Readonly<Record<string, ToolDeclaration>>;
-  readonly timeout?: string;
-  /** How the server reads path arguments: `base` is the absolute directory it resolves relative paths from. */
-  readonly paths?: { readonly base?: string };
-  /** Whether the server's sampling requests reach the calling client; default `allow`. */
-  readonly sampling?: 'allow' | 'deny';
-  /** Whether the server may ask the calling client for its roots; default `refuse`. */
-  readonly roots?: 'relay' | 'refuse';
-  /** Who the server is told the call is from (HTTP only): a token obtained per caller, or for the gateway. */
-  readonly auth?: UpstreamAuthConfig;
-}
-
-/** The gateway as an OAuth client, with a secret or a private key (private_key_jwt). */
-export interface OAuthClientConfig {
-  readonly id: string;
-  readonly secret?: string;
-  /** A PKCS#8 PEM or a private JWK, as `${file:…}` or `${env:…}`. */
-  readonly privateKeyJwt?: string;
-}
-
-/** RFC 8693: the caller's verified JWT exchanged for a token the upstream accepts. */
-export interface TokenExchangeConfig {
-  readonly tokenUrl: string;
-  readonly audience?: string;
-  readonly resource?: string;
-  readonly scope?: string;
-  readonly client: OAuthClientConfig;
-  /** How long the authorization server may take; default 5s. */
-  readonly timeout?: string;
-}
-
-/** A token for the gateway itself, from the authorization server the upstream's RFC 9728 metadata names. */
-export interface ClientCredentialsConfig {
-  readonly client: OAuthClientConfig;
-  readonly scope?: string;
-  /** The token endpoint; default discovered from the upstream's protected-resource metadata. */
-  readonly tokenUrl?: string;
-  readonly timeout?: string;
-}
-
-export interface UpstreamAuthConfig {
-  readonly tokenExchange?: TokenExchangeConfig;
-  readonly clientCredentials?: ClientCredentialsConfig;
-}
-
-export interface CredentialConfig {
-  readonly env?: string;
-  readonly file?: string;
-  /** One value per tenant and principal, kept encrypted in a store (set through the operator API). */
-  readonly perPrincipal?: PerPrincipalCredentialConfig;
-}
-
-export interface PerPrincipalCredentialConfig {
-  /** `memory:`, `sqlite:PATH` or `postgres://…`; default `stores.state`. */
-  readonly store?: string;
-  /** The AES-256-GCM key (32 bytes, base64 or hex), as `${env:…}` or `${file:…}`. */
-  readonly key: string;
-}
-
-export interface DefaultsConfig {
-  readonly resultCeiling?: { readonly maxChars?: number; readonly maxBytes?: string | number };
-  readonly annotations?: Readonly<Partial<Record<AnnotationHint, HintDeclaration>>>;
-}
-
-export interface RuleConfig {
-  readonly name: string;
-  readonly tools?: readonly string[];
-  readonly when?: string;
-  readonly effect: 'allow' | 'deny' | 'ask';
-  readonly reason?: string;
-  readonly mode?: 'enforce' | 'shadow';
-}
-
+export type ListenConfig<C extends AnyConfig = GatewayConfig> = Part<C['listen']>;
+export type AuthConfig<C extends AnyConfig = GatewayConfig> = Part<C['auth']>;
+export type TokenConfig<C extends AnyConfig = GatewayConfig> = Part<AuthConfig<C>['tokens']>[number];
+export type IdentityConfig<C extends AnyConfig = GatewayConfig> = TokenConfig<C>['identity'];
+/** `auth.jwt`; `maxLifetime` is the longest a token may live (exp − iat, or exp − now without iat), default 24h. */
+export type JwtConfig<C extends AnyConfig = GatewayConfig> = Part<AuthConfig<C>['jwt']>;
+export type StoresConfig<C extends AnyConfig = GatewayConfig> = Part<C['stores']>;
+/** `checkIns`; `maxPending`: pending check-ins one principal may keep waiting (over it, CHECKIN_LIMIT). */
+export type CheckInsConfig<C extends AnyConfig = GatewayConfig> = Part<C['checkIns']>;
+/** `audit`: the signing key (Ed25519, as `${file:…}` or `${env:…}`), the digest key, the store, checkpoints. */
+export type AuditConfig<C extends AnyConfig = GatewayConfig> = Part<C['audit']>;
+export type AuditCheckpointsConfig<C extends AnyConfig = GatewayConfig> = Part<AuditConfig<C>['checkpoints']>;
+export type UpstreamConfig<C extends AnyConfig = GatewayConfig> = C['upstreams'][string];
+export type ToolDeclaration<C extends AnyConfig = GatewayConfig> = Part<UpstreamConfig<C>['tools']>[string];
+export type ResultCeilingConfig<C extends AnyConfig = GatewayConfig> = Part<
+  ToolDeclaration<C>['resultCeiling']
+>;
+export type CredentialConfig<C extends AnyConfig = GatewayConfig> = Part<C['credentials']>[string];
+export type DefaultsConfig<C extends AnyConfig = GatewayConfig> = Part<C['defaults']>;
+export type AnnotationHint = keyof Part<DefaultsConfig['annotations']>;
+export type HintDeclaration = Part<Part<DefaultsConfig['annotations']>[AnnotationHint]>;
 /** `policy`: a list of rules, or rules from a file (or inline) with a default effect. */
-export type PolicyConfig =
-  | readonly RuleConfig[]
-  | {
-      readonly file?: string;
-      readonly rules?: readonly RuleConfig[];
-      readonly default?: 'allow' | 'deny' | 'ask';
-    };
-
-export type LimitDimensionConfig = 'tenant' | 'principal' | 'tool';
-
-export interface LimitConfig {
-  readonly name: string;
-  readonly per: LimitDimensionConfig | readonly LimitDimensionConfig[];
-  readonly calls?: number;
-  readonly budget?: number;
-  readonly cost?: Readonly<Record<string, number>>;
-  readonly window: string;
-  readonly tools?: readonly string[];
-}
-
-export interface EgressGuardConfig {
-  readonly allowHosts?: readonly string[];
-  readonly schemes?: readonly string[];
-  /** Resolve names (Node's resolver) and refuse one that resolves to a private address. */
-  readonly resolve?: boolean;
-  /** The resolver's deadline, a duration. */
-  readonly deadline?: string;
-  readonly detectFormats?: boolean;
-}
-
-export interface PathGuardConfig {
-  /** `{ tool: { argPath: [root, …] } }`, local tool names, on top of the tools' own declarations. */
-  readonly tools?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
-}
-
-export interface CommandGuardConfig {
-  readonly tools?: readonly string[];
-  readonly capability?: string;
-}
-
-export interface SecretGuardConfig {
-  readonly args?: boolean;
-  readonly results?: boolean;
-  readonly decode?: boolean;
-  readonly values?: readonly string[];
-  readonly except?: readonly string[];
-  readonly exceptFor?: Readonly<Record<string, readonly string[]>>;
-}
-
-export interface CrossServerGuardConfig {
-  readonly action?: 'refuse' | 'ask';
-  readonly allowFlows?: readonly { readonly from: string; readonly to: string }[];
-  readonly ownTools?: boolean;
-  readonly minLength?: number;
-  readonly perConversation?: number;
-  readonly conversations?: number;
-}
-
-export interface ResultScreenConfig {
-  readonly mode?: 'flag' | 'withhold' | 'strip';
-  readonly instructions?: 'flag' | 'withhold';
-  readonly tools?: 'all' | 'mcp';
-  readonly except?: readonly string[];
-}
-
-/** `guards` (global, and per tenant over it): canonicalChain's guard options as a file writes them; `true` is on
- * with defaults, `false` off.  */
-export interface GuardsConfig {
-  readonly egress?: EgressGuardConfig | boolean;
-  readonly paths?: PathGuardConfig | boolean;
-  readonly commands?: CommandGuardConfig | boolean;
-  readonly secrets?: SecretGuardConfig | boolean;
-  readonly crossServer?: CrossServerGuardConfig | boolean;
-  readonly results?: ResultScreenConfig | boolean;
-}
-
-export interface TenantConfig {
-  readonly upstreams: readonly string[];
-  readonly policy?: PolicyConfig;
-  readonly limits?: readonly LimitConfig[];
-  readonly guards?: GuardsConfig;
-}
-
-export interface TelemetryConfig {
-  readonly otlp?: string;
-  readonly serviceName?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-export interface WebhookConfig {
-  readonly url: string;
-  readonly publicUrl?: string;
-  readonly tenants?: readonly string[];
-  readonly by?: string;
-  readonly linkTtl?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-export interface InboxConfig {
-  readonly enabled?: boolean;
-  readonly webhook?: string | WebhookConfig;
-}
-
-/** A whole configuration file. */
-export interface GatewayConfig {
-  readonly listen?: ListenConfig;
-  readonly auth?: AuthConfig;
-  readonly stores?: StoresConfig;
-  readonly checkIns?: CheckInsConfig;
-  readonly audit?: AuditConfig;
-  readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
-  readonly credentials?: Readonly<Record<string, CredentialConfig>>;
-  readonly defaults?: DefaultsConfig;
-  readonly policy?: PolicyConfig;
-  readonly limits?: readonly LimitConfig[];
-  readonly guards?: GuardsConfig;
-  readonly tenants: Readonly<Record<string, TenantConfig>>;
-  readonly telemetry?: TelemetryConfig;
-  readonly metrics?: MetricsConfig;
-  readonly inbox?: InboxConfig;
-  readonly stdio?: { readonly identity: IdentityConfig };
-  readonly pins?: PinsConfig;
-  readonly reload?: ReloadConfig;
-}
-
+export type PolicyConfig<C extends AnyConfig = GatewayConfig> = Part<C['policy']>;
+export type RuleConfig<C extends AnyConfig = GatewayConfig> = Extract<
+  PolicyConfig<C>,
+  readonly unknown[]
+>[number];
+export type LimitConfig<C extends AnyConfig = GatewayConfig> = Part<C['limits']>[number];
+export type LimitDimensionConfig = Extract<LimitConfig['per'], string>;
+/** `guards` (global, and per tenant over it): `true` is on with defaults, `false` off. */
+export type GuardsConfig<C extends AnyConfig = GatewayConfig> = Part<C['guards']>;
+export type EgressGuardConfig<C extends AnyConfig = GatewayConfig> = Options<GuardsConfig<C>['egress']>;
+export type PathGuardConfig<C extends AnyConfig = GatewayConfig> = Options<GuardsConfig<C>['paths']>;
+export type CommandGuardConfig<C extends AnyConfig = GatewayConfig> = Options<GuardsConfig<C>['commands']>;
+export type SecretGuardConfig<C extends AnyConfig = GatewayConfig> = Options<GuardsConfig<C>['secrets']>;
+export type CrossServerGuardConfig<C extends AnyConfig = GatewayConfig> = Options<
+  GuardsConfig<C>['crossServer']
+>;
+export type ResultScreenConfig<C extends AnyConfig = GatewayConfig> = Options<GuardsConfig<C>['results']>;
+export type TenantConfig<C extends AnyConfig = GatewayConfig> = C['tenants'][string];
+export type TelemetryConfig<C extends AnyConfig = GatewayConfig> = Part<C['telemetry']>;
+export type MetricsConfig<C extends AnyConfig = GatewayConfig> = Part<C['metrics']>;
+export type InboxConfig<C extends AnyConfig = GatewayConfig> = Part<C['inbox']>;
+export type WebhookConfig<C extends AnyConfig = GatewayConfig> = Exclude<
+  Part<InboxConfig<C>['webhook']>,
+  string
+>;
 /** What a reload may do on its own. */
-export interface ReloadConfig {
-  /**
-   * `weakening`: a reload that weakens security waits in the inbox as an operator check-in (decided by
-   * identities with the `operator` role); approved, it is applied; declined or expired, the serving
-   * configuration stays. Needs `checkIns` and the inbox.
-   */
-  readonly requireApproval?: 'weakening' | 'never';
-}
-
+export type ReloadConfig<C extends AnyConfig = GatewayConfig> = Part<C['reload']>;
 /** How upstreams' tool sets are pinned. */
-export interface PinsConfig {
-  /** A tool an upstream adds or renames while serving: held for review (`toolgate pins accept tools:UPSTREAM`) or listed at once. Default review. */
-  readonly newTools?: 'review' | 'allow';
-}
-
-export interface MetricsConfig {
-  /** Default true. */
-  readonly enabled?: boolean;
-  /** A listener of its own; default /metrics on the gateway's listener. */
-  readonly listen?: { readonly host?: string; readonly port: number };
-  /** Bearer token a scraper sends; required when /metrics is reachable beyond loopback. */
-  readonly token?: string;
-  /** Label calls by principal too (unbounded when principals come from JWTs); default false. */
-  readonly principals?: boolean;
-}
+export type PinsConfig<C extends AnyConfig = GatewayConfig> = Part<C['pins']>;
+/** `upstreams.<name>.auth`: who the server is told the call is from (HTTP only). */
+export type UpstreamAuthConfig<C extends AnyConfig = GatewayConfig> = Part<UpstreamConfig<C>['auth']>;
+/** RFC 8693: the caller's verified JWT exchanged for a token the upstream accepts. */
+export type TokenExchangeConfig<C extends AnyConfig = GatewayConfig> = Part<
+  UpstreamAuthConfig<C>['tokenExchange']
+>;
+/** A token for the gateway itself, from the authorization server the upstream's RFC 9728 metadata names. */
+export type ClientCredentialsConfig<C extends AnyConfig = GatewayConfig> = Part<
+  UpstreamAuthConfig<C>['clientCredentials']
+>;
+/** The gateway as an OAuth client, with a secret or a private key (private_key_jwt). */
+export type OAuthClientConfig = TokenExchangeConfig['client'];
+/** One value per tenant and principal, kept encrypted in a store (set through the operator API). */
+export type PerPrincipalCredentialConfig = Part<CredentialConfig['perPrincipal']>;

@@ -1,5 +1,5 @@
 // Durations (`15m`, `30s`) and sizes (`5mb`) as the configuration writes them. Each parser answers
-// a number or a sentence saying what is accepted, so the loader can place the error in the file.
+// a number or a sentence saying what is accepted; the loader resolves each once (config/resolve.ts).
 
 const DURATION_UNITS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -42,17 +42,4 @@ export function parseSize(value: unknown): number | string {
   if (match === null) return `expected ${SIZE_HELP}`;
   const bytes = Math.floor(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
   return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : `expected a positive ${SIZE_HELP.slice(2)}`;
-}
-
-/** For values the loader already checked: the number, or a throw naming the field. */
-export function durationMs(value: string, field: string): number {
-  const ms = parseDuration(value);
-  if (typeof ms === 'string') throw new TypeError(`${field}: ${ms}`);
-  return ms;
-}
-
-export function sizeBytes(value: string | number, field: string): number {
-  const bytes = parseSize(value);
-  if (typeof bytes === 'string') throw new TypeError(`${field}: ${bytes}`);
-  return bytes;
 }

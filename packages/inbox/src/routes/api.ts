@@ -100,33 +100,31 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     return record === undefined ? notFound(c) : c.json({ checkIn: checkInJson(inbox, record) });
   });
 
-  const decideFrom = (approve: boolean) => async (c: Context<Env>) => {
+  /** The decision a request body asks for, or why the body cannot say one. */
+  type ReadDecision = (body: Record<string, unknown>) => DecisionInput | { readonly bad: string };
+  const approval: ReadDecision = (body) => {
+    const grant = body['grant'];
+    if (grant !== undefined && (typeof grant !== 'object' || grant === null || Array.isArray(grant)))
+      return { bad: "'grant' must be an object { bounds?, uses?, until? }." };
+    if (typeof body['args'] === 'string') return { bad: "'args' must be a JSON object." };
+    return {
+      approve: true,
+      note: body['note'],
+      args: body['args'],
+      ...(grant !== undefined ? { grant: grant as GrantInput } : {}),
+    };
+  };
+  const declining: ReadDecision = (body) => ({ approve: false, reason: body['reason'] });
+
+  const decision = (read: ReadDecision) => async (c: Context<Env>) => {
     const session = c.get('session');
     const record = await visibleRecord(inbox, session.approver, c.req.param('id') ?? '');
     if (record === undefined) return notFound(c);
     const body = await jsonBody(c);
     if (body === undefined)
       return c.json({ error: 'bad_request', message: 'The body must be a JSON object.' }, 400);
-    const grant = body['grant'];
-    if (
-      approve &&
-      grant !== undefined &&
-      (typeof grant !== 'object' || grant === null || Array.isArray(grant))
-    )
-      return c.json(
-        { error: 'bad_request', message: "'grant' must be an object { bounds?, uses?, until? }." },
-        400,
-      );
-    const input: DecisionInput = approve
-      ? {
-          approve: true,
-          note: body['note'],
-          args: body['args'],
-          ...(grant !== undefined ? { grant: grant as GrantInput } : {}),
-        }
-      : { approve: false, reason: body['reason'] };
-    if (approve && typeof body['args'] === 'string')
-      return c.json({ error: 'bad_request', message: "'args' must be a JSON object." }, 400);
+    const input = read(body);
+    if ('bad' in input) return c.json({ error: 'bad_request', message: input.bad }, 400);
     const answer = await decide(inbox, record, session.approver.id, input);
     if (!answer.ok) {
       const shown = answer.record === undefined ? {} : { checkIn: checkInJson(inbox, answer.record) };
@@ -139,8 +137,8 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
       ...(answer.grantError !== undefined ? { grantError: answer.grantError } : {}),
     });
   };
-  app.post('/check-ins/:id/approve', approver, decideFrom(true));
-  app.post('/check-ins/:id/decline', approver, decideFrom(false));
+  app.post('/check-ins/:id/approve', approver, decision(approval));
+  app.post('/check-ins/:id/decline', approver, decision(declining));
 
   const noGrant = (c: Context) =>
     c.json({ error: 'not_found', message: 'There is no grant here that you may see.' }, 404);

@@ -1,6 +1,7 @@
 // The pages people use: sign in and out, the list (and its live fragment), a check-in, and the
 // approve / decline forms. Every form carries the session's CSRF token; every page is escaped HTML.
 
+import type { CheckInRecord } from '@toolgate/core';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
@@ -172,26 +173,31 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
 
   app.get('/check-ins/:id', signedIn, (c) => checkInResponse(inbox, c, c.req.param('id')));
 
-  const decideFrom = (approve: boolean) => async (c: Context<Env>) => {
+  /** The decision a submitted form asks for. */
+  type ReadDecision = (form: Record<string, unknown>, record: CheckInRecord) => DecisionInput;
+  const approval: ReadDecision = (form, record) => {
+    const grant = grantFromForm(form, record.request.review);
+    return {
+      approve: true,
+      note: field(form, 'note'),
+      args: field(form, 'args'),
+      ...(grant !== undefined ? { grant } : {}),
+    };
+  };
+  const declining: ReadDecision = (form) => ({ approve: false, reason: field(form, 'reason') });
+
+  const decision = (read: ReadDecision) => async (c: Context<Env>) => {
     const session = c.get('session');
     const id = c.req.param('id') ?? '';
     const form = await c.req.parseBody();
     if (!csrfValid(session, form['_csrf'])) return forbiddenPage(inbox, c);
     const record = await visibleRecord(inbox, session.approver, id);
     if (record === undefined) return notFoundPage(inbox, c, session);
-    const grant = approve ? grantFromForm(form, record.request.review) : undefined;
-    const input: DecisionInput = approve
-      ? {
-          approve: true,
-          note: field(form, 'note'),
-          args: field(form, 'args'),
-          ...(grant !== undefined ? { grant } : {}),
-        }
-      : { approve: false, reason: field(form, 'reason') };
+    const input = read(form, record);
     const answer = await decide(inbox, record, session.approver.id, input);
     if (!answer.ok)
       return checkInResponse(inbox, c, id, { tone: 'bad', text: answer.message }, answer.status);
-    const notice = noticeFor(answer.outcome, approve);
+    const notice = noticeFor(answer.outcome, input.approve);
     return checkInResponse(
       inbox,
       c,
@@ -203,8 +209,8 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
           : notice,
     );
   };
-  app.post('/check-ins/:id/approve', signedIn, decideFrom(true));
-  app.post('/check-ins/:id/decline', signedIn, decideFrom(false));
+  app.post('/check-ins/:id/approve', signedIn, decision(approval));
+  app.post('/check-ins/:id/decline', signedIn, decision(declining));
 
   app.get('/grants', signedIn, async (c) => {
     const session = c.get('session');
