@@ -53,6 +53,10 @@ const GATEWAY_RECORD = 'the same gateway, audit on, durability: record';
 // BENCH_AUDIT_RECORD=1 adds the governing gateway with per-record durability (every call waits for its
 // own commit and fsync) beside the default, a commit window shared by the calls in it.
 const WITH_RECORD_DURABILITY = process.env['BENCH_AUDIT_RECORD'] === '1';
+// BENCH_AUDIT_WINDOW=20ms adds the governing gateway with that commit window beside the default (5 ms):
+// one call at a time, a longer window puts more calls in one batch (one transaction, one signature).
+const AUDIT_WINDOW = process.env['BENCH_AUDIT_WINDOW'];
+const GATEWAY_WINDOW = `the same gateway, audit on, commitWindow: ${AUDIT_WINDOW ?? ''}`;
 // BENCH_SESSIONS=0 skips the memory-per-session part.
 
 function bin(pkg: string, path: string): string {
@@ -210,12 +214,14 @@ async function gatewayTarget(
   audit: boolean,
   memoryStore = false,
   durability?: 'record',
+  commitWindow?: string,
 ): Promise<Target & { readonly url: string }> {
   const config = writeGoverningConfig(dir, {
     audit,
     memoryStore,
     maxSessions: SESSIONS + 100,
     ...(durability === undefined ? {} : { durability }),
+    ...(commitWindow === undefined ? {} : { commitWindow }),
   });
   const started = await startChild(process.execPath, [
     '--import',
@@ -346,6 +352,8 @@ async function main(): Promise<void> {
     targets.push(await gatewayTarget(dir, GATEWAY_NO_AUDIT, false));
     if (WITH_MEMORY_STORE) targets.push(await gatewayTarget(dir, GATEWAY_MEMORY, true, true));
     if (WITH_RECORD_DURABILITY) targets.push(await gatewayTarget(dir, GATEWAY_RECORD, true, false, 'record'));
+    if (AUDIT_WINDOW !== undefined)
+      targets.push(await gatewayTarget(dir, GATEWAY_WINDOW, true, false, undefined, AUDIT_WINDOW));
     const proxyPort = await freePort();
     targets.push(
       httpTarget(
@@ -471,6 +479,11 @@ async function main(): Promise<void> {
     if (perRecord !== undefined)
       console.log(
         `  audit on with durability: record ÷ audit off: c=1 ${ratio(perRecord.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(perRecord.c32.cpuPerCall, noAudit.c32.cpuPerCall)}; calls/s ÷ the default (batch): c=1 ${ratio(perRecord.c1.perSecond, gateway.c1.perSecond)}, c=32 ${ratio(perRecord.c32.perSecond, gateway.c32.perSecond)}`,
+      );
+    const windowed = results.get(GATEWAY_WINDOW);
+    if (windowed !== undefined)
+      console.log(
+        `  audit on with commitWindow: ${AUDIT_WINDOW} ÷ audit off: c=1 ${ratio(windowed.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(windowed.c32.cpuPerCall, noAudit.c32.cpuPerCall)}`,
       );
     for (const name of ['mcp-proxy (npm)', 'supergateway (npm)']) {
       const other = results.get(name)!;

@@ -62,9 +62,16 @@ const POLICY = `- name: interns-read-only
  */
 export function writeGoverningConfig(
   dir: string,
-  options: { audit: boolean; maxSessions?: number; memoryStore?: boolean; durability?: 'record' | 'batch' },
+  options: {
+    audit: boolean;
+    maxSessions?: number;
+    memoryStore?: boolean;
+    durability?: 'record' | 'batch';
+    /** `audit.commitWindow`, e.g. '20ms'; the gateway's default (5 ms) when not given. */
+    commitWindow?: string;
+  },
 ): string {
-  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}${options.durability === undefined ? '' : `-${options.durability}`}`;
+  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}${options.durability === undefined ? '' : `-${options.durability}`}${options.commitWindow === undefined ? '' : `-window-${options.commitWindow}`}`;
   const config = join(dir, `${name}.yaml`);
   writeFileSync(join(dir, 'policy.yaml'), POLICY);
   if (options.audit) {
@@ -79,7 +86,7 @@ stores: { state: '${options.memoryStore === true ? 'memory:' : `sqlite:./${name}
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 policy: { file: ./policy.yaml, default: allow }
 tenants: { bench: { upstreams: [up] } }
-${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.durability === undefined ? '' : `, durability: ${options.durability}`} }\n` : ''}`,
+${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.durability === undefined ? '' : `, durability: ${options.durability}`}${options.commitWindow === undefined ? '' : `, commitWindow: ${options.commitWindow}`} }\n` : ''}`,
   );
   return config;
 }
