@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `toolgate` bin: a thin shell over runCli.
 
+import { batchedLines } from './batched-lines';
 import { runCli } from './commands/main';
 import { quietSqliteWarning } from './commands/quiet-warnings';
 
@@ -8,7 +9,7 @@ quietSqliteWarning();
 
 runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
+  err: batchedLines((text) => process.stderr.write(text)),
   env: process.env,
   cwd: process.cwd(),
 }).then(
