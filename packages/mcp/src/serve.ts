@@ -11,11 +11,9 @@ import {
   type AuthInfo,
   type CallToolRequest,
   type CallToolResult,
-  type CreateMessageRequestParams,
   type LoggingLevel,
   type InputRequiredResult,
   type Tool as McpTool,
-  type ElicitRequestFormParams,
   type ServerContext,
   type Transport,
 } from '@modelcontextprotocol/server';
@@ -48,7 +46,8 @@ import {
 import { assertDistinctPrefixes, resourceWatch, serveProxied } from './proxied';
 import { instructionsPerCaller, joinedInstructions } from './instructions';
 import { listenGate, type ListenGate } from './listen';
-import { openDownstream, type DownstreamCall } from './relay';
+import { openDownstream } from './relay';
+import { ServedDownstream } from './served-downstream';
 import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 import {
   dispatchAsTask,
@@ -640,68 +639,26 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     // The call's own id ties an imported tool's upstream call to this request: its progress, its
     // elicitations and its error blocks come back here.
     const toolCallId = newId('mcp');
-    const progressToken = extra.mcpReq._meta?.progressToken;
     let markStarted!: () => void;
     const toolStarted = new Promise<void>((resolve) => (markStarted = resolve));
     let markUpstreamTask!: () => void;
     const upstreamTask = new Promise<void>((resolve) => (markUpstreamTask = resolve));
-    const downstream: DownstreamCall = {
-      started: () => markStarted(),
-      upstreamTask: () => markUpstreamTask(),
+    const downstream = new ServedDownstream({
+      server,
+      extra,
       toolName,
-      ...(identity !== undefined ? { identity } : {}),
-      ...(declared !== undefined
-        ? { modern: { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) } }
-        : {}),
-      // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
-      canElicit: !isModernRequest(extra) && canElicitForm(server),
-      canSample: !isModernRequest(extra) && server.getClientCapabilities()?.sampling !== undefined,
-      sample: (params, signal) =>
-        server.createMessage(params as CreateMessageRequestParams, {
-          relatedRequestId: extra.mcpReq.id,
-          signal,
-          timeout: checkInTimeoutMs,
-        }),
-      ...(!isModernRequest(extra) && server.getClientCapabilities()?.roots !== undefined
-        ? {
-            listRoots: (signal: AbortSignal) =>
-              server.listRoots(undefined, {
-                relatedRequestId: extra.mcpReq.id,
-                signal,
-                timeout: checkInTimeoutMs,
-              }),
-          }
-        : {}),
-      ...logLevelOf(server, extra),
-      log: (params) => {
-        extra.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined);
-      },
-      ...(traceContext !== undefined ? { traceContext } : {}),
-      ...(extra.http?.authInfo !== undefined ? { authInfo: extra.http.authInfo } : {}),
-      elicit: (params, signal) =>
-        server.elicitInput(params as ElicitRequestFormParams, {
-          relatedRequestId: extra.mcpReq.id,
-          signal,
-          timeout: checkInTimeoutMs,
-        }),
-      ...(progressToken !== undefined
-        ? {
-            progress: (progress: number, total?: number, message?: string) => {
-              extra.mcpReq
-                .notify({
-                  method: 'notifications/progress',
-                  params: {
-                    progressToken,
-                    progress,
-                    ...(total !== undefined ? { total } : {}),
-                    ...(message !== undefined ? { message } : {}),
-                  },
-                })
-                .catch(() => undefined);
-            },
-          }
-        : {}),
-    };
+      identity,
+      modern:
+        declared === undefined
+          ? undefined
+          : { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) },
+      canRequest: !isModernRequest(extra),
+      logLevel: logLevelOf(server, extra).logLevel,
+      traceContext,
+      checkInTimeoutMs,
+      started: markStarted,
+      upstreamTask: markUpstreamTask,
+    });
     const close = openDownstream(toolCallId, downstream);
     const paused = (): McpPausedCall => ({
       server,
