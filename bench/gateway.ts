@@ -12,7 +12,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -56,6 +56,10 @@ const WITH_RECORD_DURABILITY = process.env['BENCH_AUDIT_RECORD'] === '1';
 // BENCH_AUDIT_WINDOW=20ms adds the governing gateway with that commit window beside the default (5 ms):
 // one call at a time, a longer window puts more calls in one batch (one transaction, one signature).
 const AUDIT_WINDOW = process.env['BENCH_AUDIT_WINDOW'];
+// BENCH_GATEWAY_BEFORE=DIR (a checkout of another commit whose node_modules link to this one's) adds
+// the governing gateway run from DIR's sources: a before/after of the gateway's own code in one run.
+const BEFORE_TREE = process.env['BENCH_GATEWAY_BEFORE'];
+const GATEWAY_BEFORE = `the governing gateway from ${BEFORE_TREE ?? ''} (before)`;
 const GATEWAY_WINDOW = `the same gateway, audit on, commitWindow: ${AUDIT_WINDOW ?? ''}`;
 // BENCH_SESSIONS=0 skips the memory-per-session part.
 
@@ -105,9 +109,10 @@ function startChild(
   command: string,
   args: string[],
   env: Record<string, string> = {},
+  cwd = root,
 ): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(command, args, {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -215,6 +220,7 @@ async function gatewayTarget(
   memoryStore = false,
   durability?: 'record',
   commitWindow?: string,
+  tree = root,
 ): Promise<Target & { readonly url: string }> {
   const config = writeGoverningConfig(dir, {
     audit,
@@ -223,16 +229,21 @@ async function gatewayTarget(
     ...(durability === undefined ? {} : { durability }),
     ...(commitWindow === undefined ? {} : { commitWindow }),
   });
-  const started = await startChild(process.execPath, [
-    '--import',
-    'tsx',
-    join(root, 'packages/gateway/src/cli.ts'),
-    'gateway',
-    '--config',
-    config,
-    '--port',
-    '0',
-  ]);
+  const started = await startChild(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(tree, 'packages/gateway/src/cli.ts'),
+      'gateway',
+      '--config',
+      config,
+      '--port',
+      '0',
+    ],
+    {},
+    tree,
+  );
   started.child.stderr!.resume();
   return httpTarget(name, started, { authorization: `Bearer ${TOKEN}` });
 }
@@ -354,6 +365,14 @@ async function main(): Promise<void> {
     if (WITH_RECORD_DURABILITY) targets.push(await gatewayTarget(dir, GATEWAY_RECORD, true, false, 'record'));
     if (AUDIT_WINDOW !== undefined)
       targets.push(await gatewayTarget(dir, GATEWAY_WINDOW, true, false, undefined, AUDIT_WINDOW));
+    if (BEFORE_TREE !== undefined) {
+      // Its own folder: the same configuration file and database names as the governing gateway's.
+      const beforeDir = join(dir, 'before');
+      mkdirSync(beforeDir);
+      targets.push(
+        await gatewayTarget(beforeDir, GATEWAY_BEFORE, true, false, undefined, undefined, BEFORE_TREE),
+      );
+    }
     const proxyPort = await freePort();
     targets.push(
       httpTarget(
@@ -479,6 +498,11 @@ async function main(): Promise<void> {
     if (perRecord !== undefined)
       console.log(
         `  audit on with durability: record ÷ audit off: c=1 ${ratio(perRecord.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(perRecord.c32.cpuPerCall, noAudit.c32.cpuPerCall)}; calls/s ÷ the default (batch): c=1 ${ratio(perRecord.c1.perSecond, gateway.c1.perSecond)}, c=32 ${ratio(perRecord.c32.perSecond, gateway.c32.perSecond)}`,
+      );
+    const before = results.get(GATEWAY_BEFORE);
+    if (before !== undefined)
+      console.log(
+        `  the governing gateway ÷ the same from ${BEFORE_TREE}: CPU per call c=1 ${ratio(gateway.c1.cpuPerCall, before.c1.cpuPerCall)}, c=32 ${ratio(gateway.c32.cpuPerCall, before.c32.cpuPerCall)}; calls/s c=1 ${ratio(gateway.c1.perSecond, before.c1.perSecond)}, c=32 ${ratio(gateway.c32.perSecond, before.c32.perSecond)}`,
       );
     const windowed = results.get(GATEWAY_WINDOW);
     if (windowed !== undefined)
