@@ -39,6 +39,8 @@ const TOKEN = 'bench-token-0123456789abcdef0123';
 const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
 const CALLS_C32 = CALLS_C1 * 2;
 const ROUNDS = 5;
+/** How long a proxy may idle after a slice of calls before its CPU time is read. */
+const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 100);
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1000);
 // Concurrency 32 as many agents make it: LOAD_SESSIONS sessions with PER_SESSION calls in flight each.
 const LOAD_SESSIONS = Number(process.env['BENCH_LOAD_SESSIONS'] ?? 8);
@@ -299,7 +301,11 @@ async function measure(
   await Promise.all(sessions.flatMap((client) => Array.from({ length: perSession }, () => worker(client))));
   into.wall += (performance.now() - started) / 1000;
   into.calls += calls;
-  if (pid !== undefined) into.cpu += cpuMs(pid) - cpuBefore;
+  if (pid === undefined) return;
+  // Work the slice left behind (a commit window's batch, a GC, the log lines of the last turn) is
+  // counted in it, not in the next slice of the same process (the 2026-07-28 twin shares one).
+  await new Promise((done) => setTimeout(done, SETTLE_MS));
+  into.cpu += cpuMs(pid) - cpuBefore;
 }
 
 function summary(sample: Sample, pid?: number): Run {
