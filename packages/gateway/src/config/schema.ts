@@ -348,8 +348,14 @@ export const configSchema = {
             properties: {
               store: {
                 type: 'string',
-                minLength: 1,
+                pattern: '^(memory:|sqlite:.+|postgres(ql)?://.+)$',
                 description: 'memory:, sqlite:PATH or a postgres:// URL; default stores.state.',
+                unit: 'stateStore',
+                errorMessage: {
+                  message:
+                    "keeps per-principal credentials in memory:, sqlite:PATH or a 'postgres://' URL only",
+                  fix: "set perPrincipal.store to 'sqlite:PATH' or a 'postgres://' URL",
+                },
               },
               key: {
                 type: 'string',
