@@ -114,6 +114,8 @@ export function httpRoutes(host: HttpHost): {
   const listener = getRequestListener((request, env) => app.fetch(request, env), {
     overrideGlobalObjects: false,
     autoCleanupIncoming: false,
+    // An HTTP/1.0 request may name no host; it is routed by its path like any other.
+    hostname: 'localhost',
   });
   return {
     async intercept(req, res) {
