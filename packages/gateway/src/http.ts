@@ -177,8 +177,8 @@ function gatewayRouter(
 
   // The operator API: its own operator check, tenant scoping and body limit (credentials-api.ts).
   const credentials = node((req, res, path) => credentialsApi(host, req, res, path));
-  app.all(CREDENTIALS_API_PATH, credentials);
-  app.all(`${CREDENTIALS_API_PATH}/*`, credentials);
+  app.all(CREDENTIALS_API_PATH, secureNodeHeaders, credentials);
+  app.all(`${CREDENTIALS_API_PATH}/*`, secureNodeHeaders, credentials);
 
   // Mounted apps (the inbox, metrics): each checks its own auth, CSRF and body limit.
   for (const mount of host.mounts) {
@@ -229,6 +229,25 @@ function gatewayRouter(
   app.onError((_error, c) => mcpError(c, 500, 'Internal server error'));
   return app;
 }
+
+/** The headers `secureHeaders()` sets, worked out once by Hono itself. */
+let secureHeaderSet: Promise<readonly [string, string][]> | undefined;
+
+/**
+ * Hono's secure headers for a route whose handler writes the Node response itself (Hono's own
+ * middleware sets them on a `Response` such a handler never returns): set on the Node response first.
+ */
+const secureNodeHeaders: MiddlewareHandler<Env> = async (c, next) => {
+  secureHeaderSet ??= Promise.resolve(
+    new Hono().all('*', secureHeaders(), (probe) => probe.body(null)).request('/'),
+  ).then((response) => {
+    const headers: [string, string][] = [];
+    response.headers.forEach((value, name) => headers.push([name, value]));
+    return headers;
+  });
+  for (const [name, value] of await secureHeaderSet) c.env.outgoing.setHeader(name, value);
+  await next();
+};
 
 /** The limits on a POST to /mcp, checked before its token: a declared, bounded body; no new session while draining. */
 function mcpLimits(

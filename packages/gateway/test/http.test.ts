@@ -105,6 +105,13 @@ describe('the gateway HTTP router', () => {
     expect(JSON.parse(detailed.body)).toEqual(readiness);
   });
 
+  it('puts secure headers on the credentials API, whose handler writes the Node response', async () => {
+    const answer = await send('GET', '/api/credentials/crm');
+    expect(answer.status).toBe(401);
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['cache-control']).toBe('no-store');
+  });
+
   it('routes a mounted prefix and its paths to the mount, and nothing that only starts like it', async () => {
     mounted.length = 0;
     expect((await send('GET', '/inbox')).body).toBe('inbox');
