@@ -114,7 +114,8 @@ export function inMemoryTaskRecords(): TaskRecordStore {
   const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
   return {
     async create(record) {
-      if (records.has(record.id)) throw new Error(`inMemoryTaskRecords: task '${record.id}' is already stored`);
+      if (records.has(record.id))
+        throw new Error(`inMemoryTaskRecords: task '${record.id}' is already stored`);
       records.set(record.id, copy(record));
     },
     async get(id) {

@@ -232,7 +232,9 @@ export class ServedTasks {
 
   /** Resolves when the task ended (or `signal` aborts): at once here, by reading the store elsewhere. */
   async waitEnded(id: string, signal: AbortSignal): Promise<TaskRecord | undefined> {
-    const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    const aborted = new Promise<void>((resolve) =>
+      signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     for (;;) {
       const record = await this.store.get(id);
       if (record === undefined || TERMINAL.has(record.status) || signal.aborted) return record;
@@ -443,7 +445,12 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
 
 // A paused call refused in the end (declined, withdrawn, expired) fails with the refusal as its error;
 // everything else, a tool's own error included, completes with the tool result.
-function conclude(tasks: ServedTasks, task: LocalTask, result: CallToolResult, paused: boolean): Promise<void> {
+function conclude(
+  tasks: ServedTasks,
+  task: LocalTask,
+  result: CallToolResult,
+  paused: boolean,
+): Promise<void> {
   const refusal = (result._meta as Record<string, unknown> | undefined)?.['io.toolgate/refusal'] as
     Record<string, unknown> | undefined;
   if (paused && refusal !== undefined) {

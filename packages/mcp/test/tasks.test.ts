@@ -359,7 +359,7 @@ describe('ServedTasks on a store shared by two processes', () => {
     }
   });
 
-  it('passes the owner\'s answers given to the other process to the code waiting in the running one', async () => {
+  it("passes the owner's answers given to the other process to the code waiting in the running one", async () => {
     const store = inMemoryTaskRecords();
     const running = new ServedTasks({ store, sharedPollMs: 10 });
     const other = new ServedTasks({ store, sharedPollMs: 10 });
@@ -369,9 +369,15 @@ describe('ServedTasks on a store shared by two processes', () => {
       await other.respond((await other.find(task.id, bot))!, { approval: { action: 'accept' } });
       expect(await answered).toEqual({ approval: { action: 'accept' } });
       expect(await store.takeResponses(task.id)).toBeUndefined();
-      await running.change(task, { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } });
+      await running.change(task, {
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'ok' }] },
+      });
       const ended = await other.waitEnded(task.id, new AbortController().signal);
-      expect(ended).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } });
+      expect(ended).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'ok' }] },
+      });
     } finally {
       await running.close();
       await other.close();
