@@ -175,14 +175,15 @@ export class ServedTasks {
   /** The owner's task; undefined for an unknown id and for anyone else's alike. */
   async find(id: unknown, owner: TaskOwner): Promise<TaskRecord | undefined> {
     if (typeof id !== 'string') return undefined;
-    await this.store.sweep(owner, this.maxKeptPerOwner, Date.now());
     const task = await this.store.get(id);
-    return task !== undefined && sameOwner(task, owner) ? task : undefined;
+    return task !== undefined && sameOwner(task, owner) && !expired(task, Date.now()) ? task : undefined;
   }
 
   async list(owner: TaskOwner): Promise<TaskRecord[]> {
-    await this.store.sweep(owner, this.maxKeptPerOwner, Date.now());
-    return this.store.list(owner);
+    const now = Date.now();
+    return (await this.store.list(owner))
+      .filter((task) => !expired(task, now))
+      .slice(0, this.maxKeptPerOwner);
   }
 
   /** Changes a task this process runs; a task that ended (a cancel through another process) stays ended. */
@@ -309,6 +310,10 @@ export class ServedTasks {
     }
   }
 }
+
+// Reads never write: an ended task past its TTL reads as gone until the next create sweeps it.
+const expired = (task: TaskRecord, now: number): boolean =>
+  TERMINAL.has(task.status) && Date.parse(task.createdAt) + task.ttlMs <= now;
 
 const sameOwner = (a: TaskOwner, b: TaskOwner): boolean =>
   a.tenant === b.tenant && a.principal === b.principal;
