@@ -569,11 +569,24 @@ export function serveTaskMethods(server: Server, options: TaskMethodsOptions): v
     if (task === undefined) throw unknownTask();
     return task;
   };
-  const register = server.setRequestHandler.bind(server) as unknown as (
+  const registerRaw = server.setRequestHandler.bind(server) as unknown as (
     method: string,
     schemas: { params: unknown },
     handler: (params: Record<string, unknown>, extra: McpRequestExtra) => Promise<Record<string, unknown>>,
   ) => void;
+  // A store's own error names its file or database: the client is told only that it could not answer.
+  const register: typeof registerRaw = (method, schemas, handler) =>
+    registerRaw(method, schemas, async (params, extra) => {
+      try {
+        return await handler(params, extra);
+      } catch (error) {
+        if (error instanceof ProtocolError) throw error;
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          'The task store could not answer; retry later',
+        );
+      }
+    });
   register('tasks/get', { params: taskIdParams }, async (params, extra) => {
     const task = await find(params['taskId'], extra);
     return options.isModern(extra)

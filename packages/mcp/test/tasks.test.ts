@@ -7,7 +7,7 @@ import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
 } from '@modelcontextprotocol/client';
-import { inMemoryTaskRecords, type PermissionRequest } from '@toolgate/core';
+import { defineTool, inMemoryTaskRecords, type PermissionRequest } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
@@ -381,6 +381,74 @@ describe('ServedTasks on a store shared by two processes', () => {
     } finally {
       await running.close();
       await other.close();
+    }
+  });
+});
+
+describe('a task store that cannot answer', () => {
+  it('is an internal error naming no file or database, and a call asking for a task still runs plainly', async () => {
+    const secret = '/srv/secret-place/state.db';
+    const broken = () =>
+      Promise.reject(new Error(`sqliteTaskRecords (${secret}): could not open the database`));
+    const store = {
+      create: broken,
+      get: broken,
+      update: broken,
+      respond: broken,
+      takeResponses: broken,
+      list: broken,
+      countLive: broken,
+      sweep: broken,
+    };
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes its text.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      execution: { taskSupport: 'optional' },
+      execute: (args: { text: string }) => args.text,
+    });
+    const servedHere = mcpServe([echo], {
+      name: 'broken-store',
+      version: '1.0.0',
+      chain: canonicalChain(),
+      tasks: { store },
+    });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await servedHere.connect(serverEnd);
+    const legacy = new V2Client(
+      { name: 'legacy', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await legacy.connect(clientEnd);
+    const any = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
+      },
+    };
+    try {
+      for (const method of ['tasks/get', 'tasks/list', 'tasks/cancel']) {
+        const failure = await legacy.request({ method, params: { taskId: 'any-task' } } as never, any).then(
+          () => undefined,
+          (error: Error) => error,
+        );
+        expect(failure?.message).toMatch(/task store could not answer/);
+        expect(failure?.message).not.toContain('secret-place');
+      }
+      const plain = await legacy.request(
+        {
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'still here' }, task: { ttl: 1000 } },
+        } as never,
+        any,
+      );
+      expect(plain['task']).toBeUndefined();
+      expect(JSON.stringify(plain['content'])).toContain('still here');
+    } finally {
+      await legacy.close();
+      await servedHere.close();
     }
   });
 });
