@@ -404,7 +404,6 @@ describe('a task store that cannot answer', () => {
       name: 'echo',
       description: 'Echoes its text.',
       inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      execution: { taskSupport: 'optional' },
       execute: (args: { text: string }) => args.text,
     });
     const servedHere = mcpServe([echo], {
