@@ -60,7 +60,7 @@ export async function settlePausedAsTask(
     if (shared.kind === 'limit') return overLimit(request, shared.maxPending);
     const waitOn = shared.request;
     const asking = askFor(waitOn, options);
-    task.inputRequired(asking.inputRequests, asking.message);
+    task.inputRequired(asking.inputRequests, asking.message, waitOn.id);
     let answeredAtClient = false;
     task.onUpdate(async (responses) => {
       const answer = responses[APPROVAL_INPUT];

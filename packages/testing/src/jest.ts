@@ -44,4 +44,5 @@ export {
   describePinStoreConformance,
   describeSpentStateStoreConformance,
   describeStandingGrantStoreConformance,
+  describeTaskRecordStoreConformance,
 } from './conformance/stores';
