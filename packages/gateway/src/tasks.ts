@@ -6,6 +6,7 @@
 // `completed` with the tool's result, or `failed` with the decline's reason. Cancelling the task
 // withdraws its check-in. Identical pending calls still share one check-in; standing grants still apply.
 
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   carryOutDecision,
   type CheckInRecord,
@@ -20,6 +21,7 @@ import {
   APPROVAL_INPUT,
   overLimit,
   pending,
+  pollCheckIn,
   recorded,
   share,
   type CheckInFlowOptions,
@@ -170,27 +172,12 @@ async function waitForDecision(
 ): Promise<CheckInRecord | undefined> {
   const expiresAt = Date.parse(request.expiresAt);
   while (!signal.aborted && Date.now() < expiresAt) {
-    let record: CheckInRecord | undefined;
-    try {
-      record = await store.get(request.id);
-    } catch {
-      record = undefined;
-    }
-    if (record?.decision !== undefined) return record;
-    if (record !== undefined && record.state !== 'pending') return undefined;
-    await sleep(Math.min(pollMs, Math.max(0, expiresAt - Date.now())), signal);
+    const polled = await pollCheckIn(store, request.id);
+    if (polled.kind === 'over') return polled.record;
+    // An abort ends the wait early; the loop's condition then ends the poll.
+    await delay(Math.min(pollMs, Math.max(0, expiresAt - Date.now())), undefined, { signal }).catch(
+      () => undefined,
+    );
   }
   return undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      done();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }
