@@ -45,3 +45,11 @@ export {
   describeSpentStateStoreConformance,
   describeStandingGrantStoreConformance,
 } from './conformance/stores';
+export type {
+  StandingGrantPlaceOptions,
+  StandingGrantRaceOptions,
+} from './conformance/standing-grant-processes';
+export {
+  describeStandingGrantRace,
+  describeStandingGrantReopen,
+} from './conformance/standing-grant-processes';
