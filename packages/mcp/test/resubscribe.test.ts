@@ -10,18 +10,11 @@ import {
   SubscribeRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalChain } from '@toolgate/middleware';
-import {
-  mcpClient,
-  mcpServe,
-  serveHttp,
-  type HttpServing,
-  type McpClient,
-  type McpServed,
-} from '@toolgate/mcp';
+import { mcpClient, serveHttp, type HttpServing, type McpClient, type McpServed } from '@toolgate/mcp';
 import { textOf } from './fixtures/conformance';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
 import { fixtureCwd, fixtureServer } from './fixtures/reference';
+import { serveUpstreams } from './fixtures/proxy';
 
 describe('resource subscriptions across an upstream restart', () => {
   let imported: McpClient;
@@ -39,12 +32,7 @@ describe('resource subscriptions across an upstream restart', () => {
       prefix: 'w_',
       backoff: { initialDelayMs: 20, maxDelayMs: 200 },
     });
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [imported],
-    });
+    served = await serveUpstreams([imported]);
     http = await serveHttp(served);
     client = new Client({ name: 'watching-client', version: '1.0.0' });
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
@@ -130,12 +118,7 @@ describe('resource subscriptions across a lost HTTP session', () => {
       prefix: 'w_',
       backoff: { initialDelayMs: 20, maxDelayMs: 200 },
     });
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [imported],
-    });
+    served = await serveUpstreams([imported]);
     http = await serveHttp(served);
     client = new Client({ name: 'watching-client', version: '1.0.0' });
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
