@@ -341,24 +341,7 @@ async function settleRetry(
     typeof answer === 'object' &&
     answer !== null
   ) {
-    const decision = formDecision(
-      answer as { action?: unknown; content?: Record<string, unknown> },
-      options.identity?.principal ?? 'mcp-client',
-    );
-    const decidedAt = new Date().toISOString();
-    await store
-      .decide(
-        asked.id,
-        decision.approved
-          ? {
-              approved: true,
-              by: decision.by,
-              ...(decision.note !== undefined ? { note: decision.note } : {}),
-              decidedAt,
-            }
-          : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
-      )
-      .catch(() => false);
+    await decideFromForm(store, asked.id, answer, options);
     record = await store.get(asked.id).catch(() => undefined);
     via = 'elicitation';
     if (record === undefined) return pending(asked, 'the check-in store could not be read');
@@ -459,6 +442,33 @@ export function holdFor(extra: McpRequestExtra, holdMs: number): number {
       ? Math.max(0, declared - HOLD_MARGIN_MS)
       : SAFE_HOLD_MS;
   return Math.min(holdMs, clientWaits);
+}
+
+/** Records what a person answered in the approval form as the check-in's decision; false if not taken. */
+export async function decideFromForm(
+  store: CheckInStore,
+  id: string,
+  answer: object,
+  options: CheckInFlowOptions,
+): Promise<boolean> {
+  const decision = formDecision(
+    answer as { action?: unknown; content?: Record<string, unknown> },
+    options.identity?.principal ?? 'mcp-client',
+  );
+  const decidedAt = new Date().toISOString();
+  return store
+    .decide(
+      id,
+      decision.approved
+        ? {
+            approved: true,
+            by: decision.by,
+            ...(decision.note !== undefined ? { note: decision.note } : {}),
+            decidedAt,
+          }
+        : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
+    )
+    .catch(() => false);
 }
 
 /** One read of a held check-in: `over` once it is decided (with its record) or ended undecided. */

@@ -16,9 +16,10 @@ import {
   type PausedOutcome,
 } from '@toolgate/core';
 import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities } from '@modelcontextprotocol/server';
-import { approvalForm, formDecision, isModernRequest, type McpTaskControl } from '@toolgate/mcp';
+import { approvalForm, isModernRequest, type McpTaskControl } from '@toolgate/mcp';
 import {
   APPROVAL_INPUT,
+  decideFromForm,
   overLimit,
   pending,
   pollCheckIn,
@@ -68,25 +69,7 @@ export async function settlePausedAsTask(
       const answer = responses[APPROVAL_INPUT];
       // Only a form answer decides; a URL answer says the page was opened, the inbox decides.
       if (asking.mode !== 'form' || typeof answer !== 'object' || answer === null) return;
-      const decision = formDecision(
-        answer as { action?: unknown; content?: Record<string, unknown> },
-        options.identity?.principal ?? 'mcp-client',
-      );
-      const decidedAt = new Date().toISOString();
-      const decided = await store
-        .decide(
-          waitOn.id,
-          decision.approved
-            ? {
-                approved: true,
-                by: decision.by,
-                ...(decision.note !== undefined ? { note: decision.note } : {}),
-                decidedAt,
-              }
-            : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
-        )
-        .catch(() => false);
-      if (decided) answeredAtClient = true;
+      if (await decideFromForm(store, waitOn.id, answer, options)) answeredAtClient = true;
     });
     const decided = await waitForDecision(waitOn, store, task.signal, options.pollMs);
     if (task.signal.aborted) {
