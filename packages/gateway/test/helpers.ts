@@ -210,6 +210,12 @@ export function shopUpstream(dir: TempDir): string {
 `;
 }
 
+/** The stable code of a refusal the gateway answered a tool call with. */
+export function refusalCode(result: unknown): string | undefined {
+  const meta = (result as { _meta?: Record<string, { code?: string }> })._meta;
+  return meta?.['io.toolgate/refusal']?.code;
+}
+
 /** Polls `probe` until it answers something, failing after `ms` with what it waited for. */
 export async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
   const started = Date.now();

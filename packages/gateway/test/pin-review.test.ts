@@ -11,6 +11,7 @@ import {
   callerFetch,
   CHECKIN_KEY,
   connectClient,
+  refusalCode,
   startGateway,
   tempDir,
   textOf,
@@ -27,12 +28,6 @@ const CALLERS = {
   OLGA: { token: 'pin-review-olga-operator-0123456789abcde', principal: 'olga', roles: ['operator'] },
 };
 const TOKENS = tokenEnv(CALLERS);
-
-const refusalCode = (result: unknown) =>
-  (
-    (result as { _meta?: Record<string, unknown> })._meta?.['io.toolgate/refusal'] as
-      { code?: string } | undefined
-  )?.code;
 
 describe('pins held for review, in the inbox', () => {
   let dir: TempDir;

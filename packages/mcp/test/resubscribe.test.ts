@@ -16,6 +16,20 @@ import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
 import { fixtureCwd, fixtureServer } from './fixtures/reference';
 import { serveUpstreams } from './fixtures/proxy';
 
+/** A client of the served gateway that records each resource update it is sent. */
+async function watchingClient(http: HttpServing, updated: string[]): Promise<Client> {
+  const client = new Client({ name: 'watching-client', version: '1.0.0' });
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
+  await client.connect(new StreamableHTTPClientTransport(http.url));
+  return client;
+}
+
+/** Calls the upstream's `touch`, which updates every resource its session watches. */
+const touchThrough = async (client: Client) =>
+  textOf((await client.callTool({ name: 'w_touch', arguments: {} })) as CallToolResult);
+
 describe('resource subscriptions across an upstream restart', () => {
   let imported: McpClient;
   let served: McpServed;
@@ -34,11 +48,7 @@ describe('resource subscriptions across an upstream restart', () => {
     });
     served = await serveUpstreams([imported]);
     http = await serveHttp(served);
-    client = new Client({ name: 'watching-client', version: '1.0.0' });
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      updated.push(n.params.uri);
-    });
-    await client.connect(new StreamableHTTPClientTransport(http.url));
+    client = await watchingClient(http, updated);
   }, 30_000);
 
   afterAll(async () => {
@@ -48,8 +58,7 @@ describe('resource subscriptions across an upstream restart', () => {
     await imported.close();
   });
 
-  const touch = async () =>
-    textOf((await client.callTool({ name: 'w_touch', arguments: {} })) as CallToolResult);
+  const touch = () => touchThrough(client);
 
   it('watches the resource again in the restarted process, and its updates reach the subscriber', async () => {
     await client.subscribeResource({ uri: 'w_notes://today' });
@@ -120,11 +129,7 @@ describe('resource subscriptions across a lost HTTP session', () => {
     });
     served = await serveUpstreams([imported]);
     http = await serveHttp(served);
-    client = new Client({ name: 'watching-client', version: '1.0.0' });
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      updated.push(n.params.uri);
-    });
-    await client.connect(new StreamableHTTPClientTransport(http.url));
+    client = await watchingClient(http, updated);
   });
 
   afterAll(async () => {
@@ -135,8 +140,7 @@ describe('resource subscriptions across a lost HTTP session', () => {
     await upstream.close();
   });
 
-  const touch = async () =>
-    textOf((await client.callTool({ name: 'w_touch', arguments: {} })) as CallToolResult);
+  const touch = () => touchThrough(client);
 
   it('opens a new session when the server lost ours, and watches the resource again in it', async () => {
     await client.subscribeResource({ uri: 'w_notes://today' });
