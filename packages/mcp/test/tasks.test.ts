@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { ServedTasks } from '../src/tasks';
 import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
+import { serveUpstreams } from './fixtures/proxy';
 
 const MODERN = '2026-07-28';
 const TOOL = 'ev_simulate-research-query';
@@ -471,12 +472,7 @@ describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
       stderr: 'ignore',
       prefix: 'jobs_',
     });
-    proxy = mcpServe(await taskUpstream.tools(), {
-      name: 'proxy',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [taskUpstream],
-    });
+    proxy = await serveUpstreams([taskUpstream], { name: 'proxy' });
     const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
     await proxy.connect(serverEnd);
     client = new V2Client({ name: 'legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });

@@ -46,3 +46,11 @@ export {
   describeStandingGrantStoreConformance,
   describeTaskRecordStoreConformance,
 } from './conformance/stores';
+export type {
+  StandingGrantPlaceOptions,
+  StandingGrantRaceOptions,
+} from './conformance/standing-grant-processes';
+export {
+  describeStandingGrantRace,
+  describeStandingGrantReopen,
+} from './conformance/standing-grant-processes';
