@@ -99,12 +99,16 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     typeof inner.dispatch !== 'function' ||
     typeof inner.resume !== 'function'
   ) {
-    throw new AuditConfigError('auditLog.attach: expected a Dispatcher (from createDispatcher).');
+    throw new AuditConfigError({
+      subject: 'auditLog.attach',
+      problem: 'expected a Dispatcher (from createDispatcher)',
+    });
   }
   if (attachedBy.get(inner) === core) {
-    throw new AuditConfigError(
-      'auditLog.attach: this dispatcher is already attached to this log; attach the original once.',
-    );
+    throw new AuditConfigError({
+      subject: 'auditLog.attach',
+      problem: 'this dispatcher is already attached to this log; attach the original once',
+    });
   }
 
   const emit = (

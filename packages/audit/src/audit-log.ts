@@ -16,7 +16,7 @@ import {
   signCheckpoint,
   type AuditCheckpointOptions,
 } from './checkpoint';
-import { AuditConfigError, AuditUnavailableError } from './errors';
+import { AuditConfigError, AuditUnavailableError, optionError } from './errors';
 import {
   auditPublicKey,
   digestKeySource,
@@ -157,7 +157,7 @@ const MAX_TEXT = 1024;
 
 function checkedOptions(options: AuditLogOptions) {
   if (typeof options !== 'object' || options === null) {
-    throw new AuditConfigError('auditLog: expected { store, signingKey, digestKey }.');
+    throw new AuditConfigError({ subject: 'auditLog', problem: 'expected { store, signingKey, digestKey }' });
   }
   const store = options.store as Partial<AuditStore> | undefined;
   if (
@@ -167,40 +167,42 @@ function checkedOptions(options: AuditLogOptions) {
     typeof store.head !== 'function' ||
     typeof store.read !== 'function'
   ) {
-    throw new AuditConfigError(
-      "auditLog: 'store' must be an AuditStore (append, head, read): inMemoryAuditStore(), sqliteAuditStore(…) or postgresAuditStore(…).",
+    throw optionError(
+      'auditLog',
+      'store',
+      'must be an AuditStore (append, head, read): inMemoryAuditStore(), sqliteAuditStore(…) or postgresAuditStore(…)',
     );
   }
   const mode = options.onAuditFailure ?? 'refuse';
   if (mode !== 'refuse' && mode !== 'allow') {
-    throw new AuditConfigError("auditLog: 'onAuditFailure' must be 'refuse' or 'allow'.");
+    throw optionError('auditLog', 'onAuditFailure', "must be 'refuse' or 'allow'");
   }
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   if (!(Number.isInteger(deadlineMs) && deadlineMs > 0)) {
-    throw new AuditConfigError("auditLog: 'deadlineMs' must be a positive integer of milliseconds.");
+    throw optionError('auditLog', 'deadlineMs', 'must be a positive integer of milliseconds');
   }
   const maxPending = options.maxPending ?? 10_000;
   if (!(Number.isInteger(maxPending) && maxPending >= 0)) {
-    throw new AuditConfigError("auditLog: 'maxPending' must be a non-negative integer.");
+    throw optionError('auditLog', 'maxPending', 'must be a non-negative integer');
   }
   const durability = options.durability ?? 'record';
   if (durability !== 'record' && durability !== 'batch') {
-    throw new AuditConfigError("auditLog: 'durability' must be 'record' or 'batch'.");
+    throw optionError('auditLog', 'durability', "must be 'record' or 'batch'");
   }
   const commitWindowMs = options.commitWindowMs ?? (durability === 'batch' ? DEFAULT_COMMIT_WINDOW_MS : 0);
   if (!(Number.isInteger(commitWindowMs) && commitWindowMs >= 0 && commitWindowMs <= 60_000)) {
-    throw new AuditConfigError(
-      "auditLog: 'commitWindowMs' must be an integer of milliseconds from 0 to 60000.",
-    );
+    throw optionError('auditLog', 'commitWindowMs', 'must be an integer of milliseconds from 0 to 60000');
   }
   for (const name of ['clock', 'ruleOf'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw new AuditConfigError(`auditLog: '${name}' must be a function.`);
+      throw optionError('auditLog', name, 'must be a function');
     }
   }
   if (sameKey(options.signingKey, options.digestKey)) {
-    throw new AuditConfigError(
-      "auditLog: 'digestKey' must not be the signing key; use a separate random key of at least 32 bytes.",
+    throw optionError(
+      'auditLog',
+      'digestKey',
+      'must not be the signing key; use a separate random key of at least 32 bytes',
     );
   }
   return {
@@ -210,8 +212,8 @@ function checkedOptions(options: AuditLogOptions) {
     maxPending,
     durability,
     commitWindowMs,
-    signing: signingKeySource("auditLog: 'signingKey'", options.signingKey),
-    digesting: digestKeySource("auditLog: 'digestKey'", options.digestKey),
+    signing: signingKeySource({ subject: 'auditLog', option: 'signingKey' }, options.signingKey),
+    digesting: digestKeySource({ subject: 'auditLog', option: 'digestKey' }, options.digestKey),
     clock: options.clock ?? Date.now,
     ruleOf: options.ruleOf ?? policyRuleOf,
     checkpoints: checkedCheckpointOptions(options.checkpoints),
@@ -260,8 +262,8 @@ function entryFields(entry: AuditEntry, at: string): Omit<AuditFields, 'argsDige
 export function auditLog(options: AuditLogOptions): AuditLog {
   const config = checkedOptions(options);
   const { store, deadlineMs, clock } = config;
-  const signingKey = importSigningKey("auditLog: 'signingKey'", config.signing);
-  const digestKey = importDigestKey("auditLog: 'digestKey'", config.digesting);
+  const signingKey = importSigningKey({ subject: 'auditLog', option: 'signingKey' }, config.signing);
+  const digestKey = importDigestKey({ subject: 'auditLog', option: 'digestKey' }, config.digesting);
   // Reported by the first use (ready, a call, a record) rather than as an unhandled rejection.
   signingKey.catch(() => undefined);
   digestKey.catch(() => undefined);
@@ -292,7 +294,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   const iso = () => new Date(clock()).toISOString();
   const unavailable = (what: string, cause?: unknown) =>
     new AuditUnavailableError(
-      `auditLog: ${what}.`,
+      { subject: 'auditLog', problem: what },
       writer.pending,
       cause === undefined ? undefined : { cause },
     );
@@ -398,7 +400,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
     },
     publicKey: () => auditPublicKey(options.signingKey),
     async verify() {
-      const where = 'auditLog.verify';
+      const where = { subject: 'auditLog.verify' };
       return verifyAuditLog(store, await importPublicKey(where, publicKeySource(where, options.signingKey)));
     },
     async checkpoint() {

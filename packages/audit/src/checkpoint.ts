@@ -3,7 +3,7 @@
 // own; against the newest checkpoint it ends too early or disagrees, and verify says so.
 
 import { canonicalJson, type AuditHead } from '@toolgate/core';
-import { AuditConfigError } from './errors';
+import { AuditConfigError, optionError } from './errors';
 import { bytesOfHex, webCryptoSigner, type RecordSigner } from './record';
 
 /** The head of a log at a time, signed (Ed25519, hex) over `checkpointBytes`. */
@@ -57,14 +57,15 @@ export async function checkpointHolds(checkpoint: AuditCheckpoint, publicKey: Cr
 export function parseCheckpoint(source: unknown): AuditCheckpoint {
   if (typeof source === 'string') {
     const lines = source.split('\n').filter((line) => line.trim() !== '');
-    if (lines.length === 0) throw new AuditConfigError('audit checkpoint: the text is empty.');
+    if (lines.length === 0)
+      throw new AuditConfigError({ subject: 'audit checkpoint', problem: 'the text is empty' });
     let newest: AuditCheckpoint | undefined;
     lines.forEach((line, i) => {
       let value: unknown;
       try {
         value = JSON.parse(line);
       } catch {
-        throw new AuditConfigError(`audit checkpoint: line ${i + 1} is not JSON.`);
+        throw new AuditConfigError({ subject: 'audit checkpoint', problem: `line ${i + 1} is not JSON` });
       }
       const checkpoint = parseCheckpoint(value);
       if (newest === undefined || checkpoint.seq > newest.seq) newest = checkpoint;
@@ -73,16 +74,19 @@ export function parseCheckpoint(source: unknown): AuditCheckpoint {
   }
   const c = source as Partial<AuditCheckpoint> | null;
   if (typeof c !== 'object' || c === null || Array.isArray(c)) {
-    throw new AuditConfigError('audit checkpoint: expected an object { seq, hash, at, signature }.');
+    throw new AuditConfigError({
+      subject: 'audit checkpoint',
+      problem: 'expected an object { seq, hash, at, signature }',
+    });
   }
   if (!Number.isSafeInteger(c.seq) || c.seq! < 1)
-    throw new AuditConfigError("audit checkpoint: 'seq' must be a positive integer.");
+    throw optionError('audit checkpoint', 'seq', 'must be a positive integer');
   if (typeof c.hash !== 'string' || !HEX64.test(c.hash))
-    throw new AuditConfigError("audit checkpoint: 'hash' must be a SHA-256 hex digest.");
+    throw optionError('audit checkpoint', 'hash', 'must be a SHA-256 hex digest');
   if (typeof c.at !== 'string' || Number.isNaN(Date.parse(c.at)))
-    throw new AuditConfigError("audit checkpoint: 'at' must be an ISO 8601 time.");
+    throw optionError('audit checkpoint', 'at', 'must be an ISO 8601 time');
   if (typeof c.signature !== 'string' || !HEX128.test(c.signature))
-    throw new AuditConfigError("audit checkpoint: 'signature' must be an Ed25519 hex signature.");
+    throw optionError('audit checkpoint', 'signature', 'must be an Ed25519 hex signature');
   return { seq: c.seq!, hash: c.hash, at: c.at, signature: c.signature };
 }
 
@@ -91,9 +95,10 @@ export function parseAuditHead(text: string): AuditHead {
   const match = /^([1-9][0-9]{0,15}):([0-9a-f]{64})$/.exec(text.trim());
   const seq = match === null ? NaN : Number(match[1]);
   if (match === null || !Number.isSafeInteger(seq)) {
-    throw new AuditConfigError(
-      'audit head: expected SEQ:HASH, e.g. 42:<64 hex digits>, as `toolgate audit verify` prints it.',
-    );
+    throw new AuditConfigError({
+      subject: 'audit head',
+      problem: 'expected SEQ:HASH, e.g. 42:<64 hex digits>, as `toolgate audit verify` prints it',
+    });
   }
   return { seq, hash: match[2]! };
 }
@@ -185,17 +190,13 @@ export function checkedCheckpointOptions(options: unknown): AuditCheckpointOptio
   if (options === undefined) return undefined;
   const o = options as Partial<AuditCheckpointOptions> | null;
   if (typeof o !== 'object' || o === null || typeof o.publish !== 'function') {
-    throw new AuditConfigError(
-      "auditLog: 'checkpoints' must be { publish(checkpoint), every?, intervalMs? }.",
-    );
+    throw optionError('auditLog', 'checkpoints', 'must be { publish(checkpoint), every?, intervalMs? }');
   }
   if (o.every !== undefined && !(Number.isSafeInteger(o.every) && o.every >= 1))
-    throw new AuditConfigError("auditLog: 'checkpoints.every' must be a positive integer of records.");
+    throw optionError('auditLog', 'checkpoints.every', 'must be a positive integer of records');
   if (o.intervalMs !== undefined && !(Number.isSafeInteger(o.intervalMs) && o.intervalMs >= 1))
-    throw new AuditConfigError(
-      "auditLog: 'checkpoints.intervalMs' must be a positive integer of milliseconds.",
-    );
+    throw optionError('auditLog', 'checkpoints.intervalMs', 'must be a positive integer of milliseconds');
   if (o.onError !== undefined && typeof o.onError !== 'function')
-    throw new AuditConfigError("auditLog: 'checkpoints.onError' must be a function.");
+    throw optionError('auditLog', 'checkpoints.onError', 'must be a function');
   return o as AuditCheckpointOptions;
 }

@@ -1,25 +1,28 @@
 // The audit log's two errors: configuration it cannot honor (thrown where it is built), and a record
 // it could not write (a rejection a caller can act on). Neither message ever holds a key or a value.
+// Each is built from its facts; the message is written from them here, never read back.
+
+/** The facts of an audit error: what failed, and why. */
+export interface AuditErrorFacts {
+  /** What was being built or read: `auditLog`, `audit checkpoint`, `audit head`, … */
+  readonly subject: string;
+  /** What is wrong with it, as a clause: no subject, no closing period. */
+  readonly problem: string;
+}
 
 /** Options `auditLog`, `verifyAuditLog` or a key helper cannot honor. */
 export class AuditConfigError extends Error {
   override readonly name = 'AuditConfigError';
   readonly code = 'ERR_AUDIT_CONFIG';
-  /** What was being built or read: `auditLog`, `audit checkpoint`, `audit head`, … */
   readonly subject: string;
-  /** What is wrong with it, as a clause: no subject, no closing period. */
   readonly problem: string;
   /** The option at fault when the problem names one (`signingKey`, `digestKey`, `store`, …). */
   readonly option?: string;
-  constructor(message: string) {
-    super(message);
-    // Every message of this package is written `subject: problem.`; the facts come from that one
-    // format, here, so a caller never reads them back out of the text.
-    const [subject, problem] = splitMessage(message);
-    this.subject = subject;
-    this.problem = problem;
-    const option = /^'([A-Za-z][\w.]*)'/.exec(problem)?.[1];
-    if (option !== undefined) this.option = option;
+  constructor(facts: AuditErrorFacts & { readonly option?: string }) {
+    super(messageOf(facts));
+    this.subject = facts.subject;
+    this.problem = facts.problem;
+    if (facts.option !== undefined) this.option = facts.option;
   }
 }
 
@@ -27,25 +30,30 @@ export class AuditConfigError extends Error {
 export class AuditUnavailableError extends Error {
   override readonly name = 'AuditUnavailableError';
   readonly code = 'AUDIT_UNAVAILABLE';
-  constructor(
-    message: string,
-    /** Records of calls that ran, kept in memory until the store takes them. */
-    readonly pending: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    [this.subject, this.problem] = splitMessage(message);
-  }
   /** The log that failed (`auditLog`). */
   readonly subject: string;
   /** What failed, as a clause: no subject, no closing period. */
   readonly problem: string;
+  constructor(
+    facts: AuditErrorFacts,
+    /** Records of calls that ran, kept in memory until the store takes them. */
+    readonly pending: number,
+    options?: { cause?: unknown },
+  ) {
+    super(messageOf(facts), options);
+    this.subject = facts.subject;
+    this.problem = facts.problem;
+  }
 }
 
-function splitMessage(message: string): [subject: string, problem: string] {
-  const at = message.indexOf(': ');
-  const clause = message.endsWith('.') ? message.slice(0, -1) : message;
-  return at < 0 ? ['', clause] : [clause.slice(0, at), clause.slice(at + 2)];
+/** Every message of this package: `subject: problem.` */
+function messageOf({ subject, problem }: AuditErrorFacts): string {
+  return `${subject}: ${problem}.`;
+}
+
+/** `'name' must be …`: a problem with the option it names, for the errors of one option. */
+export function optionError(subject: string, option: string, clause: string): AuditConfigError {
+  return new AuditConfigError({ subject, problem: `'${option}' ${clause}`, option });
 }
 
 /** A short name for what failed, safe for an event: the error's class and code, never its message. */

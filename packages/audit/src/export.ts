@@ -2,7 +2,7 @@
 // prints, and what `parseAuditLog` reads back for an offline `verifyAuditLog`.
 
 import type { AuditRecord } from '@toolgate/core';
-import { AuditConfigError } from './errors';
+import { AuditConfigError, optionError } from './errors';
 import { isAuditStore, storeRecords, type AuditSource } from './verify';
 
 export interface ExportAuditLogOptions {
@@ -24,7 +24,7 @@ export type AuditExport = AsyncIterable<string> & PromiseLike<string>;
 export function exportAuditLog(source: AuditSource, options: ExportAuditLogOptions = {}): AuditExport {
   const after = options?.after ?? 0;
   if (!(Number.isSafeInteger(after) && after >= 0)) {
-    throw new AuditConfigError("exportAuditLog: 'after' must be a non-negative integer seq.");
+    throw optionError('exportAuditLog', 'after', 'must be a non-negative integer seq');
   }
   if (
     !isAuditStore(source) &&
@@ -32,9 +32,10 @@ export function exportAuditLog(source: AuditSource, options: ExportAuditLogOptio
       typeof source !== 'object' ||
       !(Symbol.iterator in source || Symbol.asyncIterator in source))
   ) {
-    throw new AuditConfigError(
-      'exportAuditLog: expected an AuditStore or the records in order (an array or iterable).',
-    );
+    throw new AuditConfigError({
+      subject: 'exportAuditLog',
+      problem: 'expected an AuditStore or the records in order (an array or iterable)',
+    });
   }
   let whole: Promise<string> | undefined;
   const collect = async () => {
@@ -75,7 +76,10 @@ export class AuditLogFormatError extends Error {
  */
 export function parseAuditLog(text: string): AuditRecord[] {
   if (typeof text !== 'string')
-    throw new AuditConfigError('parseAuditLog: expected the exported text (JSON lines).');
+    throw new AuditConfigError({
+      subject: 'parseAuditLog',
+      problem: 'expected the exported text (JSON lines)',
+    });
   const records: AuditRecord[] = [];
   const lines = text.split('\n');
   lines.forEach((line, i) => {

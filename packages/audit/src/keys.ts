@@ -32,6 +32,30 @@ type KeySource =
   | { readonly format: 'jwk'; readonly data: JsonWebKey; readonly private: boolean }
   | { readonly format: 'key'; readonly key: CryptoKey; readonly private: boolean };
 
+/** Where a key came in: the function that took it and the option or argument that carried it. */
+export interface KeyPlace {
+  readonly subject: string;
+  /** The option that carried it (`signingKey`), named quoted in the problem and set on the error. */
+  readonly option?: string;
+  /** The positional argument that carried it (`publicKey`), named bare. */
+  readonly argument?: string;
+}
+
+/** A key that cannot be used, named by where it came in; never its value. */
+function keyError(where: KeyPlace, clause: string): AuditConfigError {
+  const named =
+    where.option !== undefined
+      ? `'${where.option}': `
+      : where.argument !== undefined
+        ? `${where.argument}: `
+        : '';
+  return new AuditConfigError({
+    subject: where.subject,
+    problem: `${named}${clause}`,
+    ...(where.option !== undefined ? { option: where.option } : {}),
+  });
+}
+
 const GENERATE = 'generate one with `openssl genpkey -algorithm ed25519 -out audit-key.pem`';
 
 function shapeOf(value: unknown): string {
@@ -75,58 +99,58 @@ function withPrefix(prefix: readonly number[], body: Uint8Array): Bytes {
   return out;
 }
 
-function jwkSource(where: string, jwk: JsonWebKey, wantPrivate: boolean): KeySource {
+function jwkSource(where: KeyPlace, jwk: JsonWebKey, wantPrivate: boolean): KeySource {
   if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') {
-    throw new AuditConfigError(
-      `${where}: the JWK is not an Ed25519 key; expected { kty: 'OKP', crv: 'Ed25519', x${wantPrivate ? ', d' : ''} }. ${GENERATE}.`,
+    throw keyError(
+      where,
+      `the JWK is not an Ed25519 key; expected { kty: 'OKP', crv: 'Ed25519', x${wantPrivate ? ', d' : ''} }. ${GENERATE}`,
     );
   }
   const hasPrivate = typeof jwk.d === 'string';
   if (wantPrivate && !hasPrivate) {
-    throw new AuditConfigError(
-      `${where}: the JWK is a public key; signing needs the private key (with 'd').`,
-    );
+    throw keyError(where, `the JWK is a public key; signing needs the private key (with 'd')`);
   }
   return { format: 'jwk', data: jwk, private: hasPrivate };
 }
 
-function textSource(where: string, text: string, wantPrivate: boolean): KeySource {
+function textSource(where: KeyPlace, text: string, wantPrivate: boolean): KeySource {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     let jwk: unknown;
     try {
       jwk = JSON.parse(trimmed);
     } catch {
-      throw new AuditConfigError(`${where}: the key text starts like a JWK but is not valid JSON.`);
+      throw keyError(where, `the key text starts like a JWK but is not valid JSON`);
     }
     return jwkSource(where, (typeof jwk === 'object' && jwk !== null ? jwk : {}) as JsonWebKey, wantPrivate);
   }
   if (isPem(trimmed, 'PRIVATE KEY')) return { format: 'pem', text: trimmed, private: true };
   if (isPem(trimmed, 'PUBLIC KEY')) {
     if (wantPrivate) {
-      throw new AuditConfigError(
-        `${where}: got a public key (BEGIN PUBLIC KEY); signing needs the private key (BEGIN PRIVATE KEY).`,
+      throw keyError(
+        where,
+        `got a public key (BEGIN PUBLIC KEY); signing needs the private key (BEGIN PRIVATE KEY)`,
       );
     }
     return { format: 'pem', text: trimmed, private: false };
   }
   if (trimmed.startsWith('-----BEGIN ENCRYPTED PRIVATE KEY-----')) {
-    throw new AuditConfigError(
-      `${where}: the PEM key is encrypted; decrypt it first (\`openssl pkey -in key.pem -out plain.pem\`) and keep the plain file private.`,
+    throw keyError(
+      where,
+      `the PEM key is encrypted; decrypt it first (\`openssl pkey -in key.pem -out plain.pem\`) and keep the plain file private`,
     );
   }
   if (trimmed.startsWith('-----BEGIN')) {
-    throw new AuditConfigError(
-      `${where}: expected a PKCS#8 PEM (BEGIN PRIVATE KEY) or SPKI PEM (BEGIN PUBLIC KEY) Ed25519 key; got another kind of PEM block. ${GENERATE}.`,
+    throw keyError(
+      where,
+      `expected a PKCS#8 PEM (BEGIN PRIVATE KEY) or SPKI PEM (BEGIN PUBLIC KEY) Ed25519 key; got another kind of PEM block. ${GENERATE}`,
     );
   }
-  throw new AuditConfigError(
-    `${where}: expected a PEM or JWK Ed25519 key; got a string that is neither. ${GENERATE}.`,
-  );
+  throw keyError(where, `expected a PEM or JWK Ed25519 key; got a string that is neither. ${GENERATE}`);
 }
 
 /** Checks the shape of a key for signing (`wantPrivate`) or verifying, without importing it. */
-function keySource(where: string, key: unknown, wantPrivate: boolean): KeySource {
+function keySource(where: KeyPlace, key: unknown, wantPrivate: boolean): KeySource {
   if (typeof key === 'string') return textSource(where, key, wantPrivate);
   if (key instanceof Uint8Array) {
     if (wantPrivate) {
@@ -141,45 +165,40 @@ function keySource(where: string, key: unknown, wantPrivate: boolean): KeySource
   if (isKeyPair(key)) return keySource(where, wantPrivate ? key.privateKey : key.publicKey, wantPrivate);
   if (isCryptoKey(key)) {
     if (key.algorithm.name !== 'Ed25519') {
-      throw new AuditConfigError(
-        `${where}: the CryptoKey is ${key.algorithm.name}, not Ed25519. ${GENERATE}.`,
-      );
+      throw keyError(where, `the CryptoKey is ${key.algorithm.name}, not Ed25519. ${GENERATE}`);
     }
     if (wantPrivate && (key.type !== 'private' || !key.usages.includes('sign'))) {
-      throw new AuditConfigError(
-        `${where}: the CryptoKey must be an Ed25519 private key with the 'sign' usage.`,
-      );
+      throw keyError(where, `the CryptoKey must be an Ed25519 private key with the 'sign' usage`);
     }
     return { format: 'key', key, private: key.type === 'private' };
   }
   if (typeof key === 'object' && key !== null) return jwkSource(where, key as JsonWebKey, wantPrivate);
-  throw new AuditConfigError(
-    `${where}: expected an Ed25519 key (PEM, JWK, bytes or CryptoKey); got ${shapeOf(key)}. ${GENERATE}.`,
+  throw keyError(
+    where,
+    `expected an Ed25519 key (PEM, JWK, bytes or CryptoKey); got ${shapeOf(key)}. ${GENERATE}`,
   );
 }
 
 /** Checks `key` as a signing key now; `importSigningKey` imports it later. */
-export function signingKeySource(where: string, key: unknown): KeySource {
+export function signingKeySource(where: KeyPlace, key: unknown): KeySource {
   return keySource(where, key, true);
 }
 
 /** Checks `key` as a verifying key (a private key is accepted: its public half is used). */
-export function publicKeySource(where: string, key: unknown): KeySource {
+export function publicKeySource(where: KeyPlace, key: unknown): KeySource {
   return keySource(where, key, false);
 }
 
-async function importOrExplain(where: string, work: () => Promise<CryptoKey>): Promise<CryptoKey> {
+async function importOrExplain(where: KeyPlace, work: () => Promise<CryptoKey>): Promise<CryptoKey> {
   try {
     return await work();
   } catch {
-    throw new AuditConfigError(
-      `${where}: the key is not a valid Ed25519 key in the form given. ${GENERATE}.`,
-    );
+    throw keyError(where, `the key is not a valid Ed25519 key in the form given. ${GENERATE}`);
   }
 }
 
 /** The private CryptoKey that signs. */
-export function importSigningKey(where: string, source: KeySource): Promise<CryptoKey> {
+export function importSigningKey(where: KeyPlace, source: KeySource): Promise<CryptoKey> {
   if (source.format === 'key') return Promise.resolve(source.key);
   return importOrExplain(where, () =>
     source.format === 'pem'
@@ -191,7 +210,7 @@ export function importSigningKey(where: string, source: KeySource): Promise<Cryp
 }
 
 /** The public CryptoKey that verifies; from a private key, its public half (the key must be importable or extractable). */
-export async function importPublicKey(where: string, source: KeySource): Promise<CryptoKey> {
+export async function importPublicKey(where: KeyPlace, source: KeySource): Promise<CryptoKey> {
   if (!source.private) {
     if (source.format === 'key') return source.key;
     if (source.format === 'pem') {
@@ -209,8 +228,9 @@ export async function importPublicKey(where: string, source: KeySource): Promise
   if (source.format === 'jwk') jwk = source.data;
   else if (source.format === 'key') {
     if (!source.key.extractable) {
-      throw new AuditConfigError(
-        `${where}: the private CryptoKey is not extractable, so its public key cannot be derived; pass the public key (or the CryptoKeyPair).`,
+      throw keyError(
+        where,
+        `the private CryptoKey is not extractable, so its public key cannot be derived; pass the public key (or the CryptoKeyPair)`,
       );
     }
     jwk = await subtle().exportKey('jwk', source.key);
@@ -268,7 +288,7 @@ function publicJwk(jwk: JsonWebKey): JsonWebKey {
  * 32 bytes are read as a public key here (as everywhere a public key is expected), never as a seed.
  */
 export async function auditPublicKey(key: AuditSigningKey | AuditPublicKey): Promise<string> {
-  const where = 'auditPublicKey';
+  const where: KeyPlace = { subject: 'auditPublicKey' };
   const imported = await importPublicKey(where, publicKeySource(where, key));
   return `${await exportSPKI(imported)}\n`;
 }
@@ -288,29 +308,31 @@ export async function generateAuditKeys(): Promise<{
 const encoder = new TextEncoder();
 
 /** Checks a digest key now: a string or bytes of at least 32 bytes, or an HMAC CryptoKey. */
-export function digestKeySource(where: string, key: unknown): Bytes | CryptoKey {
+export function digestKeySource(where: KeyPlace, key: unknown): Bytes | CryptoKey {
   if (isCryptoKey(key)) {
     if (key.algorithm.name !== 'HMAC' || !key.usages.includes('sign')) {
-      throw new AuditConfigError(`${where}: the CryptoKey must be an HMAC key with the 'sign' usage.`);
+      throw keyError(where, `the CryptoKey must be an HMAC key with the 'sign' usage`);
     }
     return key;
   }
   const bytes = typeof key === 'string' ? encoder.encode(key) : key instanceof Uint8Array ? key : undefined;
   if (bytes === undefined) {
-    throw new AuditConfigError(
-      `${where}: expected a string or bytes of at least 32 bytes, or an HMAC CryptoKey; got ${shapeOf(key)}.`,
+    throw keyError(
+      where,
+      `expected a string or bytes of at least 32 bytes, or an HMAC CryptoKey; got ${shapeOf(key)}`,
     );
   }
   if (bytes.length < 32) {
-    throw new AuditConfigError(
-      `${where}: the key has ${bytes.length} bytes; use at least 32 random bytes (e.g. \`openssl rand -hex 32\`).`,
+    throw keyError(
+      where,
+      `the key has ${bytes.length} bytes; use at least 32 random bytes (e.g. \`openssl rand -hex 32\`)`,
     );
   }
   return new Uint8Array(bytes);
 }
 
 /** The HMAC-SHA-256 CryptoKey of the digests. */
-export function importDigestKey(where: string, source: Bytes | CryptoKey): Promise<CryptoKey> {
+export function importDigestKey(where: KeyPlace, source: Bytes | CryptoKey): Promise<CryptoKey> {
   if (!(source instanceof Uint8Array)) return Promise.resolve(source);
   return importOrExplain(where, () =>
     subtle().importKey('raw', source, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']),

@@ -4,7 +4,7 @@
 
 import { AUDIT_GENESIS, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
 import { checkpointHolds, parseCheckpoint, type AuditCheckpoint } from './checkpoint';
-import { AuditConfigError } from './errors';
+import { AuditConfigError, optionError } from './errors';
 import { importPublicKey, publicKeySource, type AuditPublicKey } from './keys';
 import { recordHash, RECORD_FIELDS, signatureHolds, UNSIGNED } from './record';
 
@@ -127,8 +127,10 @@ function checkedHead(head: unknown): AuditHead | undefined {
     h.seq! < 1 ||
     typeof h.hash !== 'string'
   ) {
-    throw new AuditConfigError(
-      "verifyAuditLog: 'head' must be { seq, hash }, the last record known from elsewhere.",
+    throw optionError(
+      'verifyAuditLog',
+      'head',
+      'must be { seq, hash }, the last record known from elsewhere',
     );
   }
   return { seq: h.seq!, hash: h.hash };
@@ -164,7 +166,10 @@ export async function verifyAuditLogHead(
   options: VerifyAuditLogOptions = {},
   where = 'verifyAuditLogHead',
 ): Promise<AuditHeadVerification> {
-  const key = await importPublicKey(where, publicKeySource(`${where}: publicKey`, publicKey));
+  const key = await importPublicKey(
+    { subject: where },
+    publicKeySource({ subject: where, argument: 'publicKey' }, publicKey),
+  );
   const anchors: { readonly head: AuditHead; readonly what: string }[] = [];
   const given = checkedHead(options?.head);
   if (given !== undefined) anchors.push({ head: given, what: 'the head you gave' });
@@ -206,9 +211,10 @@ export async function verifyAuditLogHead(
   ) {
     records = source;
   } else {
-    throw new AuditConfigError(
-      'verifyAuditLog: expected an AuditStore or the records in order (an array or iterable).',
-    );
+    throw new AuditConfigError({
+      subject: 'verifyAuditLog',
+      problem: 'expected an AuditStore or the records in order (an array or iterable)',
+    });
   }
 
   let seq = 1;

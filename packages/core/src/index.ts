@@ -96,6 +96,15 @@ export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
 export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore } from './standing-grants';
 export type { SpentStateStore } from './spent-states';
 export { inMemorySpentStates } from './spent-states';
+export type {
+  TaskOwnerKey,
+  TaskRecord,
+  TaskRecordChange,
+  TaskRecordError,
+  TaskRecordStatus,
+  TaskRecordStore,
+} from './task-records';
+export { changedTaskRecord, inMemoryTaskRecords, TERMINAL_TASK_STATUSES } from './task-records';
 export {
   grantActive,
   grantBounds,

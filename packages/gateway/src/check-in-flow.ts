@@ -11,6 +11,7 @@
 // A decision is carried out through the signed, single-use resume: approve with changes runs the
 // approver's args through the whole chain again, so a person can narrow a call, never widen it.
 
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   carryOutDecision,
   checkInApproved,
@@ -340,24 +341,7 @@ async function settleRetry(
     typeof answer === 'object' &&
     answer !== null
   ) {
-    const decision = formDecision(
-      answer as { action?: unknown; content?: Record<string, unknown> },
-      options.identity?.principal ?? 'mcp-client',
-    );
-    const decidedAt = new Date().toISOString();
-    await store
-      .decide(
-        asked.id,
-        decision.approved
-          ? {
-              approved: true,
-              by: decision.by,
-              ...(decision.note !== undefined ? { note: decision.note } : {}),
-              decidedAt,
-            }
-          : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
-      )
-      .catch(() => false);
+    await decideFromForm(store, asked.id, answer, options);
     record = await store.get(asked.id).catch(() => undefined);
     via = 'elicitation';
     if (record === undefined) return pending(asked, 'the check-in store could not be read');
@@ -460,6 +444,50 @@ export function holdFor(extra: McpRequestExtra, holdMs: number): number {
   return Math.min(holdMs, clientWaits);
 }
 
+/** Records what a person answered in the approval form as the check-in's decision; false if not taken. */
+export async function decideFromForm(
+  store: CheckInStore,
+  id: string,
+  answer: object,
+  options: CheckInFlowOptions,
+): Promise<boolean> {
+  const decision = formDecision(
+    answer as { action?: unknown; content?: Record<string, unknown> },
+    options.identity?.principal ?? 'mcp-client',
+  );
+  const decidedAt = new Date().toISOString();
+  return store
+    .decide(
+      id,
+      decision.approved
+        ? {
+            approved: true,
+            by: decision.by,
+            ...(decision.note !== undefined ? { note: decision.note } : {}),
+            decidedAt,
+          }
+        : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
+    )
+    .catch(() => false);
+}
+
+/** One read of a held check-in: `over` once it is decided (with its record) or ended undecided. */
+export type CheckInPoll =
+  { readonly kind: 'waiting' } | { readonly kind: 'over'; readonly record?: CheckInRecord };
+
+/** Reads the check-in once; a store that cannot answer right now counts as still waiting. */
+export async function pollCheckIn(store: CheckInStore, id: string): Promise<CheckInPoll> {
+  let record: CheckInRecord | undefined;
+  try {
+    record = await store.get(id);
+  } catch {
+    record = undefined;
+  }
+  if (record?.decision !== undefined) return { kind: 'over', record };
+  if (record !== undefined && record.state !== 'pending') return { kind: 'over' };
+  return { kind: 'waiting' };
+}
+
 /** Waits for an approver's decision on `request`, sending progress when the client asked for it. */
 async function hold(
   request: CheckInRequest,
@@ -473,14 +501,8 @@ async function hold(
   const started = Date.now();
   let progress = 0;
   while (!extra.mcpReq.signal.aborted) {
-    let record: CheckInRecord | undefined;
-    try {
-      record = await store.get(request.id);
-    } catch {
-      record = undefined;
-    }
-    if (record?.decision !== undefined) return record;
-    if (record !== undefined && record.state !== 'pending') return undefined;
+    const polled = await pollCheckIn(store, request.id);
+    if (polled.kind === 'over') return polled.record;
     const elapsed = Date.now() - started;
     if (elapsed >= holdMs) return undefined;
     if (progressToken !== undefined) {
@@ -496,19 +518,9 @@ async function hold(
         })
         .catch(() => undefined);
     }
-    await sleep(Math.min(options.pollMs, holdMs - elapsed), extra.mcpReq.signal);
+    await delay(Math.min(options.pollMs, holdMs - elapsed), undefined, { signal: extra.mcpReq.signal }).catch(
+      () => undefined,
+    );
   }
   return undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      done();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }

@@ -11,7 +11,7 @@ export class CredentialError extends Error {
 
 export function resolveCredential(
   name: string,
-  credentials: Readonly<Record<string, CredentialConfig>> | undefined,
+  credentials: Readonly<Record<string, Pick<CredentialConfig, 'env' | 'file'>>> | undefined,
   baseDir: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {

@@ -197,7 +197,7 @@ export async function createGateway(
       draining: () => drain.draining,
       track: (watch) => drain.track(watch),
       readiness: () => readiness(live()),
-      mounts: () => [
+      mounts: [
         ...(inbox === undefined ? [] : [inbox.mount]),
         ...(metrics?.mount === undefined ? [] : [metrics.mount]),
       ],

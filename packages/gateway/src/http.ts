@@ -1,11 +1,17 @@
-// What the gateway answers over HTTP besides MCP itself: /healthz, /readyz, the mounted inbox, and
-// the guards in front of /mcp (body size, bearer token, tenant). Every
-// refusal is a short JSON answer that names no token, header value or configuration detail, plus
-// a log line and an event.
+// The gateway's HTTP side as one Hono router: every route it answers beside MCP itself, with its
+// auth and its limits, listed in `gatewayRouter` below. `@toolgate/mcp`'s `serveHttp` owns the
+// socket, the Host and Origin checks, the protected-resource metadata and the MCP endpoint; it hands
+// each request to this router first (`intercept`), and serves it itself only when the router passes
+// (a good /mcp request, the metadata, an unknown path). Every refusal is a short JSON answer that
+// names no token, header value or configuration detail, plus a log line and an event.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Identity } from '@toolgate/core';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { secureHeaders } from 'hono/secure-headers';
 import { callerTokenOf, type CallerToken } from './caller-token';
 import { CREDENTIALS_API_PATH, credentialsApi } from './credentials-api';
 import type { GatewayLog } from './log';
@@ -26,8 +32,8 @@ export interface HttpHost {
   track(done: (finished: () => void) => void): void;
   /** /readyz's body. */
   readiness(): Promise<Readiness>;
-  /** Other apps mounted under a path prefix (the inbox). */
-  mounts(): readonly Mount[];
+  /** Other apps mounted under a path prefix (the inbox, metrics). */
+  readonly mounts: readonly Mount[];
 }
 
 export interface Mount {
@@ -75,103 +81,128 @@ export function readinessCounts(readiness: Readiness): {
   };
 }
 
+type Env = { Bindings: HttpBindings };
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+/** A JSON answer with exactly the headers the gateway has always sent (Hono's `c.json` adds a charset). */
 function send(
-  res: ServerResponse,
+  c: Context<Env>,
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
-  res.end(JSON.stringify(body));
+): Response {
+  return c.body(JSON.stringify(body), status as 200, { ...JSON_HEADERS, ...headers });
 }
 
-function mcpError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  send(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, headers);
+/** The MCP error shape, for refusals in front of /mcp. */
+function mcpError(c: Context<Env>, status: number, message: string, headers: Record<string, string> = {}) {
+  return send(c, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, headers);
 }
 
-/** `intercept` and `authenticate` for `serveHttp`: the first answers everything but a good /mcp request. */
+/** The router, as `serveHttp` takes it: `intercept` answers everything but what MCP serves itself. */
 export function httpRoutes(host: HttpHost): {
   intercept(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   authenticate(req: IncomingMessage): AuthInfo | undefined;
 } {
   const verified = new WeakMap<IncomingMessage, AuthInfo>();
+  // Requests the router leaves to the MCP server: nothing was written for them.
+  const passed = new WeakSet<IncomingMessage>();
+  const app = gatewayRouter(host, verified, passed);
+  // Hono's own Request/Response stay out of the globals the MCP SDK uses; the body stays unread, for
+  // the MCP server to read when the router passes.
+  const listener = getRequestListener((request, env) => app.fetch(request, env), {
+    overrideGlobalObjects: false,
+    autoCleanupIncoming: false,
+    // An HTTP/1.0 request may name no host; it is routed by its path like any other.
+    hostname: 'localhost',
+  });
+  return {
+    async intercept(req, res) {
+      await listener(req, res);
+      return !passed.has(req);
+    },
+    authenticate: (req) => verified.get(req),
+  };
+}
 
+/** Every route of the gateway's HTTP side, its auth and its limits. */
+function gatewayRouter(
+  host: HttpHost,
+  verified: WeakMap<IncomingMessage, AuthInfo>,
+  passed: WeakSet<IncomingMessage>,
+): Hono<Env> {
+  // The path as sent, percent-encoding kept: a route matches exactly what it matched by hand.
+  const app = new Hono<Env>({ getPath: (request) => pathOf(request.url) });
+
+  /** Leaves the request to the MCP server (`serveHttp`), which answers it on the same response. */
+  const pass = (c: Context<Env>): Response => {
+    passed.add(c.env.incoming);
+    return RESPONSE_ALREADY_SENT;
+  };
+  /** A route whose handler writes the Node response itself (an app with its own framework, a stream). */
+  const node =
+    (handle: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>) =>
+    async (c: Context<Env>): Promise<Response> => {
+      await handle(c.env.incoming, c.env.outgoing, pathOf(c.req.url));
+      return RESPONSE_ALREADY_SENT;
+    };
   const refuse = (
-    req: IncomingMessage,
-    res: ServerResponse,
+    c: Context<Env>,
     status: number,
     why: string,
     message: string,
     headers?: Record<string, string>,
   ) => {
-    host.log({ msg: 'http.refused', level: 'warn', status, why, method: req.method, path: pathOf(req) });
-    mcpError(res, status, message, headers);
-    return true;
+    host.log({
+      msg: 'http.refused',
+      level: 'warn',
+      status,
+      why,
+      method: c.req.method,
+      path: pathOf(c.req.url),
+    });
+    return mcpError(c, status, message, headers);
   };
 
-  async function intercept(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    const path = pathOf(req);
-    if (path === '/healthz') {
-      send(res, 200, { status: 'ok' });
-      return true;
-    }
-    if (path === '/readyz') {
-      const readiness = await host.readiness();
-      // Names of upstreams and stores, their errors and tool counts, are for an operator only.
-      const answer = await host.current().auth.authenticate(header(req.headers.authorization));
-      const operator = answer.ok && (answer.identity.roles ?? []).includes(OPERATOR_ROLE);
-      send(res, readiness.ready ? 200 : 503, operator ? readiness : readinessCounts(readiness));
-      return true;
-    }
-    if (path === CREDENTIALS_API_PATH || path.startsWith(`${CREDENTIALS_API_PATH}/`)) {
-      await credentialsApi(host, req, res, path);
-      return true;
-    }
-    for (const mount of host.mounts()) {
-      if (path === mount.prefix || path.startsWith(`${mount.prefix}/`)) {
-        await mount.handle(req, res);
-        return true;
-      }
-    }
-    if (path !== MCP_PATH) return false;
+  // Health: anyone, any method; the details of /readyz for an operator's token only.
+  app.all('/healthz', secureHeaders(), (c) => send(c, 200, { status: 'ok' }));
+  app.all('/readyz', secureHeaders(), async (c) => {
+    const readiness = await host.readiness();
+    // Names of upstreams and stores, their errors and tool counts, are for an operator only.
+    const answer = await host.current().auth.authenticate(c.req.header('authorization'));
+    const operator = answer.ok && (answer.identity.roles ?? []).includes(OPERATOR_ROLE);
+    return send(c, readiness.ready ? 200 : 503, operator ? readiness : readinessCounts(readiness));
+  });
 
-    if (req.method === 'POST') {
-      const length = req.headers['content-length'];
-      if (length === undefined)
-        return refuse(req, res, 411, 'no-length', 'Send the request body with a Content-Length header');
-      if (!/^\d+$/.test(length) || Number(length) > host.maxBody())
-        return refuse(
-          req,
-          res,
-          413,
-          'too-large',
-          `Request body too large; the limit is ${host.maxBody()} bytes`,
-        );
-      if (req.headers['mcp-session-id'] === undefined && host.draining())
-        return refuse(req, res, 503, 'draining', 'The gateway is shutting down; retry shortly', {
-          'retry-after': '1',
-        });
-    }
-    const runtime = host.current();
-    const answer = await runtime.auth.authenticate(header(req.headers.authorization));
+  // The operator API: its own operator check, tenant scoping and body limit (credentials-api.ts).
+  const credentials = node((req, res, path) => credentialsApi(host, req, res, path));
+  app.all(CREDENTIALS_API_PATH, secureNodeHeaders, credentials);
+  app.all(`${CREDENTIALS_API_PATH}/*`, secureNodeHeaders, credentials);
+
+  // Mounted apps (the inbox, metrics): each checks its own auth, CSRF and body limit.
+  for (const mount of host.mounts) {
+    const handle = node((req, res) => mount.handle(req, res));
+    app.all(mount.prefix, handle);
+    app.all(`${mount.prefix}/*`, handle);
+  }
+
+  // MCP: a body with a declared size within listen.maxBody, no new session while draining, and a
+  // verified bearer token of a served tenant; then the MCP server answers.
+  app.all(MCP_PATH, mcpLimits(host, refuse), async (c) => {
+    const req = c.env.incoming;
+    const answer = await host.current().auth.authenticate(c.req.header('authorization'));
     if (!answer.ok) {
       const metadata = `resource_metadata="${host.baseUrl()}${RESOURCE_METADATA_PATH}"`;
       if (answer.why === 'tenant')
         return refuse(
-          req,
-          res,
+          c,
           403,
           'unknown-tenant',
           'Forbidden: these credentials belong to no tenant this gateway serves',
         );
       return refuse(
-        req,
-        res,
+        c,
         401,
         answer.why === 'missing' ? 'no-token' : 'bad-token',
         'Unauthorized: send a valid bearer token',
@@ -181,6 +212,7 @@ export function httpRoutes(host: HttpHost): {
         },
       );
     }
+    const res = c.env.outgoing;
     if (req.method === 'POST') host.track((finished) => res.once('close', finished));
     verified.set(req, {
       // The SDK wants a string here; the token itself stays out of every object a handler sees.
@@ -189,22 +221,68 @@ export function httpRoutes(host: HttpHost): {
       scopes: [...(answer.identity.roles ?? [])],
       extra: { identity: answer.identity, ...callerExtra(answer.identity) },
     });
-    return false;
-  }
+    return pass(c);
+  });
 
-  return { intercept, authenticate: (req) => verified.get(req) };
+  // The protected-resource metadata and anything unknown: the MCP server's (it answers 404).
+  app.notFound(pass);
+  app.onError((_error, c) => mcpError(c, 500, 'Internal server error'));
+  return app;
 }
 
-function pathOf(req: IncomingMessage): string {
+/** The headers `secureHeaders()` sets, worked out once by Hono itself. */
+let secureHeaderSet: Promise<readonly [string, string][]> | undefined;
+
+/**
+ * Hono's secure headers for a route whose handler writes the Node response itself (Hono's own
+ * middleware sets them on a `Response` such a handler never returns): set on the Node response first.
+ */
+const secureNodeHeaders: MiddlewareHandler<Env> = async (c, next) => {
+  secureHeaderSet ??= Promise.resolve(
+    new Hono().all('*', secureHeaders(), (probe) => probe.body(null)).request('/'),
+  ).then((response) => {
+    const headers: [string, string][] = [];
+    response.headers.forEach((value, name) => headers.push([name, value]));
+    return headers;
+  });
+  for (const [name, value] of await secureHeaderSet) c.env.outgoing.setHeader(name, value);
+  await next();
+};
+
+/** The limits on a POST to /mcp, checked before its token: a declared, bounded body; no new session while draining. */
+function mcpLimits(
+  host: HttpHost,
+  refuse: (
+    c: Context<Env>,
+    status: number,
+    why: string,
+    message: string,
+    headers?: Record<string, string>,
+  ) => Response,
+): MiddlewareHandler<Env> {
+  return async (c, next) => {
+    if (c.req.method === 'POST') {
+      const length = c.req.header('content-length');
+      if (length === undefined)
+        return refuse(c, 411, 'no-length', 'Send the request body with a Content-Length header');
+      if (!/^\d+$/.test(length) || Number(length) > host.maxBody())
+        return refuse(c, 413, 'too-large', `Request body too large; the limit is ${host.maxBody()} bytes`);
+      if (c.req.header('mcp-session-id') === undefined && host.draining())
+        return refuse(c, 503, 'draining', 'The gateway is shutting down; retry shortly', {
+          'retry-after': '1',
+        });
+    }
+    await next();
+    return undefined;
+  };
+}
+
+function pathOf(url: string): string {
   try {
-    return new URL(req.url ?? '/', 'http://localhost').pathname;
+    return new URL(url, 'http://localhost').pathname;
   } catch {
     return '/';
   }
-}
-
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The verified JWT behind a caller's identity, for an upstream that exchanges it (caller-token.ts). */

@@ -5,11 +5,11 @@
 // operator API (credentials-api.ts) and `toolgate credentials`; read per call by the upstream's
 // identity (upstream-identity.ts).
 
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { postgresPrincipalCredentials } from '@toolgate/store-postgres';
 import { sqlitePrincipalCredentials, type PrincipalCredentialEntry } from '@toolgate/store-sqlite';
-import type { GatewayConfig } from './config/types';
+import { fingerprint } from './config/fingerprint';
+import type { ResolvedConfig, StateStoreLocation } from './config/types';
 import type { PrincipalCredentials } from './upstream-identity';
 
 export type { PrincipalCredentialEntry } from '@toolgate/store-sqlite';
@@ -123,52 +123,41 @@ function postgresRows(url: string): RowStore {
 }
 
 /** Where a per-principal credential is kept: its own `store`, else `stores.state`, else memory. */
-export function credentialStoreUrl(config: GatewayConfig, name: string): string {
-  return config.credentials?.[name]?.perPrincipal?.store ?? config.stores?.state ?? 'memory:';
+export function credentialStoreLocation(config: ResolvedConfig, name: string): StateStoreLocation {
+  return config.credentials?.[name]?.perPrincipal?.store ?? config.stores?.state ?? { kind: 'memory' };
+}
+
+function openRows(location: StateStoreLocation): RowStore {
+  switch (location.kind) {
+    case 'memory':
+      return memoryRows();
+    case 'sqlite':
+      return sqlitePrincipalCredentials({ path: location.path });
+    case 'postgres':
+      return postgresRows(location.url);
+  }
 }
 
 /** The vault of the configuration's per-principal credentials; undefined when it has none. */
-export function openPrincipalCredentials(
-  config: GatewayConfig,
-  baseDir: string,
-): PrincipalCredentialVault | undefined {
-  const entries = Object.entries(config.credentials ?? {}).filter(
-    ([, credential]) => credential.perPrincipal !== undefined,
+export function openPrincipalCredentials(config: ResolvedConfig): PrincipalCredentialVault | undefined {
+  const entries = Object.entries(config.credentials ?? {}).flatMap(([name, credential]) =>
+    credential.perPrincipal === undefined
+      ? []
+      : [{ name, key: credential.perPrincipal.key, location: credentialStoreLocation(config, name) }],
   );
   if (entries.length === 0) return undefined;
+  // Credentials kept in the same place share one store.
   const stores = new Map<string, RowStore>();
   const byName = new Map<string, { rows: RowStore; key: Buffer }>();
-  for (const [name, credential] of entries) {
-    const url = credentialStoreUrl(config, name);
-    let rows = stores.get(url);
+  for (const { name, key, location } of entries) {
+    const place = fingerprint(location);
+    let rows = stores.get(place);
     if (rows === undefined) {
-      rows =
-        url === 'memory:'
-          ? memoryRows()
-          : /^postgres(ql)?:\/\//.test(url)
-            ? postgresRows(url)
-            : sqlitePrincipalCredentials({
-                path:
-                  url.slice('sqlite:'.length) === ':memory:'
-                    ? ':memory:'
-                    : resolve(baseDir, url.slice('sqlite:'.length)),
-              });
-      stores.set(url, rows);
+      rows = openRows(location);
+      stores.set(place, rows);
     }
-    byName.set(name, { rows, key: credentialKey(credential.perPrincipal!.key) });
+    byName.set(name, { rows, key: credentialKey(key) });
   }
-  const fingerprint = createHash('sha256')
-    .update(
-      JSON.stringify(
-        entries.map(([name, credential]) => [
-          name,
-          credentialStoreUrl(config, name),
-          credential.perPrincipal!.key,
-        ]),
-      ),
-    )
-    .update(baseDir)
-    .digest('base64url');
   const of = (name: string) => {
     const found = byName.get(name);
     if (found === undefined)
@@ -176,7 +165,7 @@ export function openPrincipalCredentials(
     return found;
   };
   return {
-    fingerprint,
+    fingerprint: fingerprint(entries),
     names: () => [...byName.keys()],
     has: (name) => byName.has(name),
     async get(name, tenant, principal) {

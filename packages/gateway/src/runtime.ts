@@ -250,7 +250,7 @@ function openedPrincipalCredentials(
   previous: Runtime | undefined,
   opened: { close(): Promise<void> }[],
 ): PrincipalCredentialVault | undefined {
-  const vault = openPrincipalCredentials(loaded.config, loaded.baseDir);
+  const vault = openPrincipalCredentials(loaded.resolved);
   if (vault === undefined) return undefined;
   if (previous?.principalCredentials?.fingerprint === vault.fingerprint) {
     void vault.close();

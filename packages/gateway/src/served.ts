@@ -4,7 +4,13 @@
 // shutting down, the check-in flow for a pause, and one log line per call.
 
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { refusalReason, type DispatchOutcome, type Identity, type SpentStateStore } from '@toolgate/core';
+import {
+  refusalReason,
+  type DispatchOutcome,
+  type Identity,
+  type SpentStateStore,
+  type TaskRecordStore,
+} from '@toolgate/core';
 import {
   mcpServe,
   type McpCallReport,
@@ -65,6 +71,8 @@ export function gatewayServed(
     identityFrom,
     ...(sealKey !== undefined ? { requestStateKey: sealKey } : {}),
     checkInTimeoutMs: ELICIT_TIMEOUT_MS,
+    // In `stores.state`, so behind a balancer any process answers tasks/get, tasks/update and tasks/cancel.
+    tasks: { store: liveTaskRecords(() => host.current().state.tasks) },
     scope: (identity): McpServeScope | McpServeRefusal => {
       const runtime = host.current();
       const tenant = identity?.tenant === undefined ? undefined : runtime.tenants.get(identity.tenant);
@@ -238,4 +246,18 @@ function ruleOf(outcome: DispatchOutcome): string | undefined {
     outcome.ledger.find((entry) => entry.gate === 'policy' && entry.outcome !== 'allow') ??
     outcome.ledger.find((entry) => entry.gate === 'policy');
   return row?.rule;
+}
+
+/** The task store of the configuration serving now (a reload may move `stores.state`). */
+function liveTaskRecords(current: () => TaskRecordStore): TaskRecordStore {
+  return {
+    create: (record) => current().create(record),
+    get: (id) => current().get(id),
+    update: (id, change) => current().update(id, change),
+    respond: (id, responses) => current().respond(id, responses),
+    takeResponses: (id) => current().takeResponses(id),
+    list: (owner) => current().list(owner),
+    countLive: (owner) => current().countLive(owner),
+    sweep: (owner, keep, now) => current().sweep(owner, keep, now),
+  };
 }

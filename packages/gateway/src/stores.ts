@@ -1,5 +1,5 @@
 // The stores a gateway keeps its state in, built from the configuration's resolved locations:
-// `stores.state` (check-ins and grants, pinned tool definitions; the audit log's default) and
+// `stores.state` (check-ins and grants, MCP tasks, pinned tool definitions; the audit log's default) and
 // `stores.limits` (rate buckets).
 
 import {
@@ -7,10 +7,12 @@ import {
   inMemoryPins,
   inMemorySpentStates,
   inMemoryStandingGrants,
+  inMemoryTaskRecords,
   type CheckInStore,
   type PinStore,
   type SpentStateStore,
   type StandingGrantStore,
+  type TaskRecordStore,
 } from '@toolgate/core';
 import { inMemoryLimits, type LimitStore } from '@toolgate/middleware';
 import {
@@ -18,10 +20,17 @@ import {
   postgresPins,
   postgresSpentStates,
   postgresStandingGrants,
+  postgresTaskRecords,
 } from '@toolgate/store-postgres';
 import { Redis } from 'ioredis';
 import { redisLimits } from '@toolgate/store-redis';
-import { sqliteCheckIns, sqlitePins, sqliteSpentStates, sqliteStandingGrants } from '@toolgate/store-sqlite';
+import {
+  sqliteCheckIns,
+  sqlitePins,
+  sqliteSpentStates,
+  sqliteStandingGrants,
+  sqliteTaskRecords,
+} from '@toolgate/store-sqlite';
 import type { LimitsStoreLocation, StateStoreLocation } from './config/types';
 
 export interface StateStore {
@@ -37,6 +46,8 @@ export interface StateStore {
   readonly grants: StandingGrantStore;
   /** Nonces of spent `requestState`s, shared the same way, so a state runs its call once across processes. */
   readonly spentStates: SpentStateStore;
+  /** MCP tasks, shared the same way, so any process answers tasks/get, tasks/update and tasks/cancel. */
+  readonly tasks: TaskRecordStore;
   /** Resolves when the store answers; rejects with a message that names no secret. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -62,6 +73,7 @@ export function openStateStore(location: StateStoreLocation = { kind: 'memory' }
       pins,
       grants,
       spentStates,
+      tasks: inMemoryTaskRecords(),
       ping: async () => {},
       close: async () => {},
     };
@@ -74,18 +86,20 @@ export function openStateStore(location: StateStoreLocation = { kind: 'memory' }
     const pins = inMemory ? inMemoryPins() : sqlitePins({ path: file });
     const grants = inMemory ? inMemoryStandingGrants() : sqliteStandingGrants({ path: file });
     const spentStates = inMemory ? inMemorySpentStates() : sqliteSpentStates({ path: file });
+    const tasks = inMemory ? inMemoryTaskRecords() : sqliteTaskRecords({ path: file });
     return {
       kind: 'sqlite',
       checkIns,
       pins,
       grants,
       spentStates,
+      tasks,
       ping: async () => {
         await checkIns.list({ limit: 1 });
       },
       close: async () => {
         checkIns.close();
-        for (const store of [pins, grants, spentStates]) (store as { close?: () => void }).close?.();
+        for (const store of [pins, grants, spentStates, tasks]) (store as { close?: () => void }).close?.();
       },
     };
   }
@@ -94,17 +108,19 @@ export function openStateStore(location: StateStoreLocation = { kind: 'memory' }
   const pins = postgresPins({ connectionString: url });
   const grants = postgresStandingGrants({ connectionString: url });
   const spentStates = postgresSpentStates({ connectionString: url });
+  const tasks = postgresTaskRecords({ connectionString: url });
   return {
     kind: 'postgres',
     checkIns,
     pins,
     grants,
     spentStates,
+    tasks,
     ping: async () => {
       await checkIns.list({ limit: 1 });
     },
     close: async () => {
-      await Promise.all([checkIns.close(), pins.close(), grants.close(), spentStates.close()]);
+      await Promise.all([checkIns.close(), pins.close(), grants.close(), spentStates.close(), tasks.close()]);
     },
   };
 }

@@ -6,6 +6,7 @@
 // `completed` with the tool's result, or `failed` with the decline's reason. Cancelling the task
 // withdraws its check-in. Identical pending calls still share one check-in; standing grants still apply.
 
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   carryOutDecision,
   type CheckInRecord,
@@ -15,11 +16,13 @@ import {
   type PausedOutcome,
 } from '@toolgate/core';
 import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities } from '@modelcontextprotocol/server';
-import { approvalForm, formDecision, isModernRequest, type McpTaskControl } from '@toolgate/mcp';
+import { approvalForm, isModernRequest, type McpTaskControl } from '@toolgate/mcp';
 import {
   APPROVAL_INPUT,
+  decideFromForm,
   overLimit,
   pending,
+  pollCheckIn,
   recorded,
   share,
   type CheckInFlowOptions,
@@ -60,31 +63,13 @@ export async function settlePausedAsTask(
     if (shared.kind === 'limit') return overLimit(request, shared.maxPending);
     const waitOn = shared.request;
     const asking = askFor(waitOn, options);
-    task.inputRequired(asking.inputRequests, asking.message);
+    task.inputRequired(asking.inputRequests, asking.message, waitOn.id);
     let answeredAtClient = false;
     task.onUpdate(async (responses) => {
       const answer = responses[APPROVAL_INPUT];
       // Only a form answer decides; a URL answer says the page was opened, the inbox decides.
       if (asking.mode !== 'form' || typeof answer !== 'object' || answer === null) return;
-      const decision = formDecision(
-        answer as { action?: unknown; content?: Record<string, unknown> },
-        options.identity?.principal ?? 'mcp-client',
-      );
-      const decidedAt = new Date().toISOString();
-      const decided = await store
-        .decide(
-          waitOn.id,
-          decision.approved
-            ? {
-                approved: true,
-                by: decision.by,
-                ...(decision.note !== undefined ? { note: decision.note } : {}),
-                decidedAt,
-              }
-            : { approved: false, by: decision.by, reason: decision.reason, decidedAt },
-        )
-        .catch(() => false);
-      if (decided) answeredAtClient = true;
+      if (await decideFromForm(store, waitOn.id, answer, options)) answeredAtClient = true;
     });
     const decided = await waitForDecision(waitOn, store, task.signal, options.pollMs);
     if (task.signal.aborted) {
@@ -170,27 +155,12 @@ async function waitForDecision(
 ): Promise<CheckInRecord | undefined> {
   const expiresAt = Date.parse(request.expiresAt);
   while (!signal.aborted && Date.now() < expiresAt) {
-    let record: CheckInRecord | undefined;
-    try {
-      record = await store.get(request.id);
-    } catch {
-      record = undefined;
-    }
-    if (record?.decision !== undefined) return record;
-    if (record !== undefined && record.state !== 'pending') return undefined;
-    await sleep(Math.min(pollMs, Math.max(0, expiresAt - Date.now())), signal);
+    const polled = await pollCheckIn(store, request.id);
+    if (polled.kind === 'over') return polled.record;
+    // An abort ends the wait early; the loop's condition then ends the poll.
+    await delay(Math.min(pollMs, Math.max(0, expiresAt - Date.now())), undefined, { signal }).catch(
+      () => undefined,
+    );
   }
   return undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      done();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }

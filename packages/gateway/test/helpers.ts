@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { runCli } from '@toolgate/gateway';
 
 export const repoRoot = resolve(__dirname, '../../..');
@@ -173,16 +174,98 @@ function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): v
   });
 }
 
+/** Someone a test configuration lets in: a bearer token and who it says the caller is. */
+export interface TestCaller {
+  readonly token: string;
+  /** Default `acme`. */
+  readonly tenant?: string;
+  readonly principal: string;
+  readonly roles?: readonly string[];
+}
+
+/** The `auth:` block letting each caller in, its token read from `${env:NAME}` by its key. */
+export function authYaml(callers: Readonly<Record<string, TestCaller>>): string {
+  const tokens = Object.entries(callers).map(([name, caller]) => {
+    const roles = caller.roles === undefined ? '' : `, roles: [${caller.roles.join(', ')}]`;
+    const identity = `{ tenant: ${caller.tenant ?? 'acme'}, principal: ${caller.principal}${roles} }`;
+    return `    - { token: "\${env:${name}}", identity: ${identity} }\n`;
+  });
+  return `auth:\n  tokens:\n${tokens.join('')}`;
+}
+
+/** The environment a gateway reads the callers' tokens from: NAME → token. */
+export function tokenEnv<Name extends string>(
+  callers: Readonly<Record<Name, TestCaller>>,
+): Record<Name, string> {
+  return Object.fromEntries(
+    Object.entries<TestCaller>(callers).map(([name, caller]) => [name, caller.token]),
+  ) as Record<Name, string>;
+}
+
+/** The fixture `shop` upstream under `upstreams:`, logging each run to `dir`'s runs.log. */
+export function shopUpstream(dir: TempDir): string {
+  return `  shop:
+    command: [node, ${JSON.stringify(fixtureServer)}]
+    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
+`;
+}
+
+/** The stable code of a refusal the gateway answered a tool call with. */
+export function refusalCode(result: unknown): string | undefined {
+  const meta = (result as { _meta?: Record<string, { code?: string }> })._meta;
+  return meta?.['io.toolgate/refusal']?.code;
+}
+
+/** Polls `probe` until it answers something, failing after `ms` with what it waited for. */
+export async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 150));
+  }
+}
+
+/** A request to the gateway at `path` as `token`'s caller: GET, or with a JSON body POST unless `method` says. */
+export function callerFetch(
+  gatewayUrl: string,
+  token: string,
+  path: string,
+  request: { readonly method?: string; readonly body?: unknown } = {},
+): Promise<Response> {
+  const { body } = request;
+  return fetch(new URL(path, gatewayUrl), {
+    method: request.method ?? (body === undefined ? 'GET' : 'POST'),
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+export interface ConnectOptions {
+  /** Declare form elicitation (the shorthand most tests need). */
+  readonly elicitation?: boolean;
+  /** Declared as they are, over `elicitation`. */
+  readonly capabilities?: ClientCapabilities;
+  /** Installs the client's request handlers (roots, sampling …) before it connects. */
+  readonly handlers?: (client: Client) => void;
+  readonly name?: string;
+}
+
 /** An SDK client connected over Streamable HTTP with a bearer token. */
 export async function connectClient(
   url: string,
   token: string,
-  options: { elicitation?: boolean } = {},
+  options: ConnectOptions = {},
 ): Promise<Client> {
   const client = new Client(
-    { name: 'gateway-test', version: '1.0.0' },
-    { capabilities: options.elicitation === true ? { elicitation: {} } : {} },
+    { name: options.name ?? 'gateway-test', version: '1.0.0' },
+    { capabilities: options.capabilities ?? (options.elicitation === true ? { elicitation: {} } : {}) },
   );
+  options.handlers?.(client);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },

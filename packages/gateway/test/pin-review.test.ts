@@ -7,37 +7,27 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  authYaml,
+  callerFetch,
   CHECKIN_KEY,
   connectClient,
+  refusalCode,
   startGateway,
   tempDir,
   textOf,
+  tokenEnv,
+  until,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
 
 const changingServer = join(__dirname, 'fixtures', 'changing.mjs');
-const TOKENS = {
-  BOT: 'pin-review-bot-token-0123456789abcdef-0',
-  ANA: 'pin-review-ana-approver-0123456789abcdef',
-  OLGA: 'pin-review-olga-operator-0123456789abcde',
+const CALLERS = {
+  BOT: { token: 'pin-review-bot-token-0123456789abcdef-0', principal: 'bot' },
+  ANA: { token: 'pin-review-ana-approver-0123456789abcdef', principal: 'ana', roles: ['approver'] },
+  OLGA: { token: 'pin-review-olga-operator-0123456789abcde', principal: 'olga', roles: ['operator'] },
 };
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 150));
-  }
-}
-
-const refusalCode = (result: unknown) =>
-  (
-    (result as { _meta?: Record<string, unknown> })._meta?.['io.toolgate/refusal'] as
-      { code?: string } | undefined
-  )?.code;
+const TOKENS = tokenEnv(CALLERS);
 
 describe('pins held for review, in the inbox', () => {
   let dir: TempDir;
@@ -48,12 +38,7 @@ describe('pins held for review, in the inbox', () => {
     dir = tempDir();
     const file = dir.write(
       'toolgate.yaml',
-      `auth:
-  tokens:
-    - { token: "\${env:BOT}", identity: { tenant: acme, principal: bot } }
-    - { token: "\${env:ANA}", identity: { tenant: acme, principal: ana, roles: [approver] } }
-    - { token: "\${env:OLGA}", identity: { tenant: acme, principal: olga, roles: [operator] } }
-checkIns: { key: "\${env:KEY}", hold: 200ms }
+      `${authYaml(CALLERS)}checkIns: { key: "\${env:KEY}", hold: 200ms }
 pins: { newTools: review }
 upstreams:
   crm:
@@ -68,12 +53,7 @@ tenants: { acme: { upstreams: [crm] } }
 `,
     );
     dir.write('description.txt', 'Looks a customer up.');
-    gateway = await startGateway(file, {
-      BOT: TOKENS.BOT,
-      ANA: TOKENS.ANA,
-      OLGA: TOKENS.OLGA,
-      KEY: CHECKIN_KEY,
-    });
+    gateway = await startGateway(file, { ...TOKENS, KEY: CHECKIN_KEY });
     bot = await connectClient(gateway.url, TOKENS.BOT);
   }, 60_000);
   afterAll(async () => {
@@ -83,14 +63,7 @@ tenants: { acme: { upstreams: [crm] } }
   });
 
   const inbox = (token: string, path: string, body?: unknown) =>
-    fetch(new URL(`/inbox${path}`, gateway.url), {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+    callerFetch(gateway.url, token, `/inbox${path}`, { body });
   type Listed = { id: string; toolName: string; args: Record<string, unknown> };
   const pinReview = (pin: string) =>
     until(async () => {

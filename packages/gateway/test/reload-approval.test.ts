@@ -8,37 +8,34 @@ import { writeFileSync } from 'node:fs';
 import type { AuditRecord } from '@toolgate/core';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import {
+  authYaml,
+  callerFetch,
   CHECKIN_KEY,
   connectClient,
   fixtureServer,
   runToolgate,
   startGateway,
   tempDir,
+  shopUpstream,
   textOf,
+  tokenEnv,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
 
-const TOKENS = {
-  BOT: 'reload-bot-token-0123456789abcdef-012345',
-  ANA: 'reload-ana-approver-0123456789abcdef-0123',
-  OLGA: 'reload-olga-operator-0123456789abcdef-012',
+const CALLERS = {
+  BOT: { token: 'reload-bot-token-0123456789abcdef-012345', principal: 'bot' },
+  ANA: { token: 'reload-ana-approver-0123456789abcdef-0123', principal: 'ana', roles: ['approver'] },
+  OLGA: { token: 'reload-olga-operator-0123456789abcdef-012', principal: 'olga', roles: ['operator'] },
 };
+const TOKENS = tokenEnv(CALLERS);
 const hasSqlite = process.getBuiltinModule?.('node:sqlite') !== undefined;
 
 function config(dir: TempDir, denyRefunds: boolean): string {
-  return `auth:
-  tokens:
-    - { token: "\${env:BOT}", identity: { tenant: acme, principal: bot } }
-    - { token: "\${env:ANA}", identity: { tenant: acme, principal: ana, roles: [approver] } }
-    - { token: "\${env:OLGA}", identity: { tenant: acme, principal: olga, roles: [operator] } }
-${hasSqlite ? 'stores: { state: "sqlite:./state.db" }\naudit: { signingKey: "${file:./audit-key.pem}" }\n' : ''}checkIns: { key: "\${env:KEY}", hold: 200ms, ttl: 3s }
+  return `${authYaml(CALLERS)}${hasSqlite ? 'stores: { state: "sqlite:./state.db" }\naudit: { signingKey: "${file:./audit-key.pem}" }\n' : ''}checkIns: { key: "\${env:KEY}", hold: 200ms, ttl: 3s }
 reload: { requireApproval: weakening }
 upstreams:
-  shop:
-    command: [node, ${JSON.stringify(fixtureServer)}]
-    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
-${denyRefunds ? 'policy: [{ name: no-refunds, tools: [refund], effect: deny, reason: refunds are paused }]\n' : ''}tenants: { acme: { upstreams: [shop] } }
+${shopUpstream(dir)}${denyRefunds ? 'policy: [{ name: no-refunds, tools: [refund], effect: deny, reason: refunds are paused }]\n' : ''}tenants: { acme: { upstreams: [shop] } }
 `;
 }
 
@@ -53,12 +50,7 @@ describe('a weakening reload waits for an operator in the inbox', () => {
     const { privateKey } = generateKeyPairSync('ed25519');
     dir.write('audit-key.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
     file = dir.write('toolgate.yaml', config(dir, true));
-    gateway = await startGateway(file, {
-      BOT: TOKENS.BOT,
-      ANA: TOKENS.ANA,
-      OLGA: TOKENS.OLGA,
-      KEY: CHECKIN_KEY,
-    });
+    gateway = await startGateway(file, { ...TOKENS, KEY: CHECKIN_KEY });
   }, 60_000);
   afterAll(async () => {
     await gateway?.stop();
@@ -66,14 +58,7 @@ describe('a weakening reload waits for an operator in the inbox', () => {
   });
 
   const api = async (token: string, path: string, body?: unknown) => {
-    const response = await fetch(new URL(`/inbox/api${path}`, gateway.url), {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+    const response = await callerFetch(gateway.url, token, `/inbox/api${path}`, { body });
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
   };
   const refund = async () => {

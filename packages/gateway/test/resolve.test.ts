@@ -75,6 +75,32 @@ describe('resolving units at load', () => {
     expect(locate('{ state: "memory:" }')).toEqual({ state: { kind: 'memory' } });
   });
 
+  it("types a per-principal credential's store like the other store locations", () => {
+    const key = 'ab'.repeat(32);
+    const credentials = (store: string) =>
+      parseConfig(
+        `${minimal}credentials: { crm: { perPrincipal: { key: "${key}", store: "${store}" } } }\n`,
+        { file: FILE, env: {} },
+      ).resolved.credentials?.['crm']?.perPrincipal?.store;
+    expect(credentials('sqlite:./credentials.db')).toEqual({
+      kind: 'sqlite',
+      path: '/etc/toolgate/credentials.db',
+    });
+    expect(credentials('postgres://db/toolgate')).toEqual({
+      kind: 'postgres',
+      url: 'postgres://db/toolgate',
+    });
+    expect(credentials('memory:')).toEqual({ kind: 'memory' });
+    const issues = issuesOf(
+      `${minimal}credentials: { crm: { perPrincipal: { key: "${key}", store: "./credentials.db" } } }\n`,
+    );
+    expect(issues.map((issue) => issue.message)).toEqual([
+      expect.stringContaining(
+        "keeps per-principal credentials in memory:, sqlite:PATH or a 'postgres://' URL only",
+      ),
+    ]);
+  });
+
   it('places a duration or size the schema lets through but that cannot resolve, with the fix', () => {
     const issues = issuesOf(`${minimal}listen: { drain: 0s, maxBody: 0kb }\n`);
     expect(issues.map((issue) => `${issue.line}:${issue.column} ${issue.message}`)).toEqual([

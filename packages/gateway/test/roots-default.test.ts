@@ -3,11 +3,10 @@
 // `relay`, the calling client answers its own call's question.
 
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGateway, type Gateway } from '../src/gateway';
-import { textOf, tempDir, type TempDir } from './helpers';
+import { authYaml, connectClient, textOf, tempDir, type TempDir } from './helpers';
 
 const BOT = 'bot-token-0123456789abcdef-0123456789';
 const asker = join(__dirname, 'fixtures', 'roots-asker.mjs');
@@ -22,10 +21,7 @@ describe('roots through the gateway', () => {
     dir = tempDir();
     const file = dir.write(
       'toolgate.yaml',
-      `auth:
-  tokens:
-    - { token: "\${env:BOT}", identity: { tenant: acme, principal: dev-bot } }
-upstreams:
+      `${authYaml({ BOT: { token: BOT, principal: 'dev-bot' } })}upstreams:
   plain:
     command: [node, ${JSON.stringify(asker)}]
     prefix: plain_
@@ -38,19 +34,15 @@ tenants:
 `,
     );
     gateway = await createGateway(file, { port: 0, env: { BOT }, log: () => {}, watch: false });
-    client = new Client(
-      { name: 'roots-client', version: '1.0.0' },
-      { capabilities: { roots: { listChanged: true } } },
-    );
-    client.setRequestHandler(ListRootsRequestSchema, async () => {
-      asked += 1;
-      return { roots: [{ uri: 'file:///home/dev/project', name: 'project' }] };
+    client = await connectClient(gateway.url, BOT, {
+      name: 'roots-client',
+      capabilities: { roots: { listChanged: true } },
+      handlers: (client) =>
+        client.setRequestHandler(ListRootsRequestSchema, async () => {
+          asked += 1;
+          return { roots: [{ uri: 'file:///home/dev/project', name: 'project' }] };
+        }),
     });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(gateway.url), {
-        requestInit: { headers: { authorization: `Bearer ${BOT}` } },
-      }),
-    );
   }, 30_000);
 
   afterAll(async () => {

@@ -1,8 +1,10 @@
 // Scale out without affinity: three gateway processes behind a round-robin HAProxy
 // (.ci/services/haproxy.sh) serve a 2026-07-28 client whose requests land on any process, and a call
-// paused through one process is approved and run through whichever the balancer picks. The
+// paused through one process is approved and run through whichever the balancer picks, and an
+// approval task is read and completed through any process (tasks live in `stores.state`). The
 // 2026-07-28 revision is stateless, so no request needs the process that served the one before.
-// Needs Debian's haproxy (skipped with a note without it); the paused-call case also needs
+// Needs Debian's haproxy (skipped with a note without it); the task case a shared state store
+// (PostgreSQL, else a SQLite file on a Node with node:sqlite); the paused-call case also needs
 // PostgreSQL for the shared state: `bash .ci/services/postgres.sh -- npx jest packages/gateway/test/scale-out-balanced.test.ts`.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -31,6 +33,9 @@ if (!haproxyInstalled)
   );
 // Without PostgreSQL the paused-call case is skipped; jest's global setup says so once.
 const withPostgres = postgresUrl !== undefined ? it : it.skip;
+// The task case needs a shared state store: PostgreSQL, or a SQLite file (node:sqlite, Node 22.13+).
+const hasSqlite = process.getBuiltinModule?.('node:sqlite') !== undefined;
+const withSharedState = postgresUrl !== undefined || hasSqlite ? it : it.skip;
 
 const TOKEN = 'balanced-token-0123456789abcdef0123';
 const APPROVER = 'balanced-approver-0123456789abcdef';
@@ -115,7 +120,12 @@ run('three gateway processes behind a round-robin balancer, no affinity', () => 
 
   beforeAll(async () => {
     dir = tempDir();
-    const stores = postgresUrl === undefined ? '' : 'stores: { state: "${env:PG}" }\n';
+    const stores =
+      postgresUrl !== undefined
+        ? 'stores: { state: "${env:PG}" }\n'
+        : hasSqlite
+          ? 'stores: { state: "sqlite:./state.db" }\n'
+          : '';
     const file = dir.write(
       'toolgate.yaml',
       `auth:
@@ -137,7 +147,9 @@ tenants: { acme: { upstreams: [shop] } }
       KEY: CHECKIN_KEY,
       ...(postgresUrl === undefined ? {} : { PG: postgresUrl }),
     };
-    gateways = await Promise.all([startGateway(file, env), startGateway(file, env), startGateway(file, env)]);
+    // The first process creates the state store's tables; the others open them after.
+    const first = await startGateway(file, env);
+    gateways = [first, ...(await Promise.all([startGateway(file, env), startGateway(file, env)]))];
     balancer = await startBalancer(gateways.map((gateway) => new URL(gateway.url).host));
   }, 90_000);
   afterAll(async () => {
@@ -193,5 +205,75 @@ tenants: { acme: { upstreams: [shop] } }
         await client.close();
       }
     },
+  );
+  withSharedState(
+    'an approval task created, read, approved and completed through whichever process answers',
+    async () => {
+      let id = 1;
+      // Raw JSON-RPC: the SDK v2 client (2.4) rejects `resultType: "task"` (docs/design-notes.md).
+      const modern = async (token: string, method: string, params: Record<string, unknown>) => {
+        const name = (params['name'] ?? params['taskId']) as string;
+        const response = await fetch(balancer!.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': method,
+            'mcp-name': name,
+            authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: id++,
+            method,
+            params: {
+              ...params,
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientInfo': { name: 'balanced-tasks', version: '1.0.0' },
+                'io.modelcontextprotocol/clientCapabilities': {
+                  extensions: { 'io.modelcontextprotocol/tasks': {} },
+                },
+              },
+            },
+          }),
+        });
+        const text = await response.text();
+        const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
+        return (JSON.parse(data) as { result?: Record<string, unknown> }).result;
+      };
+      const order = `T-${Date.now()}`;
+      const before = dir.runs().filter((tool) => tool === 'refund').length;
+      const created = await modern(TOKEN, 'tools/call', { name: 'refund', arguments: { amount: 5, order } });
+      expect(created).toMatchObject({ resultType: 'task', status: 'input_required' });
+      const taskId = String(created!['taskId']);
+      // Round-robin: these reads land on every process, the one running the task and the others.
+      for (let read = 0; read < 3; read++)
+        expect(await modern(TOKEN, 'tasks/get', { taskId })).toMatchObject({ status: 'input_required' });
+      const listed = await fetch(new URL('/inbox/api/check-ins', balancer!.url), {
+        headers: { authorization: `Bearer ${APPROVER}` },
+      });
+      const pending = (
+        (await listed.json()) as { checkIns: { id: string; args?: { order?: string } }[] }
+      ).checkIns.find((checkIn) => checkIn.args?.order === order);
+      const approved = await fetch(new URL(`/inbox/api/check-ins/${pending!.id}/approve`, balancer!.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${APPROVER}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(approved.status).toBe(200);
+      let status = 'input_required';
+      let last: Record<string, unknown> | undefined;
+      for (let poll = 0; poll < 100 && (status === 'input_required' || status === 'working'); poll++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        last = await modern(TOKEN, 'tasks/get', { taskId });
+        status = String(last?.['status']);
+      }
+      expect(status).toBe('completed');
+      expect(textOf(last!['result'])).toBe(`refunded 5 on ${order}`);
+      expect(dir.runs().filter((tool) => tool === 'refund')).toHaveLength(before + 1);
+    },
+    30_000,
   );
 });

@@ -14,21 +14,30 @@ import type { AuditRecord } from '@toolgate/core';
 import { postgresAuditStore, postgresCheckIns } from '@toolgate/store-postgres';
 import { sqliteAuditStore } from '@toolgate/store-sqlite';
 import {
+  authYaml,
+  callerFetch,
   CHECKIN_KEY,
   connectClient,
-  fixtureServer,
   startGateway,
   tempDir,
+  shopUpstream,
   textOf,
+  tokenEnv,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
 
-const TOKENS = {
-  BOT: 'shared-bot-token-0123456789abcdef-01234',
-  ANA: 'shared-ana-approver-0123456789abcdef-012',
-  GUS: 'shared-gus-approver-0123456789abcdef-012',
+const CALLERS = {
+  BOT: { token: 'shared-bot-token-0123456789abcdef-01234', principal: 'bot' },
+  ANA: { token: 'shared-ana-approver-0123456789abcdef-012', principal: 'ana', roles: ['approver'] },
+  GUS: {
+    token: 'shared-gus-approver-0123456789abcdef-012',
+    tenant: 'globex',
+    principal: 'gus',
+    roles: ['approver'],
+  },
 };
+const TOKENS = tokenEnv(CALLERS);
 const hasSqlite = process.getBuiltinModule?.('node:sqlite') !== undefined;
 const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'] || undefined;
 
@@ -72,29 +81,15 @@ for (const backend of backends) {
       dir.write('audit-key.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
       configFile = dir.write(
         'toolgate.yaml',
-        `auth:
-  tokens:
-    - { token: "\${env:BOT}", identity: { tenant: acme, principal: bot } }
-    - { token: "\${env:ANA}", identity: { tenant: acme, principal: ana, roles: [approver] } }
-    - { token: "\${env:GUS}", identity: { tenant: globex, principal: gus, roles: [approver] } }
-stores: { state: "\${env:STATE}" }
+        `${authYaml(CALLERS)}stores: { state: "\${env:STATE}" }
 checkIns: { key: "\${env:KEY}", hold: 200ms, ttl: 10m }
 audit: { signingKey: "\${file:./audit-key.pem}" }
 upstreams:
-  shop:
-    command: [node, ${JSON.stringify(fixtureServer)}]
-    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
-    tools: { refund: { checkIn: always } }
+${shopUpstream(dir)}    tools: { refund: { checkIn: always } }
 tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
 `,
       );
-      env = {
-        BOT: TOKENS.BOT,
-        ANA: TOKENS.ANA,
-        GUS: TOKENS.GUS,
-        KEY: CHECKIN_KEY,
-        STATE: backend.state(dir),
-      };
+      env = { ...TOKENS, KEY: CHECKIN_KEY, STATE: backend.state(dir) };
       gateways = await Promise.all([startGateway(configFile, env), startGateway(configFile, env)]);
     }, 90_000);
     afterAll(async () => {
@@ -110,14 +105,7 @@ tenants: { acme: { upstreams: [shop] }, globex: { upstreams: [shop] } }
       method = 'GET',
       body?: unknown,
     ) => {
-      const response = await fetch(new URL(`/inbox/api${path}`, gateway.url), {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
+      const response = await callerFetch(gateway.url, token, `/inbox/api${path}`, { method, body });
       const text = await response.text();
       if (!text.startsWith('{'))
         throw new Error(

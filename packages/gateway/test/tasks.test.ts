@@ -12,36 +12,34 @@ import {
   StreamableHTTPClientTransport as V2Transport,
 } from '@modelcontextprotocol/client';
 import {
+  authYaml,
   CHECKIN_KEY,
-  fixtureServer,
   referenceServer,
+  shopUpstream,
   startGateway,
   tempDir,
+  tokenEnv,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
 
-const TOKENS = {
-  BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789abc',
-  EVE_TOKEN: 'eve-token-0123456789abcdef-0123456789abc',
-  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-012345678',
-  ANA_TOKEN: 'ana-approver-token-0123456789-0123456789',
+const CALLERS = {
+  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
+  EVE_TOKEN: { token: 'eve-token-0123456789abcdef-0123456789abc', principal: 'eve' },
+  GLOBEX_TOKEN: {
+    token: 'globex-token-0123456789abcdef-012345678',
+    tenant: 'globex',
+    principal: 'support-bot',
+  },
+  ANA_TOKEN: { token: 'ana-approver-token-0123456789-0123456789', principal: 'ana', roles: ['approver'] },
 };
+const TOKENS = tokenEnv(CALLERS);
 const MODERN = '2026-07-28';
 
 function config(dir: TempDir): string {
-  return `auth:
-  tokens:
-    - { token: "\${env:BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
-    - { token: "\${env:EVE_TOKEN}", identity: { tenant: acme, principal: eve } }
-    - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: support-bot } }
-    - { token: "\${env:ANA_TOKEN}", identity: { tenant: acme, principal: ana, roles: [approver] } }
-checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms, ttl: 10m }
+  return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms, ttl: 10m }
 upstreams:
-  shop:
-    command: [node, ${JSON.stringify(fixtureServer)}]
-    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
-    prefix: shop_
+${shopUpstream(dir)}    prefix: shop_
   ev:
     command: [node, ${JSON.stringify(referenceServer('everything'))}]
     prefix: ev_

@@ -15,10 +15,12 @@ import {
   CHECKIN_KEY,
   connectClient,
   referenceServer,
+  refusalCode,
   runToolgate,
   startGateway,
   tempDir,
   textOf,
+  until,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
@@ -30,21 +32,6 @@ const TOKENS = {
 };
 // An argument value that must never reach the audit log, a log line or the database.
 const SECRET_ARG = 'customer-7f3a-DO-NOT-LOG-4411';
-
-function refusalCode(result: unknown): string | undefined {
-  const meta = (result as { _meta?: Record<string, { code?: string }> })._meta;
-  return meta?.['io.toolgate/refusal']?.code;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 150));
-  }
-}
 
 async function readyz(gateway: GatewayProcess) {
   const response = await fetch(new URL('/readyz', gateway.url), {

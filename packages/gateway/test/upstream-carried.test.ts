@@ -5,13 +5,13 @@
 
 import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGateway, type Gateway } from '../src/gateway';
-import { CHECKIN_KEY, cliIn, tempDir, textOf, type TempDir } from './helpers';
+import { authYaml, CHECKIN_KEY, cliIn, connectClient, tempDir, textOf, type TempDir } from './helpers';
 
 const BOT = 'bot-token-0123456789abcdef-0123456789';
+const OTHER = `${BOT}-other`;
 const PRIVATE_TEXT = 'the quarterly numbers';
 const sampler = join(__dirname, 'fixtures', 'sampler.mjs');
 
@@ -28,10 +28,7 @@ describe('sampling governed by the configuration', () => {
     dir.write('audit-key.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
     const file = dir.write(
       'toolgate.yaml',
-      `auth:
-  tokens:
-    - { token: "\${env:BOT}", identity: { tenant: acme, principal: support-bot } }
-stores: { state: "sqlite:./state.db" }
+      `${authYaml({ BOT: { token: BOT, principal: 'support-bot' } })}stores: { state: "sqlite:./state.db" }
 audit: { signingKey: "\${file:./audit-key.pem}" }
 checkIns: { key: "${CHECKIN_KEY}" }
 upstreams:
@@ -52,16 +49,15 @@ tenants:
       log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
       watch: false,
     });
-    client = new Client({ name: 'sampling-client', version: '1.0.0' }, { capabilities: { sampling: {} } });
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      asked.push(request.params);
-      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'short' } };
+    client = await connectClient(gateway.url, BOT, {
+      name: 'sampling-client',
+      capabilities: { sampling: {} },
+      handlers: (client) =>
+        client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+          asked.push(request.params);
+          return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'short' } };
+        }),
     });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(gateway.url), {
-        requestInit: { headers: { authorization: `Bearer ${BOT}` } },
-      }),
-    );
   }, 30_000);
 
   afterAll(async () => {
@@ -146,11 +142,7 @@ describe("an upstream's instructions through the gateway", () => {
     dir = tempDir();
     const file = dir.write(
       'toolgate.yaml',
-      `auth:
-  tokens:
-    - { token: "\${env:BOT}", identity: { tenant: acme, principal: support-bot } }
-    - { token: "\${env:OTHER}", identity: { tenant: globex, principal: someone } }
-checkIns: { key: "${CHECKIN_KEY}" }
+      `${authYaml({ BOT: { token: BOT, principal: 'support-bot' }, OTHER: { token: OTHER, tenant: 'globex', principal: 'someone' } })}checkIns: { key: "${CHECKIN_KEY}" }
 upstreams:
   helpful:
     command: [node, ${JSON.stringify(sampler)}]
@@ -167,7 +159,7 @@ tenants:
     );
     gateway = await createGateway(file, {
       port: 0,
-      env: { BOT, OTHER: `${BOT}-other` },
+      env: { BOT, OTHER },
       log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
       watch: false,
     });
@@ -179,12 +171,7 @@ tenants:
   });
 
   const instructionsOf = async (token: string) => {
-    const client = new Client({ name: 'reader', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(gateway.url), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectClient(gateway.url, token, { name: 'reader' });
     try {
       return client.getInstructions();
     } finally {
@@ -196,7 +183,7 @@ tenants:
     expect(await instructionsOf(BOT)).toBe(
       "From MCP server 'helpful' (its tools, resources and prompts are prefixed 'help_'):\nSummaries are capped at 50 tokens.",
     );
-    expect(await instructionsOf(`${BOT}-other`)).toBeUndefined();
+    expect(await instructionsOf(OTHER)).toBeUndefined();
   });
 
   it('drops instructions that address the model, and logs why', () => {

@@ -12,21 +12,28 @@ import {
   type ClientCapabilities,
 } from '@modelcontextprotocol/client';
 import {
+  authYaml,
   CHECKIN_KEY,
   repoRoot,
   startGateway,
   tempDir,
   textOf,
+  tokenEnv,
   tsxLoader,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
 
-const TOKENS = {
-  BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789abc',
-  EVE_TOKEN: 'eve-token-0123456789abcdef-0123456789abc',
-  GLOBEX_TOKEN: 'globex-token-0123456789abcdef-012345678',
+const CALLERS = {
+  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
+  EVE_TOKEN: { token: 'eve-token-0123456789abcdef-0123456789abc', principal: 'eve' },
+  GLOBEX_TOKEN: {
+    token: 'globex-token-0123456789abcdef-012345678',
+    tenant: 'globex',
+    principal: 'support-bot',
+  },
 };
+const TOKENS = tokenEnv(CALLERS);
 const MODERN = '2026-07-28';
 
 /** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
@@ -34,12 +41,7 @@ const retryParams = (params: Record<string, unknown>) => params as Parameters<Cl
 const reference = join(repoRoot, 'test-support', 'conformance', 'reference-upstream.ts');
 
 function config(): string {
-  return `auth:
-  tokens:
-    - { token: "\${env:BOT_TOKEN}", identity: { tenant: acme, principal: support-bot } }
-    - { token: "\${env:EVE_TOKEN}", identity: { tenant: acme, principal: eve } }
-    - { token: "\${env:GLOBEX_TOKEN}", identity: { tenant: globex, principal: support-bot } }
-checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
+  return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
 upstreams:
   ref:
     command: [node, --import, ${JSON.stringify(tsxLoader)}, ${JSON.stringify(reference)}, --stdio]

@@ -723,7 +723,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       let first: DispatchOutcome;
       const modern = isModernRequest(extra);
       const owner = ownerOf(identity);
-      if (taskAsked(request, extra, modern) && tasks.hasRoom(owner)) {
+      if (taskAsked(request, extra, modern) && (await tasks.hasRoom(owner).catch(() => false))) {
         const settleTask = options.settlePausedTask;
         const asTask = await dispatchAsTask({
           tasks,
@@ -906,7 +906,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     async close() {
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();
-      tasks.close();
+      await tasks.close().catch(() => undefined);
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       servers.clear();
     },

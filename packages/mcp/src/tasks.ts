@@ -13,7 +13,16 @@ import {
   type CallToolResult,
   type Server,
 } from '@modelcontextprotocol/server';
-import type { DispatchOutcome, Identity, PausedOutcome } from '@toolgate/core';
+import {
+  inMemoryTaskRecords,
+  TERMINAL_TASK_STATUSES,
+  type DispatchOutcome,
+  type Identity,
+  type PausedOutcome,
+  type TaskRecord,
+  type TaskRecordChange,
+  type TaskRecordStore,
+} from '@toolgate/core';
 import type { McpRequestExtra } from './serve';
 import type { McpSettled } from './results';
 import { TASKS_EXTENSION } from './upstream-tasks';
@@ -22,7 +31,7 @@ export { TASKS_EXTENSION };
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
-export type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+export type McpTaskStatus = TaskRecord['status'];
 
 /** Who may see a task: the tenant and principal whose call created it. */
 export interface TaskOwner {
@@ -51,28 +60,34 @@ export interface McpTaskControl {
   /** Aborted when the task's owner cancels it (or the server closes). */
   readonly signal: AbortSignal;
   /** The task waits for a person: `inputRequests` are shown to 2026-07-28 clients by tasks/get. */
-  inputRequired(inputRequests: Readonly<Record<string, unknown>>, message: string): void;
+  inputRequired(
+    inputRequests: Readonly<Record<string, unknown>>,
+    message: string,
+    /** The check-in it waits on, kept with the task. */
+    checkInId?: string,
+  ): void;
   /** The task runs again (a person decided). */
   working(message: string): void;
   /** Answers the `inputResponses` of the owner's tasks/update. */
   onUpdate(handler: (responses: Readonly<Record<string, unknown>>) => Promise<void> | void): void;
 }
 
-interface TaskEntry {
+/** A task this process runs: what cannot be shared (its abort, the code answering tasks/update). */
+interface LocalTask {
   readonly id: string;
   readonly owner: TaskOwner;
   readonly createdAt: string;
   readonly ttlMs: number;
   readonly abort: AbortController;
+  // A mirror of what was last written, for the handle the tools/call answers with.
   status: McpTaskStatus;
   statusMessage?: string;
   lastUpdatedAt: string;
-  inputRequests?: Readonly<Record<string, unknown>>;
-  result?: CallToolResult;
-  error?: TaskError;
   update?: (responses: Readonly<Record<string, unknown>>) => Promise<void> | void;
-  ended: Promise<void>;
-  end: () => void;
+  // Writes go out in order; the handle is handed out once they landed.
+  writes: Promise<void>;
+  readonly ended: Promise<void>;
+  readonly end: () => void;
 }
 
 export interface ServedTasksOptions {
@@ -84,13 +99,25 @@ export interface ServedTasksOptions {
   readonly pollIntervalMs?: number;
   /** Tasks one owner's ended ones are kept up to, within their TTL; the oldest go first. Default 1000. */
   readonly maxKeptPerOwner?: number;
+  /**
+   * Where tasks are kept. A store shared by several processes (SQLite file, PostgreSQL) lets any of
+   * them answer tasks/get, tasks/update and tasks/cancel; the running process then reads it every
+   * `sharedPollMs` for a cancel or a form answer that arrived elsewhere. Default: this process's memory.
+   */
+  readonly store?: TaskRecordStore;
+  /** How often a shared store is read for the tasks this process runs; default 500 ms. */
+  readonly sharedPollMs?: number;
 }
 
-const TERMINAL: ReadonlySet<McpTaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+const TERMINAL: ReadonlySet<McpTaskStatus> = TERMINAL_TASK_STATUSES;
 
-/** The tasks one mcpServe has handed out, in memory (a process's own: see docs/design-notes.md). */
+/** The tasks one mcpServe has handed out, kept in a `TaskRecordStore` (memory unless one is given). */
 export class ServedTasks {
-  private readonly tasks = new Map<string, TaskEntry>();
+  private readonly local = new Map<string, LocalTask>();
+  private readonly store: TaskRecordStore;
+  private readonly shared: boolean;
+  private readonly sharedPollMs: number;
+  private poller: ReturnType<typeof setInterval> | undefined;
   readonly ttlMs: number;
   readonly maxLivePerOwner: number;
   readonly pollIntervalMs: number;
@@ -101,29 +128,23 @@ export class ServedTasks {
     this.ttlMs = options.ttlMs ?? 30 * 60_000;
     this.maxLivePerOwner = options.maxLivePerOwner ?? 100;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    this.store = options.store ?? inMemoryTaskRecords();
+    this.shared = options.store !== undefined;
+    this.sharedPollMs = options.sharedPollMs ?? 500;
   }
 
   /** Whether `owner` may start one more task. */
-  hasRoom(owner: TaskOwner): boolean {
-    this.sweep();
-    let live = 0;
-    for (const task of this.tasks.values())
-      if (sameOwner(task.owner, owner) && !TERMINAL.has(task.status)) live++;
-    return live < this.maxLivePerOwner;
+  async hasRoom(owner: TaskOwner): Promise<boolean> {
+    return (await this.store.countLive(owner)) < this.maxLivePerOwner;
   }
 
-  create(owner: TaskOwner, status: McpTaskStatus, statusMessage: string): TaskEntry {
-    this.sweep();
-    // Ended tasks hold results: one caller's many quick tasks must not grow memory without bound.
-    const ended = [...this.tasks.values()].filter(
-      (task) => sameOwner(task.owner, owner) && TERMINAL.has(task.status),
-    );
-    for (const task of ended.slice(0, Math.max(0, ended.length - this.maxKeptPerOwner + 1)))
-      this.tasks.delete(task.id);
+  async create(owner: TaskOwner, status: McpTaskStatus, statusMessage: string): Promise<LocalTask> {
+    // Ended tasks hold results: one caller's many quick tasks must not grow the store without bound.
+    await this.store.sweep(owner, Math.max(0, this.maxKeptPerOwner - 1), Date.now());
     const now = new Date().toISOString();
     let end!: () => void;
     const over = new Promise<void>((resolve) => (end = resolve));
-    const task: TaskEntry = {
+    const task: LocalTask = {
       id: crypto.randomUUID(),
       owner,
       createdAt: now,
@@ -132,56 +153,170 @@ export class ServedTasks {
       abort: new AbortController(),
       status,
       statusMessage,
+      writes: Promise.resolve(),
       ended: over,
       end,
     };
-    this.tasks.set(task.id, task);
+    await this.store.create({
+      id: task.id,
+      tenant: owner.tenant,
+      principal: owner.principal,
+      status,
+      statusMessage,
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: this.ttlMs,
+    });
+    this.local.set(task.id, task);
+    this.watch();
     return task;
   }
 
   /** The owner's task; undefined for an unknown id and for anyone else's alike. */
-  find(id: unknown, owner: TaskOwner): TaskEntry | undefined {
+  async find(id: unknown, owner: TaskOwner): Promise<TaskRecord | undefined> {
     if (typeof id !== 'string') return undefined;
-    this.sweep();
-    const task = this.tasks.get(id);
-    return task !== undefined && sameOwner(task.owner, owner) ? task : undefined;
+    const task = await this.store.get(id);
+    return task !== undefined && sameOwner(task, owner) && !expired(task, Date.now()) ? task : undefined;
   }
 
-  list(owner: TaskOwner): TaskEntry[] {
-    this.sweep();
-    return [...this.tasks.values()].filter((task) => sameOwner(task.owner, owner));
-  }
-
-  /** Cancels every task that has not ended (the server closes). */
-  close(): void {
-    for (const task of this.tasks.values()) if (!TERMINAL.has(task.status)) cancelTask(task);
-  }
-
-  // A task is kept for its TTL from creation, and never dropped while it runs.
-  private sweep(): void {
+  async list(owner: TaskOwner): Promise<TaskRecord[]> {
     const now = Date.now();
-    for (const [id, task] of this.tasks)
-      if (TERMINAL.has(task.status) && Date.parse(task.createdAt) + task.ttlMs <= now) this.tasks.delete(id);
+    return (await this.store.list(owner))
+      .filter((task) => !expired(task, now))
+      .slice(0, this.maxKeptPerOwner);
+  }
+
+  /** Changes a task this process runs; a task that ended (a cancel through another process) stays ended. */
+  change(task: LocalTask, change: Omit<TaskRecordChange, 'lastUpdatedAt'>): Promise<void> {
+    if (TERMINAL.has(task.status)) return task.writes;
+    const lastUpdatedAt = new Date().toISOString();
+    task.status = change.status;
+    task.lastUpdatedAt = lastUpdatedAt;
+    if (change.statusMessage !== undefined) task.statusMessage = change.statusMessage;
+    else delete task.statusMessage;
+    const ends = TERMINAL.has(change.status);
+    task.writes = task.writes
+      .then(async () => {
+        const written = await this.store.update(task.id, { ...change, lastUpdatedAt });
+        if (!written && !ends) await this.ended(task);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        if (ends) this.forget(task);
+      });
+    return task.writes;
+  }
+
+  /** Cancels the owner's task, here or in the process that runs it (which reads the store). */
+  async cancel(record: TaskRecord): Promise<TaskRecord> {
+    const task = this.local.get(record.id);
+    const message = 'The task was cancelled by its requester.';
+    if (task !== undefined) {
+      await this.change(task, { status: 'cancelled', statusMessage: message });
+      task.abort.abort(new Error('task cancelled'));
+    } else
+      await this.store.update(record.id, {
+        status: 'cancelled',
+        statusMessage: message,
+        lastUpdatedAt: new Date().toISOString(),
+      });
+    return (await this.store.get(record.id)) ?? record;
+  }
+
+  /** Passes the owner's tasks/update answers to the code settling the task, here or where it runs. */
+  async respond(record: TaskRecord, responses: Readonly<Record<string, unknown>>): Promise<void> {
+    if (record.status !== 'input_required') return;
+    const task = this.local.get(record.id);
+    if (task !== undefined) await task.update?.(responses);
+    else await this.store.respond(record.id, responses);
+  }
+
+  /** Resolves when the task ended (or `signal` aborts): at once here, by reading the store elsewhere. */
+  async waitEnded(id: string, signal: AbortSignal): Promise<TaskRecord | undefined> {
+    const aborted = new Promise<void>((resolve) =>
+      signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    for (;;) {
+      const record = await this.store.get(id);
+      if (record === undefined || TERMINAL.has(record.status) || signal.aborted) return record;
+      const task = this.local.get(id);
+      await Promise.race([
+        aborted,
+        task !== undefined ? task.ended : new Promise((resolve) => setTimeout(resolve, this.pollIntervalMs)),
+      ]);
+    }
+  }
+
+  /** Cancels every task this process runs (the server closes). */
+  async close(): Promise<void> {
+    if (this.poller !== undefined) clearInterval(this.poller);
+    this.poller = undefined;
+    await Promise.all(
+      [...this.local.values()].map(async (task) => {
+        await this.change(task, {
+          status: 'cancelled',
+          statusMessage: 'The task was cancelled: the server closed.',
+        });
+        task.abort.abort(new Error('task cancelled'));
+      }),
+    );
+  }
+
+  // A task that ended in the store while it runs here was cancelled through another process.
+  private async ended(task: LocalTask): Promise<void> {
+    const record = await this.store.get(task.id);
+    if (record !== undefined && !TERMINAL.has(record.status)) return;
+    task.status = record?.status ?? 'cancelled';
+    this.forget(task);
+    task.abort.abort(new Error('task cancelled'));
+  }
+
+  private forget(task: LocalTask): void {
+    this.local.delete(task.id);
+    task.end();
+    if (this.local.size === 0 && this.poller !== undefined) {
+      clearInterval(this.poller);
+      this.poller = undefined;
+    }
+  }
+
+  // Only a shared store can change under a running task: then it is read for cancels and answers.
+  private watch(): void {
+    if (!this.shared || this.poller !== undefined) return;
+    let reading = false;
+    this.poller = setInterval(() => {
+      if (reading) return;
+      reading = true;
+      void this.readShared().finally(() => (reading = false));
+    }, this.sharedPollMs);
+    this.poller.unref?.();
+  }
+
+  private async readShared(): Promise<void> {
+    for (const task of [...this.local.values()]) {
+      try {
+        const record = await this.store.get(task.id);
+        if (record === undefined || TERMINAL.has(record.status)) {
+          if (!TERMINAL.has(task.status)) await this.ended(task);
+          continue;
+        }
+        if (record.inputResponses !== undefined && record.status === 'input_required') {
+          const responses = await this.store.takeResponses(task.id);
+          if (responses !== undefined) await task.update?.(responses);
+        }
+      } catch {
+        // A store that cannot answer now is read again on the next tick.
+      }
+    }
   }
 }
+
+// Reads never write: an ended task past its TTL reads as gone until the next create sweeps it.
+const expired = (task: TaskRecord, now: number): boolean =>
+  TERMINAL.has(task.status) && Date.parse(task.createdAt) + task.ttlMs <= now;
 
 const sameOwner = (a: TaskOwner, b: TaskOwner): boolean =>
   a.tenant === b.tenant && a.principal === b.principal;
-
-function setStatus(task: TaskEntry, status: McpTaskStatus, statusMessage?: string): void {
-  if (TERMINAL.has(task.status)) return;
-  task.status = status;
-  if (statusMessage !== undefined) task.statusMessage = statusMessage;
-  else delete task.statusMessage;
-  if (status !== 'input_required') delete task.inputRequests;
-  task.lastUpdatedAt = new Date().toISOString();
-  if (TERMINAL.has(status)) task.end();
-}
-
-function cancelTask(task: TaskEntry): void {
-  setStatus(task, 'cancelled', 'The task was cancelled by its requester.');
-  task.abort.abort(new Error('task cancelled'));
-}
 
 /** Whether this tools/call asked for a task: the 2026-07-28 extension declared, or a 2025-11-25 `task` param. */
 export function taskAsked(request: CallToolRequest, extra: McpRequestExtra, modern: boolean): boolean {
@@ -243,16 +378,26 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
     call.capable ? call.started.then(() => 'started' as const) : new Promise<never>(() => undefined),
     call.upstreamTask.then(() => 'started' as const),
   ]);
-  const detach = (task: TaskEntry) => {
+  const detach = (task: LocalTask) => {
     call.requestSignal.removeEventListener('abort', follow);
     task.abort.signal.addEventListener('abort', () => own.abort(task.abort.signal.reason), { once: true });
   };
+  const failed = (task: LocalTask) =>
+    fail(tasks, task, { code: ProtocolErrorCode.InternalError, message: 'The call failed.' });
   if (first === 'started') {
-    const task = tasks.create(owner, 'working', 'The tool is running.');
+    let task: LocalTask;
+    try {
+      task = await tasks.create(owner, 'working', 'The tool is running.');
+    } catch (error) {
+      // No task could be recorded: the call still runs, answered as without a task.
+      call.requestSignal.removeEventListener('abort', follow);
+      void error;
+      return { kind: 'plain', first: await dispatching };
+    }
     detach(task);
     void dispatching
-      .then((outcome) => conclude(task, call.finish({ kind: 'outcome', outcome }, outcome), false))
-      .catch(() => fail(task, { code: ProtocolErrorCode.InternalError, message: 'The call failed.' }))
+      .then((outcome) => conclude(tasks, task, call.finish({ kind: 'outcome', outcome }, outcome), false))
+      .catch(() => failed(task))
       .finally(() => call.release());
     return { kind: 'task', result: handle(task, call.modern, tasks.pollIntervalMs) };
   }
@@ -260,7 +405,13 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
     call.requestSignal.removeEventListener('abort', follow);
     return { kind: 'plain', first };
   }
-  const task = tasks.create(owner, 'input_required', `'${first.toolName}' awaits a person's approval.`);
+  let task: LocalTask;
+  try {
+    task = await tasks.create(owner, 'input_required', `'${first.toolName}' awaits a person's approval.`);
+  } catch {
+    call.requestSignal.removeEventListener('abort', follow);
+    return { kind: 'plain', first };
+  }
   detach(task);
   // The handle is handed out once the task says what it waits for (or ended), so it is accurate.
   let markAsked!: () => void;
@@ -268,14 +419,18 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
   const control: McpTaskControl = {
     taskId: task.id,
     signal: task.abort.signal,
-    inputRequired(inputRequests, message) {
-      setStatus(task, 'input_required', message);
-      if (task.status === 'input_required') task.inputRequests = inputRequests;
-      markAsked();
+    inputRequired(inputRequests, message, checkInId) {
+      void tasks
+        .change(task, {
+          status: 'input_required',
+          statusMessage: message,
+          inputRequests,
+          ...(checkInId !== undefined ? { checkInId } : {}),
+        })
+        .finally(markAsked);
     },
     working(message) {
-      setStatus(task, 'working', message);
-      markAsked();
+      void tasks.change(task, { status: 'working', statusMessage: message }).finally(markAsked);
     },
     onUpdate(handler) {
       task.update = handler;
@@ -283,8 +438,8 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
   };
   void call
     .settlePaused(first, control)
-    .then((settled) => conclude(task, call.finish(settled, first), true))
-    .catch(() => fail(task, { code: ProtocolErrorCode.InternalError, message: 'The call failed.' }))
+    .then((settled) => conclude(tasks, task, call.finish(settled, first), true))
+    .catch(() => failed(task))
     .finally(() => {
       markAsked();
       call.release();
@@ -295,35 +450,50 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
 
 // A paused call refused in the end (declined, withdrawn, expired) fails with the refusal as its error;
 // everything else, a tool's own error included, completes with the tool result.
-function conclude(task: TaskEntry, result: CallToolResult, paused: boolean): void {
-  if (TERMINAL.has(task.status)) return;
+function conclude(
+  tasks: ServedTasks,
+  task: LocalTask,
+  result: CallToolResult,
+  paused: boolean,
+): Promise<void> {
   const refusal = (result._meta as Record<string, unknown> | undefined)?.['io.toolgate/refusal'] as
     Record<string, unknown> | undefined;
   if (paused && refusal !== undefined) {
     const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
-    fail(task, { code: TASK_REFUSED, message: text, data: { 'io.toolgate/refusal': refusal } });
-    return;
+    return fail(tasks, task, { code: TASK_REFUSED, message: text, data: { 'io.toolgate/refusal': refusal } });
   }
-  task.result = result;
-  setStatus(task, 'completed', result.isError === true ? 'The tool answered with an error.' : 'Done.');
+  return tasks.change(task, {
+    status: 'completed',
+    statusMessage: result.isError === true ? 'The tool answered with an error.' : 'Done.',
+    result: result as unknown as Record<string, unknown>,
+  });
 }
 
-function fail(task: TaskEntry, error: TaskError): void {
-  if (TERMINAL.has(task.status)) return;
-  task.error = error;
-  setStatus(task, 'failed', error.message);
+function fail(tasks: ServedTasks, task: LocalTask, error: TaskError): Promise<void> {
+  return tasks.change(task, { status: 'failed', statusMessage: error.message, error });
 }
 
 /** The task as the tools/call answer hands it out: CreateTaskResult of the client's revision. */
-function handle(task: TaskEntry, modern: boolean, pollIntervalMs: number): Record<string, unknown> {
+function handle(task: LocalTask, modern: boolean, pollIntervalMs: number): Record<string, unknown> {
+  const shown = {
+    id: task.id,
+    status: task.status,
+    ...(task.statusMessage !== undefined ? { statusMessage: task.statusMessage } : {}),
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    ttlMs: task.ttlMs,
+  };
   return modern
-    ? { resultType: 'task', ...modernTask(task, pollIntervalMs, false) }
+    ? { resultType: 'task', ...modernTask(shown, pollIntervalMs, false) }
     : // The SDK v2 server checks a 2025-11-25 tools/call answer as a CallToolResult: an empty `content`
       // passes it, and a client reading CreateTaskResult reads `task` (docs/design-notes.md).
-      { task: legacyTask(task, pollIntervalMs), content: [] };
+      { task: legacyTask(shown, pollIntervalMs), content: [] };
 }
 
-function modernTask(task: TaskEntry, pollIntervalMs: number, detailed: boolean): Record<string, unknown> {
+type Shown = Pick<TaskRecord, 'id' | 'status' | 'statusMessage' | 'createdAt' | 'lastUpdatedAt' | 'ttlMs'> &
+  Partial<Pick<TaskRecord, 'inputRequests' | 'result' | 'error'>>;
+
+function modernTask(task: Shown, pollIntervalMs: number, detailed: boolean): Record<string, unknown> {
   return {
     taskId: task.id,
     status: task.status,
@@ -338,7 +508,7 @@ function modernTask(task: TaskEntry, pollIntervalMs: number, detailed: boolean):
   };
 }
 
-function legacyTask(task: TaskEntry, pollIntervalMs: number): Record<string, unknown> {
+function legacyTask(task: Shown, pollIntervalMs: number): Record<string, unknown> {
   return {
     taskId: task.id,
     status: task.status,
@@ -388,22 +558,35 @@ export interface TaskMethodsOptions {
 /** tasks/get, tasks/update, tasks/cancel (both revisions), tasks/result and tasks/list (2025-11-25). */
 export function serveTaskMethods(server: Server, options: TaskMethodsOptions): void {
   const { tasks } = options;
-  const find = async (taskId: unknown, extra: McpRequestExtra): Promise<TaskEntry> => {
+  const find = async (taskId: unknown, extra: McpRequestExtra): Promise<TaskRecord> => {
     let identity: Identity | undefined;
     try {
       identity = await options.identify(extra);
     } catch {
       throw unknownTask();
     }
-    const task = tasks.find(taskId, ownerOf(identity));
+    const task = await tasks.find(taskId, ownerOf(identity));
     if (task === undefined) throw unknownTask();
     return task;
   };
-  const register = server.setRequestHandler.bind(server) as unknown as (
+  const registerRaw = server.setRequestHandler.bind(server) as unknown as (
     method: string,
     schemas: { params: unknown },
     handler: (params: Record<string, unknown>, extra: McpRequestExtra) => Promise<Record<string, unknown>>,
   ) => void;
+  // A store's own error names its file or database: the client is told only that it could not answer.
+  const register: typeof registerRaw = (method, schemas, handler) =>
+    registerRaw(method, schemas, async (params, extra) => {
+      try {
+        return await handler(params, extra);
+      } catch (error) {
+        if (error instanceof ProtocolError) throw error;
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          'The task store could not answer; retry later',
+        );
+      }
+    });
   register('tasks/get', { params: taskIdParams }, async (params, extra) => {
     const task = await find(params['taskId'], extra);
     return options.isModern(extra)
@@ -414,14 +597,14 @@ export function serveTaskMethods(server: Server, options: TaskMethodsOptions): v
     const task = await find(params['taskId'], extra);
     // The SDK lifts a 2026-07-28 request's `inputResponses` out of its params.
     const responses = extra.mcpReq.inputResponses ?? params['inputResponses'];
-    if (task.status === 'input_required' && typeof responses === 'object' && responses !== null)
-      await task.update?.(responses as Record<string, unknown>);
+    if (typeof responses === 'object' && responses !== null)
+      await tasks.respond(task, responses as Record<string, unknown>);
     return { resultType: 'complete' };
   });
   register('tasks/cancel', { params: taskIdParams }, async (params, extra) => {
     const task = await find(params['taskId'], extra);
     if (options.isModern(extra)) {
-      cancelTask(task);
+      await tasks.cancel(task);
       return { resultType: 'complete' };
     }
     if (TERMINAL.has(task.status))
@@ -429,21 +612,15 @@ export function serveTaskMethods(server: Server, options: TaskMethodsOptions): v
         ProtocolErrorCode.InvalidParams,
         `Cannot cancel task: it is already ${task.status}`,
       );
-    cancelTask(task);
-    return legacyTask(task, tasks.pollIntervalMs);
+    return legacyTask(await tasks.cancel(task), tasks.pollIntervalMs);
   });
   register('tasks/result', { params: taskIdParams }, async (params, extra) => {
-    const task = await find(params['taskId'], extra);
+    const found = await find(params['taskId'], extra);
     // Blocks until the task ends, as 2025-11-25 asks; the client's own timeout bounds the wait.
-    await Promise.race([
-      task.ended,
-      new Promise<void>((resolve) =>
-        extra.mcpReq.signal.addEventListener('abort', () => resolve(), { once: true }),
-      ),
-    ]);
+    const task = (await tasks.waitEnded(found.id, extra.mcpReq.signal)) ?? found;
     const related = { [RELATED_TASK]: { taskId: task.id } };
     if (task.status === 'completed' && task.result !== undefined)
-      return { ...task.result, _meta: { ...task.result._meta, ...related } };
+      return { ...task.result, _meta: { ...(task.result['_meta'] as object | undefined), ...related } };
     if (task.status === 'failed' && task.error !== undefined)
       throw new ProtocolError(task.error.code, task.error.message, task.error.data);
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `The task has no result: it is ${task.status}`);
@@ -455,6 +632,7 @@ export function serveTaskMethods(server: Server, options: TaskMethodsOptions): v
     } catch {
       return { tasks: [] };
     }
-    return { tasks: tasks.list(ownerOf(identity)).map((task) => legacyTask(task, tasks.pollIntervalMs)) };
+    const owned = await tasks.list(ownerOf(identity));
+    return { tasks: owned.map((task) => legacyTask(task, tasks.pollIntervalMs)) };
   });
 }

@@ -4,6 +4,7 @@
 // and reads its result with `tasks/result`; cancelling the call cancels the upstream task. The caller
 // sees one tools/call that took as long as the task did.
 
+import { setTimeout as delay } from 'node:timers/promises';
 import type { CallToolResult, Client, RequestOptions, Transport } from '@modelcontextprotocol/client';
 
 /** The tool's listed `execution`, as far as it decides how it is called. */
@@ -83,7 +84,7 @@ export async function callAsUpstreamTask(
     while (!TERMINAL.has(status) && status !== 'input_required') {
       if (Date.now() >= deadline)
         throw new UpstreamTaskError("the MCP server's task did not end before its time to live");
-      await sleep(pollMs, options.signal);
+      await delay(pollMs, undefined, { signal: options.signal }).catch(() => undefined);
       options.signal.throwIfAborted();
       const got = await client.request(
         { method: 'tasks/get', params: { taskId } } as never,
@@ -117,18 +118,6 @@ function clampPoll(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value)
     ? Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, value))
     : 1_000;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      done();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }
 
 /** The tasks extension of revision 2026-07-28 (SEP-2663). */
@@ -203,7 +192,7 @@ export async function followUpstreamTask(
     while (task['status'] === 'working' || task['status'] === undefined) {
       if (Date.now() >= deadline)
         throw new UpstreamTaskError("the MCP server's task did not end before its time to live");
-      await sleep(pollMs, options.signal);
+      await delay(pollMs, undefined, { signal: options.signal }).catch(() => undefined);
       options.signal.throwIfAborted();
       task = await client.request(
         { method: 'tasks/get', params: { taskId } } as never,

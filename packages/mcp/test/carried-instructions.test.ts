@@ -22,7 +22,7 @@ import {
   type McpServed,
 } from '@toolgate/mcp';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
-import { conformanceReference, fixtureCwd } from './fixtures/reference';
+import { referenceUpstream, serveUpstreams } from './fixtures/proxy';
 
 const MODERN = '2026-07-28';
 const REFERENCE = 'The reference upstream for the MCP conformance suite.';
@@ -79,13 +79,7 @@ describe("upstream instructions through mcpServe's fixed upstreams", () => {
   const events: McpClientEvent[] = [];
 
   beforeAll(async () => {
-    reference = mcpClient({
-      name: 'ref',
-      command: conformanceReference(),
-      cwd: fixtureCwd,
-      stderr: 'ignore',
-      prefix: 'ref_',
-    });
+    reference = referenceUpstream();
     poisonedUpstream = await httpUpstream(withInstructions(POISON));
     poisoned = mcpClient({
       name: 'talkative',
@@ -95,13 +89,7 @@ describe("upstream instructions through mcpServe's fixed upstreams", () => {
         if (event.type === 'mcp.instructions.dropped') events.push(event);
       },
     });
-    served = mcpServe([...(await reference.tools()), ...(await poisoned.tools())], {
-      name: 'gateway',
-      version: '1.0.0',
-      instructions: OWN,
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [reference, poisoned],
-    });
+    served = await serveUpstreams([reference, poisoned], { instructions: OWN });
     http = await serveHttp(served);
   }, 30_000);
 

@@ -9,17 +9,9 @@ import {
   type CallToolResult,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalChain } from '@toolgate/middleware';
-import {
-  mcpClient,
-  mcpServe,
-  serveHttp,
-  type HttpServing,
-  type McpClient,
-  type McpServed,
-} from '@toolgate/mcp';
+import { serveHttp, type HttpServing, type McpClient, type McpServed } from '@toolgate/mcp';
 import { textOf } from './fixtures/conformance';
-import { conformanceReference, fixtureCwd } from './fixtures/reference';
+import { referenceUpstream, serveUpstreams } from './fixtures/proxy';
 
 describe('logging, completions and subscriptions with a 2026-07-28 upstream', () => {
   let imported: McpClient;
@@ -29,19 +21,8 @@ describe('logging, completions and subscriptions with a 2026-07-28 upstream', ()
   const heard: LoggingMessageNotification['params'][] = [];
 
   beforeAll(async () => {
-    imported = mcpClient({
-      name: 'ref',
-      command: conformanceReference(),
-      cwd: fixtureCwd,
-      stderr: 'ignore',
-      prefix: 'ref_',
-    });
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [imported],
-    });
+    imported = referenceUpstream();
+    served = await serveUpstreams([imported]);
     http = await serveHttp(served);
     client = new Client({ name: 'legacy-client', version: '1.0.0' });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {

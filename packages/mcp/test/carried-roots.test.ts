@@ -11,18 +11,11 @@ import {
   RootsListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalChain } from '@toolgate/middleware';
-import {
-  mcpClient,
-  mcpServe,
-  serveHttp,
-  type HttpServing,
-  type McpClient,
-  type McpServed,
-} from '@toolgate/mcp';
+import { mcpClient, serveHttp, type HttpServing, type McpClient, type McpServed } from '@toolgate/mcp';
 import { plainClient, textOf } from './fixtures/conformance';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
 import { linkTo } from './fixtures/in-memory';
+import { serveUpstreams } from './fixtures/proxy';
 
 interface Seen {
   /** Per upstream connection: whether the gateway declared roots, and what asking for them outside a call gave. */
@@ -86,12 +79,7 @@ describe('roots carried through mcpServe over Streamable HTTP', () => {
   beforeAll(async () => {
     upstream = await httpUpstream(rootsServer(seen));
     imported = mcpClient({ name: 'roots', url: upstream.url, prefix: 'r_' });
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [imported],
-    });
+    served = await serveUpstreams([imported]);
     http = await serveHttp(served);
     withRoots = rootsClient(['file:///projects/alpha'], asked);
     plain = plainClient();

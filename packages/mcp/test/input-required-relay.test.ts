@@ -20,17 +20,14 @@ import {
   ElicitRequestSchema as LegacyElicitRequestSchema,
   ListRootsRequestSchema as LegacyListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalChain } from '@toolgate/middleware';
 import {
-  mcpClient,
-  mcpServe,
   serveHttp,
   type HttpServing,
   type McpCallReport,
   type McpClient,
   type McpServed,
 } from '@toolgate/mcp';
-import { conformanceReference, fixtureCwd } from './fixtures/reference';
+import { referenceUpstream, serveUpstreams } from './fixtures/proxy';
 
 const MODERN = '2026-07-28';
 
@@ -59,18 +56,9 @@ let http: HttpServing;
 const reports: McpCallReport[] = [];
 
 beforeAll(async () => {
-  imported = mcpClient({
-    name: 'ref',
-    command: conformanceReference(),
-    cwd: fixtureCwd,
-    stderr: 'ignore',
-    prefix: 'ref_',
-  });
-  served = mcpServe(await imported.tools(), {
+  imported = referenceUpstream();
+  served = await serveUpstreams([imported], {
     name: 'relay',
-    version: '1.0.0',
-    chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-    upstreams: [imported],
     identityFrom: (authInfo) => {
       const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
       return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };

@@ -19,6 +19,7 @@ import {
   type McpServed,
 } from '@toolgate/mcp';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
+import { serveUpstreams } from './fixtures/proxy';
 
 const MODERN = '2026-07-28';
 
@@ -85,12 +86,7 @@ describe('subscriptions/listen for resources through mcpServe', () => {
       capability === 'resource_read' && target === 'n_notes://secret'
         ? { allow: false as const, reason: 'secrets stay secret' }
         : { allow: true as const };
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check } }),
-      upstreams: [imported],
-    });
+    served = await serveUpstreams([imported], { chain: canonicalChain({ permissions: { check } }) });
     http = await serveHttp(served);
   });
 

@@ -10,18 +10,25 @@ import {
   SubscribeRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalChain } from '@toolgate/middleware';
-import {
-  mcpClient,
-  mcpServe,
-  serveHttp,
-  type HttpServing,
-  type McpClient,
-  type McpServed,
-} from '@toolgate/mcp';
+import { mcpClient, serveHttp, type HttpServing, type McpClient, type McpServed } from '@toolgate/mcp';
 import { textOf } from './fixtures/conformance';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
 import { fixtureCwd, fixtureServer } from './fixtures/reference';
+import { serveUpstreams } from './fixtures/proxy';
+
+/** A client of the served gateway that records each resource update it is sent. */
+async function watchingClient(http: HttpServing, updated: string[]): Promise<Client> {
+  const client = new Client({ name: 'watching-client', version: '1.0.0' });
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
+  await client.connect(new StreamableHTTPClientTransport(http.url));
+  return client;
+}
+
+/** Calls the upstream's `touch`, which updates every resource its session watches. */
+const touchThrough = async (client: Client) =>
+  textOf((await client.callTool({ name: 'w_touch', arguments: {} })) as CallToolResult);
 
 describe('resource subscriptions across an upstream restart', () => {
   let imported: McpClient;
@@ -39,18 +46,9 @@ describe('resource subscriptions across an upstream restart', () => {
       prefix: 'w_',
       backoff: { initialDelayMs: 20, maxDelayMs: 200 },
     });
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [imported],
-    });
+    served = await serveUpstreams([imported]);
     http = await serveHttp(served);
-    client = new Client({ name: 'watching-client', version: '1.0.0' });
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      updated.push(n.params.uri);
-    });
-    await client.connect(new StreamableHTTPClientTransport(http.url));
+    client = await watchingClient(http, updated);
   }, 30_000);
 
   afterAll(async () => {
@@ -60,8 +58,7 @@ describe('resource subscriptions across an upstream restart', () => {
     await imported.close();
   });
 
-  const touch = async () =>
-    textOf((await client.callTool({ name: 'w_touch', arguments: {} })) as CallToolResult);
+  const touch = () => touchThrough(client);
 
   it('watches the resource again in the restarted process, and its updates reach the subscriber', async () => {
     await client.subscribeResource({ uri: 'w_notes://today' });
@@ -130,18 +127,9 @@ describe('resource subscriptions across a lost HTTP session', () => {
       prefix: 'w_',
       backoff: { initialDelayMs: 20, maxDelayMs: 200 },
     });
-    served = mcpServe(await imported.tools(), {
-      name: 'gateway',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [imported],
-    });
+    served = await serveUpstreams([imported]);
     http = await serveHttp(served);
-    client = new Client({ name: 'watching-client', version: '1.0.0' });
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      updated.push(n.params.uri);
-    });
-    await client.connect(new StreamableHTTPClientTransport(http.url));
+    client = await watchingClient(http, updated);
   });
 
   afterAll(async () => {
@@ -152,8 +140,7 @@ describe('resource subscriptions across a lost HTTP session', () => {
     await upstream.close();
   });
 
-  const touch = async () =>
-    textOf((await client.callTool({ name: 'w_touch', arguments: {} })) as CallToolResult);
+  const touch = () => touchThrough(client);
 
   it('opens a new session when the server lost ours, and watches the resource again in it', async () => {
     await client.subscribeResource({ uri: 'w_notes://today' });

@@ -6,10 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CreateMessageRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
-  mcpServe,
   serveHttp,
   type HttpServing,
   type McpClient,
@@ -19,6 +17,7 @@ import {
 import { z } from 'zod';
 import { textOf } from './fixtures/conformance';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
+import { serveUpstreams } from './fixtures/proxy';
 
 const PRIVATE_TEXT = 'the quarterly numbers';
 
@@ -59,11 +58,7 @@ async function servedWith(sampling: 'allow' | 'deny' | undefined) {
       if (event.type === 'mcp.sampling') events.push(event);
     },
   });
-  const served: McpServed = mcpServe(await imported.tools(), {
-    name: 'gateway',
-    version: '1.0.0',
-    chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-    upstreams: [imported],
+  const served: McpServed = await serveUpstreams([imported], {
     identityFrom: () => ({ tenant: 'acme', principal: 'ana' }),
   });
   const http: HttpServing = await serveHttp(served);

@@ -7,7 +7,7 @@ import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
 } from '@modelcontextprotocol/client';
-import type { PermissionRequest } from '@toolgate/core';
+import { defineTool, inMemoryTaskRecords, type PermissionRequest } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { ServedTasks } from '../src/tasks';
 import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
+import { serveUpstreams } from './fixtures/proxy';
 
 const MODERN = '2026-07-28';
 const TOOL = 'ev_simulate-research-query';
@@ -291,42 +292,164 @@ describe('ServedTasks: bound to their owner, bounded in number and time', () => 
   const eve = { tenant: 'acme', principal: 'eve' };
   const otherBot = { tenant: 'globex', principal: 'bot' };
 
-  it('finds a task only for its tenant and principal', () => {
+  it('finds a task only for its tenant and principal', async () => {
     const tasks = new ServedTasks();
-    const task = tasks.create(bot, 'working', 'running');
-    expect(tasks.find(task.id, bot)?.id).toBe(task.id);
-    expect(tasks.find(task.id, eve)).toBeUndefined();
-    expect(tasks.find(task.id, otherBot)).toBeUndefined();
-    expect(tasks.find(task.id, { tenant: null, principal: null })).toBeUndefined();
-    expect(tasks.find(42, bot)).toBeUndefined();
-    expect(tasks.list(eve)).toEqual([]);
+    const task = await tasks.create(bot, 'working', 'running');
+    expect((await tasks.find(task.id, bot))?.id).toBe(task.id);
+    expect(await tasks.find(task.id, eve)).toBeUndefined();
+    expect(await tasks.find(task.id, otherBot)).toBeUndefined();
+    expect(await tasks.find(task.id, { tenant: null, principal: null })).toBeUndefined();
+    expect(await tasks.find(42, bot)).toBeUndefined();
+    expect(await tasks.list(eve)).toEqual([]);
+    await tasks.close();
   });
 
-  it('caps the unfinished tasks of one caller, not of the others', () => {
+  it('caps the unfinished tasks of one caller, not of the others', async () => {
     const tasks = new ServedTasks({ maxLivePerOwner: 2 });
-    tasks.create(bot, 'working', 'one');
-    expect(tasks.hasRoom(bot)).toBe(true);
-    tasks.create(bot, 'input_required', 'two');
-    expect(tasks.hasRoom(bot)).toBe(false);
-    expect(tasks.hasRoom(eve)).toBe(true);
-    tasks.close();
-    expect(tasks.hasRoom(bot)).toBe(true);
+    await tasks.create(bot, 'working', 'one');
+    expect(await tasks.hasRoom(bot)).toBe(true);
+    await tasks.create(bot, 'input_required', 'two');
+    expect(await tasks.hasRoom(bot)).toBe(false);
+    expect(await tasks.hasRoom(eve)).toBe(true);
+    await tasks.close();
+    expect(await tasks.hasRoom(bot)).toBe(true);
   });
 
   it('keeps ended tasks up to the cap per caller, oldest dropped first, and none past their TTL', async () => {
     const tasks = new ServedTasks({ maxKeptPerOwner: 2 });
-    const first = tasks.create(bot, 'working', 'a');
-    const second = tasks.create(bot, 'working', 'b');
-    tasks.close();
-    const third = tasks.create(bot, 'working', 'c');
-    expect(tasks.find(first.id, bot)).toBeUndefined();
-    expect(tasks.find(second.id, bot)?.status).toBe('cancelled');
-    expect(tasks.find(third.id, bot)?.status).toBe('working');
+    const first = await tasks.create(bot, 'working', 'a');
+    const second = await tasks.create(bot, 'working', 'b');
+    await tasks.close();
+    const third = await tasks.create(bot, 'working', 'c');
+    expect(await tasks.find(first.id, bot)).toBeUndefined();
+    expect((await tasks.find(second.id, bot))?.status).toBe('cancelled');
+    expect((await tasks.find(third.id, bot))?.status).toBe('working');
+    await tasks.close();
     const short = new ServedTasks({ ttlMs: 1 });
-    const brief = short.create(bot, 'working', 'a');
-    short.close();
+    const brief = await short.create(bot, 'working', 'a');
+    await short.close();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(short.find(brief.id, bot)).toBeUndefined();
+    expect(await short.find(brief.id, bot)).toBeUndefined();
+  });
+});
+
+describe('ServedTasks on a store shared by two processes', () => {
+  const bot = { tenant: 'acme', principal: 'bot' };
+  const eve = { tenant: 'acme', principal: 'eve' };
+
+  it('a cancel through the other process aborts the running task, and a result after it does not overwrite it', async () => {
+    const store = inMemoryTaskRecords();
+    const running = new ServedTasks({ store, sharedPollMs: 10 });
+    const other = new ServedTasks({ store, sharedPollMs: 10 });
+    try {
+      const task = await running.create(bot, 'working', 'running');
+      expect(await other.find(task.id, eve)).toBeUndefined();
+      const seen = await other.find(task.id, bot);
+      expect(seen?.status).toBe('working');
+      const aborted = new Promise<void>((resolve) =>
+        task.abort.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      expect((await other.cancel(seen!)).status).toBe('cancelled');
+      await aborted;
+      await running.change(task, { status: 'completed', result: { content: [] } });
+      expect((await other.find(task.id, bot))?.status).toBe('cancelled');
+      expect(await running.hasRoom(bot)).toBe(true);
+    } finally {
+      await running.close();
+      await other.close();
+    }
+  });
+
+  it("passes the owner's answers given to the other process to the code waiting in the running one", async () => {
+    const store = inMemoryTaskRecords();
+    const running = new ServedTasks({ store, sharedPollMs: 10 });
+    const other = new ServedTasks({ store, sharedPollMs: 10 });
+    try {
+      const task = await running.create(bot, 'input_required', 'waiting');
+      const answered = new Promise<Readonly<Record<string, unknown>>>((resolve) => (task.update = resolve));
+      await other.respond((await other.find(task.id, bot))!, { approval: { action: 'accept' } });
+      expect(await answered).toEqual({ approval: { action: 'accept' } });
+      expect(await store.takeResponses(task.id)).toBeUndefined();
+      await running.change(task, {
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'ok' }] },
+      });
+      const ended = await other.waitEnded(task.id, new AbortController().signal);
+      expect(ended).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'ok' }] },
+      });
+    } finally {
+      await running.close();
+      await other.close();
+    }
+  });
+});
+
+describe('a task store that cannot answer', () => {
+  it('is an internal error naming no file or database, and a call asking for a task still runs plainly', async () => {
+    const secret = '/srv/secret-place/state.db';
+    const broken = () =>
+      Promise.reject(new Error(`sqliteTaskRecords (${secret}): could not open the database`));
+    const store = {
+      create: broken,
+      get: broken,
+      update: broken,
+      respond: broken,
+      takeResponses: broken,
+      list: broken,
+      countLive: broken,
+      sweep: broken,
+    };
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes its text.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      execute: (args: { text: string }) => args.text,
+    });
+    const servedHere = mcpServe([echo], {
+      name: 'broken-store',
+      version: '1.0.0',
+      chain: canonicalChain(),
+      tasks: { store },
+    });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await servedHere.connect(serverEnd);
+    const legacy = new V2Client(
+      { name: 'legacy', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await legacy.connect(clientEnd);
+    const any = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
+      },
+    };
+    try {
+      for (const method of ['tasks/get', 'tasks/list', 'tasks/cancel']) {
+        const failure = await legacy.request({ method, params: { taskId: 'any-task' } } as never, any).then(
+          () => undefined,
+          (error: Error) => error,
+        );
+        expect(failure?.message).toMatch(/task store could not answer/);
+        expect(failure?.message).not.toContain('secret-place');
+      }
+      const plain = await legacy.request(
+        {
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'still here' }, task: { ttl: 1000 } },
+        } as never,
+        any,
+      );
+      expect(plain['task']).toBeUndefined();
+      expect(JSON.stringify(plain['content'])).toContain('still here');
+    } finally {
+      await legacy.close();
+      await servedHere.close();
+    }
   });
 });
 
@@ -349,12 +472,7 @@ describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
       stderr: 'ignore',
       prefix: 'jobs_',
     });
-    proxy = mcpServe(await taskUpstream.tools(), {
-      name: 'proxy',
-      version: '1.0.0',
-      chain: canonicalChain({ permissions: { check: () => ({ allow: true as const }) } }),
-      upstreams: [taskUpstream],
-    });
+    proxy = await serveUpstreams([taskUpstream], { name: 'proxy' });
     const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
     await proxy.connect(serverEnd);
     client = new V2Client({ name: 'legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });

@@ -23,3 +23,5 @@ export type {
   PostgresPrincipalCredentialStore,
 } from './principal-credentials';
 export { postgresPrincipalCredentials } from './principal-credentials';
+export type { PostgresTaskRecordsOptions, PostgresTaskRecordStore } from './tasks';
+export { postgresTaskRecords } from './tasks';

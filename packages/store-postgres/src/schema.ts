@@ -114,6 +114,21 @@ export const MIGRATIONS: readonly Migration[] = [
   );
   CREATE INDEX toolgate_spent_states_by_expiry ON ${t}toolgate_spent_states (expires_ms);
   `,
+  // MCP tasks, so any process behind a balancer answers tasks/get, tasks/update and tasks/cancel.
+  (t) => `
+  CREATE TABLE ${t}toolgate_tasks (
+    id TEXT PRIMARY KEY,
+    tenant TEXT,
+    principal TEXT,
+    status TEXT NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    created_ms BIGINT NOT NULL,
+    expires_ms BIGINT NOT NULL,
+    record TEXT NOT NULL,
+    responses TEXT
+  );
+  CREATE INDEX toolgate_tasks_by_owner ON ${t}toolgate_tasks (tenant, principal, created_ms);
+  CREATE INDEX toolgate_tasks_by_expiry ON ${t}toolgate_tasks (expires_ms);
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

@@ -38,6 +38,7 @@ describePostgres('schema migrations', () => {
       'toolgate_migrations',
       'toolgate_pins',
       'toolgate_spent_states',
+      'toolgate_tasks',
     ]);
   });
 

@@ -3,28 +3,15 @@
 // judge expiry by is the caller's clock, passed in, so every store judges it as the dispatcher does.
 // A spent nonce is one SET … NX that expires with the state it came from.
 
-import { Redis, type RedisOptions } from 'ioredis';
 import type { SpentStateStore, StandingGrant, StandingGrantFilter, StandingGrantStore } from '@toolgate/core';
+import { closeOwned, connect, scriptCommand, type RedisConnection, type StoreClient } from './connection';
 
 export type RedisGrantsOptions = {
   /** Prepended to every key; default `toolgate:grants:`. Give each deployment (or test) its own. */
   readonly prefix?: string;
   /** Milliseconds since the epoch; injectable for tests. */
   readonly now?: () => number;
-} & (
-  | {
-      /** e.g. `redis://127.0.0.1:6379/0`; never repeated in an error. */
-      readonly url: string;
-      readonly clientOptions?: RedisOptions;
-      readonly redis?: never;
-    }
-  | {
-      /** Shared with the caller: the store never closes it. */
-      readonly redis: Redis;
-      readonly url?: never;
-      readonly clientOptions?: never;
-    }
-);
+} & RedisConnection;
 
 export interface RedisStandingGrantStore extends StandingGrantStore {
   /** Closes the store's own client; a client you passed in stays open. */
@@ -72,31 +59,11 @@ redis.call('HSET', KEYS[1], 'revoked', '1')
 return 1
 `;
 
-type ScriptCommand = (keyCount: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
-
-function clientOf(store: string, options: RedisGrantsOptions): { redis: Redis; owned: boolean } {
-  if (typeof options !== 'object' || options === null)
-    throw new TypeError(`${store}: pass { url } or { redis }.`);
-  if (options.redis !== undefined) {
-    if (typeof options.redis?.defineCommand !== 'function')
-      throw new TypeError(`${store}: redis must be an ioredis client.`);
-    return { redis: options.redis, owned: false };
-  }
-  if (typeof options.url !== 'string' || options.url === '')
-    throw new TypeError(`${store}: pass { url } or { redis }.`);
-  const redis = new Redis(options.url, { maxRetriesPerRequest: 1, ...options.clientOptions });
+function clientOf(store: string, options: RedisGrantsOptions): StoreClient {
+  const client = connect(store, options);
   // The operations that fail say so; an unhandled 'error' event would only print.
-  redis.on('error', () => undefined);
-  return { redis, owned: true };
-}
-
-async function closeClient(redis: Redis, owned: boolean): Promise<void> {
-  if (!owned) return;
-  try {
-    await redis.quit();
-  } catch {
-    redis.disconnect();
-  }
+  if (client.owned) client.redis.on('error', () => undefined);
+  return client;
 }
 
 const active = (grant: StandingGrant, now: number): boolean =>
@@ -110,19 +77,16 @@ const active = (grant: StandingGrant, now: number): boolean =>
  */
 export function redisStandingGrants(options: RedisGrantsOptions): RedisStandingGrantStore {
   const STORE = 'redisStandingGrants';
-  const { redis, owned } = clientOf(STORE, options);
+  const client = clientOf(STORE, options);
+  const { redis } = client;
   const prefix = options.prefix ?? 'toolgate:grants:';
   if (typeof prefix !== 'string') throw new TypeError(`${STORE}: prefix must be a string.`);
   const now = options.now ?? Date.now;
   const key = (id: string) => `${prefix}grant:${id}`;
   const index = `${prefix}index`;
-  redis.defineCommand('toolgateGrantCreate', { lua: CREATE });
-  redis.defineCommand('toolgateGrantUse', { lua: USE });
-  redis.defineCommand('toolgateGrantRevoke', { lua: REVOKE });
-  const command = (name: string) => (redis as unknown as Record<string, ScriptCommand>)[name]!.bind(redis);
-  const createScript = command('toolgateGrantCreate');
-  const useScript = command('toolgateGrantUse');
-  const revokeScript = command('toolgateGrantRevoke');
+  const createScript = scriptCommand(redis, 'toolgateGrantCreate', CREATE);
+  const useScript = scriptCommand(redis, 'toolgateGrantUse', USE);
+  const revokeScript = scriptCommand(redis, 'toolgateGrantRevoke', REVOKE);
   const attempt = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -190,14 +154,15 @@ export function redisStandingGrants(options: RedisGrantsOptions): RedisStandingG
     async revoke(id) {
       return (await attempt(`revoke grant '${id}'`, () => revokeScript(1, key(id)))) === 1;
     },
-    close: () => closeClient(redis, owned),
+    close: () => closeOwned(client),
   };
 }
 
 /** Spent requestState nonces on Redis: one SET … NX PX per spend, expiring with the state. */
 export function redisSpentStates(options: RedisGrantsOptions): RedisSpentStateStore {
   const STORE = 'redisSpentStates';
-  const { redis, owned } = clientOf(STORE, options);
+  const client = clientOf(STORE, options);
+  const { redis } = client;
   const prefix = options.prefix ?? 'toolgate:grants:';
   const now = options.now ?? Date.now;
   return {
@@ -210,6 +175,6 @@ export function redisSpentStates(options: RedisGrantsOptions): RedisSpentStateSt
         throw new RedisGrantsError(STORE, 'spend a requestState');
       }
     },
-    close: () => closeClient(redis, owned),
+    close: () => closeOwned(client),
   };
 }

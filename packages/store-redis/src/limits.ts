@@ -3,16 +3,15 @@
 // timed by the server's clock, never the caller's.
 
 import { createHash } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
 import {
   limitChargeProblem,
   type LimitAnswer,
   type LimitCharge,
   type LimitStore,
 } from '@toolgate/middleware';
+import { closeOwned, connect, scriptCommand, type RedisConnection } from './connection';
 import { CONSUME, REFUND } from './scripts';
 
-/** Where the store keeps its buckets: a URL, or a client you made yourself. */
 export type RedisLimitsOptions = {
   /**
    * Prepended to every key; default `toolgate:limits:`. Give each deployment (or test) its own.
@@ -25,21 +24,7 @@ export type RedisLimitsOptions = {
    * `[ioredis] Unhandled error event`; calls meanwhile are refused (`LIMITS_STORE_FAILED`) or fail open.
    */
   readonly onError?: (error: RedisLimitsError) => void;
-} & (
-  | {
-      /** e.g. `redis://127.0.0.1:6379/0`; never repeated in an error. */
-      readonly url: string;
-      /** Extra ioredis options for the store's own client. */
-      readonly clientOptions?: RedisOptions;
-      readonly redis?: never;
-    }
-  | {
-      /** Shared with the caller: the store never closes it. */
-      readonly redis: Redis;
-      readonly url?: never;
-      readonly clientOptions?: never;
-    }
-);
+} & RedisConnection;
 
 export interface RedisLimitStore extends LimitStore {
   /** Closes the store's own client; a client you passed in stays open. */
@@ -60,8 +45,6 @@ export class RedisLimitsError extends Error {
 const DEFAULT_PREFIX = 'toolgate:limits:';
 const CONSUME_COMMAND = 'toolgateLimitsConsume';
 const REFUND_COMMAND = 'toolgateLimitsRefund';
-
-type ScriptCommand = (keyCount: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 /** `<prefix><rule>:<first 22 base64url characters of SHA-256 of the bucket key>`. */
 function redisKey(prefix: string, charge: LimitCharge): string {
@@ -100,19 +83,8 @@ export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
   }
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (typeof prefix !== 'string') throw new TypeError('redisLimits: prefix must be a string.');
-  let redis: Redis;
-  let owned = false;
-  if (options.redis !== undefined) {
-    if (typeof options.redis?.defineCommand !== 'function')
-      throw new TypeError('redisLimits: redis must be an ioredis client.');
-    redis = options.redis;
-  } else {
-    if (typeof options.url !== 'string' || options.url === '')
-      throw new TypeError('redisLimits: pass { url } or { redis }.');
-    // One retry per command: a server that is down fails the call fast instead of queueing it.
-    redis = new Redis(options.url, { maxRetriesPerRequest: 1, ...options.clientOptions });
-    owned = true;
-  }
+  const client = connect('redisLimits', options);
+  const { redis } = client;
   const { onError } = options;
   if (onError !== undefined && typeof onError !== 'function')
     throw new TypeError('redisLimits: onError must be a function (error) => void.');
@@ -133,11 +105,8 @@ export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
   };
   redis.on('error', connectionFailed);
   redis.on('ready', connected);
-  redis.defineCommand(CONSUME_COMMAND, { lua: CONSUME });
-  redis.defineCommand(REFUND_COMMAND, { lua: REFUND });
-  const command = (name: string) => (redis as unknown as Record<string, ScriptCommand>)[name]!.bind(redis);
-  const consumeScript = command(CONSUME_COMMAND);
-  const refundScript = command(REFUND_COMMAND);
+  const consumeScript = scriptCommand(redis, CONSUME_COMMAND, CONSUME);
+  const refundScript = scriptCommand(redis, REFUND_COMMAND, REFUND);
   const argv = (charges: readonly LimitCharge[]): (string | number)[] => [
     ...charges.map((c) => redisKey(prefix, c)),
     ...charges.flatMap((c) => [c.amount, c.limit, c.windowMs]),
@@ -166,16 +135,12 @@ export function redisLimits(options: RedisLimitsOptions): RedisLimitStore {
       }
     },
     async close() {
-      if (!owned) {
+      if (!client.owned) {
         redis.off('error', connectionFailed);
         redis.off('ready', connected);
         return;
       }
-      try {
-        await redis.quit();
-      } catch {
-        redis.disconnect();
-      }
+      await closeOwned(client);
     },
   };
 }

@@ -23,3 +23,5 @@ export type {
   SqlitePrincipalCredentialStore,
 } from './principal-credentials';
 export { sqlitePrincipalCredentials } from './principal-credentials';
+export type { SqliteTaskRecordsOptions, SqliteTaskRecordStore } from './tasks';
+export { sqliteTaskRecords } from './tasks';

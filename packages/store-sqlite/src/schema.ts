@@ -106,6 +106,21 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX toolgate_spent_states_by_expiry ON toolgate_spent_states (expires_ms);
   `,
+  // MCP tasks, so any process behind a balancer answers tasks/get, tasks/update and tasks/cancel.
+  `
+  CREATE TABLE toolgate_tasks (
+    id TEXT PRIMARY KEY,
+    tenant TEXT,
+    principal TEXT,
+    status TEXT NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    responses TEXT
+  ) STRICT;
+  CREATE INDEX toolgate_tasks_by_owner ON toolgate_tasks (tenant, principal, created_ms);
+  CREATE INDEX toolgate_tasks_by_expiry ON toolgate_tasks (expires_ms);
+  `,
 ];
 
 const userVersion = (db: SqliteDatabase): number =>

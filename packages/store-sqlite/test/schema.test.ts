@@ -32,6 +32,7 @@ describe('schema migrations', () => {
       'toolgate_grants',
       'toolgate_pins',
       'toolgate_spent_states',
+      'toolgate_tasks',
     ]);
     db.close();
   });

@@ -37,6 +37,10 @@ export { runAgentLoop } from './agent-loop';
 export type { ScriptedModel, ScriptFunction, ScriptStep } from './scripted-model';
 export { lastToolMessage, scriptedModel } from './scripted-model';
 
+// Racing processes in a store's own tests
+export type { GrantRaceCounts } from './grant-race';
+export { RACED_NONCES, RACED_USES, raceForGrant } from './grant-race';
+
 // Reading outcomes
 export { formatOutcome, formatTranscript, isDispatchOutcome } from './format';
 export type { LedgerRowExpectation, MatcherResult, MatcherThis, ToolgateMatchers } from './matchers';

@@ -44,4 +44,13 @@ export {
   describePinStoreConformance,
   describeSpentStateStoreConformance,
   describeStandingGrantStoreConformance,
+  describeTaskRecordStoreConformance,
 } from './conformance/stores';
+export type {
+  StandingGrantPlaceOptions,
+  StandingGrantRaceOptions,
+} from './conformance/standing-grant-processes';
+export {
+  describeStandingGrantRace,
+  describeStandingGrantReopen,
+} from './conformance/standing-grant-processes';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load';
 import { MAX_CREDENTIAL_CHARS } from '../credentials-api';
-import { credentialStoreUrl, openPrincipalCredentials } from '../principal-credentials';
+import { credentialStoreLocation, openPrincipalCredentials } from '../principal-credentials';
 import { UsageError, type CommandIo, type ParsedArgs } from './io';
 
 export async function credentialsCommand(
@@ -17,7 +17,7 @@ export async function credentialsCommand(
   args: ParsedArgs,
   io: CommandIo,
 ): Promise<number> {
-  const { config } = loaded;
+  const { resolved: config } = loaded;
   if (config.credentials?.[name]?.perPrincipal === undefined) {
     const personal = Object.entries(config.credentials ?? {})
       .filter(([, credential]) => credential.perPrincipal !== undefined)
@@ -26,7 +26,7 @@ export async function credentialsCommand(
       `'${name}' is not a per-principal credential; configured: ${personal.join(', ') || '(none)'}`,
     );
   }
-  if (credentialStoreUrl(config, name) === 'memory:')
+  if (credentialStoreLocation(config, name).kind === 'memory')
     throw new UsageError(
       `the credential '${name}' is kept in memory:, inside the running gateway; use its operator API (PUT /api/credentials/${name}/TENANT/PRINCIPAL), or set perPrincipal.store to 'sqlite:PATH'`,
     );
@@ -37,7 +37,7 @@ export async function credentialsCommand(
   const tenant = flag('tenant');
   if (tenant !== undefined && config.tenants[tenant] === undefined)
     throw new UsageError(`the tenant '${tenant}' is not configured`);
-  const vault = openPrincipalCredentials(config, loaded.baseDir)!;
+  const vault = openPrincipalCredentials(config)!;
   try {
     if (sub === 'list') {
       const entries = await vault.list(name, tenant);

@@ -188,13 +188,6 @@ export function checkNames(config: GatewayConfig): Problem[] {
           'is not a 32-byte key',
           'give 32 random bytes as base64 or hex, e.g. `openssl rand -base64 32`, through ${env:NAME}',
         );
-      const store = credential.perPrincipal.store ?? config.stores?.state ?? 'memory:';
-      if (store !== 'memory:' && !store.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(store))
-        add(
-          credential.perPrincipal.store === undefined ? at : [...at, 'store'],
-          "keeps per-principal credentials in memory:, sqlite:PATH or a 'postgres://' URL only",
-          "set perPrincipal.store to 'sqlite:PATH' or a 'postgres://' URL",
-        );
     }
   }
   for (const [name, upstream] of Object.entries(config.upstreams)) {

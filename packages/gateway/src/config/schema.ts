@@ -4,6 +4,40 @@
 // the loader resolves (a duration to milliseconds, a size to bytes, a store URL to its location), and
 // `errorMessage` words the problem and its fix when a value fails its pattern or its forms.
 
+// Node shapes the schema repeats, each written once. Constants `as const` (and builders whose
+// strings are type parameters) keep the literal types `FromSchema` derives the config types from.
+const nonEmptyString = { type: 'string', minLength: 1 } as const;
+const stringList = { type: 'array', items: nonEmptyString } as const;
+const someStrings = { ...stringList, minItems: 1 } as const;
+const stringValues = { type: 'object', additionalProperties: { type: 'string' } } as const;
+const limitList = { type: 'array', items: { $ref: '#/definitions/limit' } } as const;
+const capabilityList = { type: 'array', items: { $ref: '#/definitions/capability' } } as const;
+const listenHost = { ...nonEmptyString, description: 'Default 127.0.0.1.' } as const;
+
+const port = <Description extends string>(description: Description) =>
+  ({ type: 'integer', minimum: 0, maximum: 65535, description }) as const;
+
+const httpUrl = {
+  type: 'string',
+  pattern: '^https?://',
+  errorMessage: {
+    message: 'is not an http:// or https:// URL',
+    fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
+  },
+} as const;
+
+const stateStore = <Description extends string>(description: Description) =>
+  ({
+    type: 'string',
+    pattern: '^(memory:|sqlite:.+|postgres(ql)?://.+)$',
+    description,
+    unit: 'stateStore',
+    errorMessage: {
+      message: 'is not a state store',
+      fix: "write 'memory:', 'sqlite:PATH' or a 'postgres://…' URL",
+    },
+  }) as const;
+
 export const configSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   $id: 'https://github.com/toolgate/toolgate/packages/gateway/schema/toolgate.schema.json',
@@ -23,17 +57,8 @@ export const configSchema = {
       description: 'Where the gateway serves: MCP at /mcp, the inbox at /inbox, /healthz, /readyz.',
       additionalProperties: false,
       properties: {
-        host: {
-          type: 'string',
-          minLength: 1,
-          description: 'Default 127.0.0.1.',
-        },
-        port: {
-          type: 'integer',
-          minimum: 0,
-          maximum: 65535,
-          description: 'Default 8787; 0 takes a free port.',
-        },
+        host: listenHost,
+        port: port('Default 8787; 0 takes a free port.'),
         publicUrl: {
           type: 'string',
           pattern: '^https?://',
@@ -178,16 +203,7 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        state: {
-          type: 'string',
-          pattern: '^(memory:|sqlite:.+|postgres(ql)?://.+)$',
-          description: 'Check-ins, grants, pins and the audit log: memory:, sqlite:PATH or postgres://…',
-          unit: 'stateStore',
-          errorMessage: {
-            message: 'is not a state store',
-            fix: "write 'memory:', 'sqlite:PATH' or a 'postgres://…' URL",
-          },
-        },
+        state: stateStore('Check-ins, grants, pins and the audit log: memory:, sqlite:PATH or postgres://…'),
         limits: {
           type: 'string',
           pattern: '^(memory:|rediss?://.+)$',
@@ -257,16 +273,7 @@ export const configSchema = {
           description:
             "How long a batch stays open for more records, a duration such as '5ms' (the default; at most 1m); with durability: batch.",
         },
-        store: {
-          type: 'string',
-          pattern: '^(memory:|sqlite:.+|postgres(ql)?://.+)$',
-          description: 'Where the log is kept; default stores.state.',
-          unit: 'stateStore',
-          errorMessage: {
-            message: 'is not a state store',
-            fix: "write 'memory:', 'sqlite:PATH' or a 'postgres://…' URL",
-          },
-        },
+        store: stateStore('Where the log is kept; default stores.state.'),
         checkpoints: {
           type: 'object',
           additionalProperties: false,
@@ -348,8 +355,14 @@ export const configSchema = {
             properties: {
               store: {
                 type: 'string',
-                minLength: 1,
+                pattern: '^(memory:|sqlite:.+|postgres(ql)?://.+)$',
                 description: 'memory:, sqlite:PATH or a postgres:// URL; default stores.state.',
+                unit: 'stateStore',
+                errorMessage: {
+                  message:
+                    "keeps per-principal credentials in memory:, sqlite:PATH or a 'postgres://' URL only",
+                  fix: "set perPrincipal.store to 'sqlite:PATH' or a 'postgres://' URL",
+                },
               },
               key: {
                 type: 'string',
@@ -426,12 +439,7 @@ export const configSchema = {
     policy: {
       $ref: '#/definitions/policy',
     },
-    limits: {
-      type: 'array',
-      items: {
-        $ref: '#/definitions/limit',
-      },
-    },
+    limits: limitList,
     guards: {
       $ref: '#/definitions/guards',
     },
@@ -446,23 +454,11 @@ export const configSchema = {
         additionalProperties: false,
         required: ['upstreams'],
         properties: {
-          upstreams: {
-            type: 'array',
-            items: {
-              type: 'string',
-              minLength: 1,
-            },
-            minItems: 1,
-          },
+          upstreams: someStrings,
           policy: {
             $ref: '#/definitions/policy',
           },
-          limits: {
-            type: 'array',
-            items: {
-              $ref: '#/definitions/limit',
-            },
-          },
+          limits: limitList,
           guards: {
             $ref: '#/definitions/guards',
             description: 'Over the global guards, key by key; false turns one off for this tenant.',
@@ -485,17 +481,8 @@ export const configSchema = {
           additionalProperties: false,
           description: "A separate listener for /metrics; default the gateway's own.",
           properties: {
-            host: {
-              type: 'string',
-              minLength: 1,
-              description: 'Default 127.0.0.1.',
-            },
-            port: {
-              type: 'integer',
-              minimum: 0,
-              maximum: 65535,
-              description: '0 takes a free port.',
-            },
+            host: listenHost,
+            port: port('0 takes a free port.'),
           },
           required: ['port'],
         },
@@ -529,12 +516,7 @@ export const configSchema = {
           type: 'string',
           minLength: 1,
         },
-        headers: {
-          type: 'object',
-          additionalProperties: {
-            type: 'string',
-          },
-        },
+        headers: stringValues,
       },
     },
     inbox: {
@@ -553,14 +535,7 @@ export const configSchema = {
           additionalProperties: false,
           required: ['url'],
           properties: {
-            url: {
-              type: 'string',
-              pattern: '^https?://',
-              errorMessage: {
-                message: 'is not an http:// or https:// URL',
-                fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
-              },
-            },
+            url: httpUrl,
             publicUrl: {
               type: 'string',
               pattern: '^https?://',
@@ -571,13 +546,7 @@ export const configSchema = {
                 fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
               },
             },
-            tenants: {
-              type: 'array',
-              items: {
-                type: 'string',
-                minLength: 1,
-              },
-            },
+            tenants: stringList,
             by: {
               type: 'string',
               minLength: 1,
@@ -586,12 +555,7 @@ export const configSchema = {
             linkTtl: {
               $ref: '#/definitions/duration',
             },
-            headers: {
-              type: 'object',
-              additionalProperties: {
-                type: 'string',
-              },
-            },
+            headers: stringValues,
           },
           errorMessage: {
             message: 'is not an http:// or https:// URL',
@@ -668,13 +632,7 @@ export const configSchema = {
           type: 'string',
           minLength: 1,
         },
-        roles: {
-          type: 'array',
-          items: {
-            type: 'string',
-            minLength: 1,
-          },
-        },
+        roles: stringList,
       },
     },
     hintDeclaration: {
@@ -684,12 +642,7 @@ export const configSchema = {
         checkIn: {
           enum: ['always'],
         },
-        capabilities: {
-          type: 'array',
-          items: {
-            $ref: '#/definitions/capability',
-          },
-        },
+        capabilities: capabilityList,
       },
     },
     toolDeclaration: {
@@ -700,12 +653,7 @@ export const configSchema = {
           enum: ['always', 'never'],
           description: "'never' overrides a default from annotations.",
         },
-        capabilities: {
-          type: 'array',
-          items: {
-            $ref: '#/definitions/capability',
-          },
-        },
+        capabilities: capabilityList,
         resultCeiling: {
           type: 'object',
           additionalProperties: false,
@@ -718,14 +666,7 @@ export const configSchema = {
             maxBytes: {
               $ref: '#/definitions/size',
             },
-            narrowBy: {
-              type: 'array',
-              items: {
-                type: 'string',
-                minLength: 1,
-              },
-              minItems: 1,
-            },
+            narrowBy: someStrings,
           },
         },
         egress: {
@@ -767,13 +708,7 @@ export const configSchema = {
           minItems: 1,
           description: 'A stdio server: the program and its arguments.',
         },
-        env: {
-          type: 'object',
-          additionalProperties: {
-            type: 'string',
-          },
-          description: 'Extra environment for a stdio server.',
-        },
+        env: { ...stringValues, description: 'Extra environment for a stdio server.' },
         cwd: {
           type: 'string',
           minLength: 1,
@@ -788,10 +723,7 @@ export const configSchema = {
           },
         },
         headers: {
-          type: 'object',
-          additionalProperties: {
-            type: 'string',
-          },
+          ...stringValues,
           description: 'Sent to an HTTP server; values may use ${credential:NAME}.',
         },
         prefix: {
@@ -802,20 +734,8 @@ export const configSchema = {
             fix: "use letters, digits, '_' and '-'",
           },
         },
-        include: {
-          type: 'array',
-          items: {
-            type: 'string',
-            minLength: 1,
-          },
-        },
-        exclude: {
-          type: 'array',
-          items: {
-            type: 'string',
-            minLength: 1,
-          },
-        },
+        include: stringList,
+        exclude: stringList,
         tools: {
           type: 'object',
           description: "Declarations per tool, by the upstream's own tool name.",
@@ -839,14 +759,7 @@ export const configSchema = {
               description:
                 "RFC 8693: the caller's verified JWT is exchanged per call for a token sent as the server's bearer.",
               properties: {
-                tokenUrl: {
-                  type: 'string',
-                  pattern: '^https?://',
-                  errorMessage: {
-                    message: 'is not an http:// or https:// URL',
-                    fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
-                  },
-                },
+                tokenUrl: httpUrl,
                 audience: { type: 'string', minLength: 1 },
                 resource: { type: 'string', minLength: 1 },
                 scope: { type: 'string', minLength: 1 },
@@ -863,14 +776,7 @@ export const configSchema = {
               properties: {
                 client: { $ref: '#/definitions/oauthClient' },
                 scope: { type: 'string', minLength: 1 },
-                tokenUrl: {
-                  type: 'string',
-                  pattern: '^https?://',
-                  errorMessage: {
-                    message: 'is not an http:// or https:// URL',
-                    fix: 'write the full URL, e.g. http://127.0.0.1:9000/mcp',
-                  },
-                },
+                tokenUrl: httpUrl,
                 timeout: { $ref: '#/definitions/duration' },
               },
             },
@@ -938,14 +844,7 @@ export const configSchema = {
           type: 'string',
           minLength: 1,
         },
-        tools: {
-          type: 'array',
-          items: {
-            type: 'string',
-            minLength: 1,
-          },
-          minItems: 1,
-        },
+        tools: someStrings,
         when: {
           type: 'string',
           minLength: 1,
@@ -1055,13 +954,7 @@ export const configSchema = {
           type: ['boolean', 'object'],
           additionalProperties: false,
           properties: {
-            tools: {
-              type: 'array',
-              items: {
-                type: 'string',
-                minLength: 1,
-              },
-            },
+            tools: stringList,
             capability: {
               $ref: '#/definitions/capability',
             },
@@ -1087,22 +980,10 @@ export const configSchema = {
                 minLength: 8,
               },
             },
-            except: {
-              type: 'array',
-              items: {
-                type: 'string',
-                minLength: 1,
-              },
-            },
+            except: stringList,
             exceptFor: {
               type: 'object',
-              additionalProperties: {
-                type: 'array',
-                items: {
-                  type: 'string',
-                  minLength: 1,
-                },
-              },
+              additionalProperties: stringList,
             },
           },
         },
@@ -1161,13 +1042,7 @@ export const configSchema = {
             tools: {
               enum: ['all', 'mcp'],
             },
-            except: {
-              type: 'array',
-              items: {
-                type: 'string',
-                minLength: 1,
-              },
-            },
+            except: stringList,
           },
         },
       },
@@ -1225,15 +1100,7 @@ export const configSchema = {
         window: {
           $ref: '#/definitions/duration',
         },
-        tools: {
-          type: 'array',
-          items: {
-            type: 'string',
-            minLength: 1,
-          },
-          minItems: 1,
-          description: 'Count only these tools (globs).',
-        },
+        tools: { ...someStrings, description: 'Count only these tools (globs).' },
       },
     },
   },

@@ -9,6 +9,7 @@ import type {
   PinStore,
   SpentStateStore,
   StandingGrantStore,
+  TaskRecordStore,
 } from '@toolgate/core';
 import type { LimitStore } from '@toolgate/middleware';
 import { fixedClock } from '../clock';
@@ -18,6 +19,7 @@ import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
 import { LIMIT_STORE_LAWS } from './limit-store-laws';
 import { PIN_STORE_LAWS } from './pin-store-laws';
 import { SPENT_STATE_STORE_LAWS, STANDING_GRANT_STORE_LAWS } from './standing-grant-store-laws';
+import { TASK_RECORD_STORE_LAWS } from './task-record-store-laws';
 
 /** What the suite hands a store factory: the clock the store must read time from. */
 export interface StoreFactoryContext {
@@ -209,5 +211,29 @@ export function describeSpentStateStoreConformance<S extends SpentStateStore>(
     factory,
     options,
     (store, clock) => ({ store, clock }),
+  );
+}
+
+/**
+ * Registers one test per TaskRecordStore law: kept as created, only a task that has not ended changes
+ * (also under 20 racing changes), the owner's answers handed out once, lists and counts by exact owner,
+ * and sweeping ended tasks only.
+ *
+ * @example
+ * describeTaskRecordStoreConformance('in-memory tasks', () => inMemoryTaskRecords());
+ */
+export function describeTaskRecordStoreConformance<S extends TaskRecordStore>(
+  name: string,
+  factory: (context: StoreFactoryContext) => S | Promise<S>,
+  options: StoreConformanceOptions<S> = {},
+): void {
+  describeStore(
+    `${name}: TaskRecordStore conformance`,
+    TASK_RECORD_STORE_LAWS,
+    factory,
+    options,
+    (store) => ({
+      store,
+    }),
   );
 }

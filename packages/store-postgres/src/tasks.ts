@@ -1,0 +1,142 @@
+// MCP tasks in PostgreSQL: every gateway process on the database answers tasks/get, tasks/update and
+// tasks/cancel for a task another process runs. Ending a task is one conditional UPDATE (only while it
+// has not ended), which row locking makes atomic: a cancel and a result racing end the task once.
+
+import {
+  changedTaskRecord,
+  TERMINAL_TASK_STATUSES,
+  type TaskRecord,
+  type TaskRecordStore,
+} from '@toolgate/core';
+import { Connection, type PostgresStoreOptions } from './connection';
+import { prefixOf } from './schema';
+
+export type PostgresTaskRecordsOptions = PostgresStoreOptions;
+
+export interface PostgresTaskRecordStore extends TaskRecordStore {
+  /** Ends the pool if the store made it; a pool passed in stays open. */
+  close(): Promise<void>;
+}
+
+interface Row {
+  readonly record: string;
+  readonly responses: string | null;
+}
+
+const ENDED = `status IN ('completed', 'failed', 'cancelled')`;
+const OWNER = `tenant IS NOT DISTINCT FROM $1 AND principal IS NOT DISTINCT FROM $2`;
+
+const recordOf = (row: Row): TaskRecord => {
+  const record = JSON.parse(row.record) as TaskRecord;
+  return row.responses === null ? record : { ...record, inputResponses: JSON.parse(row.responses) };
+};
+
+/**
+ * MCP tasks in PostgreSQL, beside the check-ins.
+ *
+ * ```ts
+ * const tasks = postgresTaskRecords({ connectionString: process.env.DATABASE_URL! });
+ * ```
+ */
+export function postgresTaskRecords(options: PostgresTaskRecordsOptions): PostgresTaskRecordStore {
+  const connection = new Connection('postgresTaskRecords', options);
+  const t = prefixOf(connection.schema);
+  const read = async (id: string): Promise<Row | undefined> => {
+    const { rows } = await connection.use(`read task '${id}'`, (pool) =>
+      pool.query<Row>(`SELECT record, responses FROM ${t}toolgate_tasks WHERE id = $1`, [id]),
+    );
+    return rows[0];
+  };
+  return {
+    async create(record) {
+      const { inputResponses: _none, ...kept } = record;
+      await connection.use(`create task '${record.id}'`, (pool) =>
+        pool.query(
+          `INSERT INTO ${t}toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [
+            record.id,
+            record.tenant,
+            record.principal,
+            record.status,
+            Date.parse(record.createdAt),
+            Date.parse(record.createdAt) + record.ttlMs,
+            JSON.stringify(kept),
+          ],
+        ),
+      );
+    },
+    async get(id) {
+      const row = await read(id);
+      return row === undefined ? undefined : recordOf(row);
+    },
+    async update(id, change) {
+      const row = await read(id);
+      if (row === undefined) return false;
+      const record = JSON.parse(row.record) as TaskRecord;
+      if (TERMINAL_TASK_STATUSES.has(record.status)) return false;
+      // What a change writes does not depend on the fields another change may have written meanwhile
+      // (all of them are replaced); the status condition is the one atomic point.
+      const { inputResponses: _none, ...changed } = changedTaskRecord(record, change);
+      const { rowCount } = await connection.use(`update task '${id}'`, (pool) =>
+        pool.query(
+          `UPDATE ${t}toolgate_tasks SET status = $1, record = $2,
+             responses = CASE WHEN $1 = 'input_required' THEN responses ELSE NULL END
+           WHERE id = $3 AND NOT ${ENDED}`,
+          [change.status, JSON.stringify(changed), id],
+        ),
+      );
+      return rowCount === 1;
+    },
+    async respond(id, responses) {
+      const { rowCount } = await connection.use(`answer task '${id}'`, (pool) =>
+        pool.query(
+          `UPDATE ${t}toolgate_tasks SET responses = $1 WHERE id = $2 AND status = 'input_required'`,
+          [JSON.stringify(responses), id],
+        ),
+      );
+      return rowCount === 1;
+    },
+    async takeResponses(id) {
+      const { rows } = await connection.use(`take the answers of task '${id}'`, (pool) =>
+        pool.query<{ responses: string }>(
+          `WITH old AS (SELECT id, responses FROM ${t}toolgate_tasks WHERE id = $1 FOR UPDATE)
+           UPDATE ${t}toolgate_tasks AS task SET responses = NULL FROM old
+           WHERE task.id = old.id AND old.responses IS NOT NULL RETURNING old.responses`,
+          [id],
+        ),
+      );
+      return rows[0] === undefined ? undefined : (JSON.parse(rows[0].responses) as Record<string, unknown>);
+    },
+    async list(owner) {
+      const { rows } = await connection.use('list tasks', (pool) =>
+        pool.query<Row>(
+          `SELECT record, responses FROM ${t}toolgate_tasks WHERE ${OWNER} ORDER BY created_ms DESC, id`,
+          [owner.tenant, owner.principal],
+        ),
+      );
+      return rows.map(recordOf);
+    },
+    async countLive(owner) {
+      const { rows } = await connection.use('count live tasks', (pool) =>
+        pool.query<{ live: string }>(
+          `SELECT count(*) AS live FROM ${t}toolgate_tasks WHERE ${OWNER} AND NOT ${ENDED}`,
+          [owner.tenant, owner.principal],
+        ),
+      );
+      return Number(rows[0]?.live ?? 0);
+    },
+    async sweep(owner, keep, now) {
+      await connection.use('sweep tasks', async (pool) => {
+        await pool.query(`DELETE FROM ${t}toolgate_tasks WHERE ${ENDED} AND expires_ms <= $1`, [now]);
+        await pool.query(
+          `DELETE FROM ${t}toolgate_tasks WHERE id IN (
+             SELECT id FROM ${t}toolgate_tasks WHERE ${OWNER} AND ${ENDED}
+             ORDER BY created_ms DESC, id OFFSET $3)`,
+          [owner.tenant, owner.principal, keep],
+        );
+      });
+    },
+    close: () => connection.close(),
+  };
+}

@@ -1,0 +1,145 @@
+// MCP tasks in SQLite: every gateway process on the file answers tasks/get, tasks/update and
+// tasks/cancel for a task another process runs. A change is read and written under the write lock, so
+// a cancel and a result racing from two processes end the task once.
+
+import {
+  changedTaskRecord,
+  TERMINAL_TASK_STATUSES,
+  type TaskRecord,
+  type TaskRecordStore,
+} from '@toolgate/core';
+import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
+
+export type SqliteTaskRecordsOptions = SqliteStoreOptions;
+
+export interface SqliteTaskRecordStore extends TaskRecordStore {
+  /** Closes the database if the store opened it. */
+  close(): void;
+}
+
+const ENDED = `status IN ('completed', 'failed', 'cancelled')`;
+
+function prepareTasks(db: SqliteDatabase) {
+  return {
+    insert: db.prepare(
+      `INSERT INTO toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    get: db.prepare(`SELECT record, responses FROM toolgate_tasks WHERE id = ?`),
+    write: db.prepare(`UPDATE toolgate_tasks SET status = ?, record = ? WHERE id = ? AND NOT ${ENDED}`),
+    respond: db.prepare(`UPDATE toolgate_tasks SET responses = ? WHERE id = ? AND status = 'input_required'`),
+    clearResponses: db.prepare(`UPDATE toolgate_tasks SET responses = NULL WHERE id = ?`),
+    list: db.prepare(
+      `SELECT record, responses FROM toolgate_tasks WHERE tenant IS ? AND principal IS ? ORDER BY created_ms DESC, id`,
+    ),
+    live: db.prepare(
+      `SELECT count(*) AS live FROM toolgate_tasks WHERE tenant IS ? AND principal IS ? AND NOT ${ENDED}`,
+    ),
+    expire: db.prepare(`DELETE FROM toolgate_tasks WHERE ${ENDED} AND expires_ms <= ?`),
+    trim: db.prepare(
+      `DELETE FROM toolgate_tasks WHERE id IN (
+         SELECT id FROM toolgate_tasks WHERE tenant IS ?1 AND principal IS ?2 AND ${ENDED}
+         ORDER BY created_ms DESC, id LIMIT -1 OFFSET ?3)`,
+    ),
+  };
+}
+
+interface Row {
+  readonly record: string;
+  readonly responses: string | null;
+}
+
+const recordOf = (row: Row): TaskRecord => {
+  const record = JSON.parse(row.record) as TaskRecord;
+  return row.responses === null ? record : { ...record, inputResponses: JSON.parse(row.responses) };
+};
+
+/**
+ * MCP tasks in SQLite (Node's built-in node:sqlite), beside the check-ins in the same file.
+ *
+ * ```ts
+ * const tasks = sqliteTaskRecords({ path: './toolgate.db' });
+ * ```
+ */
+export function sqliteTaskRecords(options: SqliteTaskRecordsOptions): SqliteTaskRecordStore {
+  const connection = new Connection('sqliteTaskRecords', options, prepareTasks);
+  return {
+    async create(record) {
+      const { inputResponses: _none, ...kept } = record;
+      connection.use(`create task '${record.id}'`, (s) =>
+        s.insert.run(
+          record.id,
+          record.tenant,
+          record.principal,
+          record.status,
+          Date.parse(record.createdAt),
+          Date.parse(record.createdAt) + record.ttlMs,
+          JSON.stringify(kept),
+        ),
+      );
+    },
+    async get(id) {
+      const row = connection.use(`read task '${id}'`, (s) => s.get.get(id) as Row | undefined);
+      return row === undefined ? undefined : recordOf(row);
+    },
+    async update(id, change) {
+      return connection.use(`update task '${id}'`, (s, db) =>
+        transaction(
+          db,
+          () => {
+            const row = s.get.get(id) as Row | undefined;
+            if (row === undefined) return false;
+            const record = JSON.parse(row.record) as TaskRecord;
+            if (TERMINAL_TASK_STATUSES.has(record.status)) return false;
+            const { inputResponses: _none, ...changed } = changedTaskRecord(record, change);
+            if (change.status !== 'input_required') s.clearResponses.run(id);
+            return s.write.run(change.status, JSON.stringify(changed), id).changes === 1;
+          },
+          'immediate',
+        ),
+      );
+    },
+    async respond(id, responses) {
+      return connection.use(
+        `answer task '${id}'`,
+        (s) => s.respond.run(JSON.stringify(responses), id).changes === 1,
+      );
+    },
+    async takeResponses(id) {
+      return connection.use(`take the answers of task '${id}'`, (s, db) =>
+        transaction(
+          db,
+          () => {
+            const row = s.get.get(id) as Row | undefined;
+            if (row?.responses === null || row === undefined) return undefined;
+            s.clearResponses.run(id);
+            return JSON.parse(row.responses) as Record<string, unknown>;
+          },
+          'immediate',
+        ),
+      );
+    },
+    async list(owner) {
+      const rows = connection.use(
+        'list tasks',
+        (s) => s.list.all(owner.tenant, owner.principal) as unknown as Row[],
+      );
+      return rows.map(recordOf);
+    },
+    async countLive(owner) {
+      return connection.use(
+        'count live tasks',
+        (s) => (s.live.get(owner.tenant, owner.principal) as { live: number }).live,
+      );
+    },
+    async sweep(owner, keep, now) {
+      connection.use('sweep tasks', (s) => {
+        s.expire.run(now);
+        s.trim.run(owner.tenant, owner.principal, keep);
+      });
+    },
+    close() {
+      connection.close();
+    },
+  };
+}
