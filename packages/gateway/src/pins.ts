@@ -4,6 +4,7 @@
 // tool's next call. The definition diff is one function, for the command line and the inbox.
 
 import type { PinRecord, PinStore } from '@toolgate/core';
+import { definitionDiff as diffDefinitions } from '@toolgate/inbox';
 import { acceptPin, SERVER_IDENTITY, TOOL_SET } from '@toolgate/mcp';
 import { openAudit } from './audit';
 import type { LoadedConfig } from './config/load';
@@ -116,43 +117,6 @@ async function findPinned(
 
 /** A line diff of two definitions as indented JSON with sorted keys: `-` pinned, `+` served. */
 export function definitionDiff(pinned: unknown, served: unknown): string {
-  const a = canonicalLines(pinned);
-  const b = canonicalLines(served);
-  // Longest common subsequence: definitions are small.
-  const table = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--)
-    for (let j = b.length - 1; j >= 0; j--)
-      table[i]![j] =
-        a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
-  const out = ['--- pinned', '+++ served'];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) {
-      out.push(`  ${a[i]}`);
-      i++;
-      j++;
-    } else if (j < b.length && (i === a.length || table[i]![j + 1]! >= table[i + 1]![j]!)) {
-      out.push(`+ ${b[j]}`);
-      j++;
-    } else {
-      out.push(`- ${a[i]}`);
-      i++;
-    }
-  }
-  return out.join('\n');
-}
-
-function canonicalLines(value: unknown): string[] {
-  return JSON.stringify(sorted(value), null, 2).split('\n');
-}
-
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sorted((value as Record<string, unknown>)[key])]),
-  );
+  const lines = diffDefinitions(pinned, served).map((line) => `${line.op} ${line.text}`);
+  return ['--- pinned', '+++ served', ...lines].join('\n');
 }

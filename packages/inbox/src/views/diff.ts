@@ -2,6 +2,7 @@
 // approver must see before trusting a call to a tool whose description or schema moved.
 
 import { canonicalJson } from '@toolgate/core';
+import { diffArrays } from 'diff';
 import { html } from 'hono/html';
 import type { Html } from './html';
 import { visible } from './values';
@@ -14,11 +15,18 @@ export interface PinDiff {
   readonly pinnedAt?: string;
 }
 
-type Line = { readonly op: ' ' | '-' | '+'; readonly text: string };
+/** One line of a definition diff: kept, removed (`-`) or added (`+`). */
+export interface DiffLine {
+  readonly op: ' ' | '-' | '+';
+  readonly text: string;
+}
 
-const MAX_CELLS = 4_000_000;
+// A definition comes from a remote server and may be large or built to be slow to diff: past this
+// many edits the diff is everything removed, then everything added.
+const MAX_EDIT_LENGTH = 2_000;
 
-function pretty(value: unknown): string[] {
+/** A definition as indented JSON with sorted keys, one array entry per line. */
+export function definitionLines(value: unknown): string[] {
   try {
     return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2).split('\n');
   } catch {
@@ -26,41 +34,31 @@ function pretty(value: unknown): string[] {
   }
 }
 
-/** Longest-common-subsequence line diff; past MAX_CELLS, everything removed then everything added. */
-export function lineDiff(before: readonly string[], after: readonly string[]): Line[] {
-  const n = before.length;
-  const m = after.length;
-  if (n * m > MAX_CELLS)
+/** A line diff (jsdiff's Myers diff) of two line lists. */
+export function lineDiff(before: readonly string[], after: readonly string[]): DiffLine[] {
+  const parts = diffArrays([...before], [...after], { maxEditLength: MAX_EDIT_LENGTH });
+  if (parts === undefined)
     return [
       ...before.map((text) => ({ op: '-' as const, text })),
       ...after.map((text) => ({ op: '+' as const, text })),
     ];
-  const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--)
-    for (let j = m - 1; j >= 0; j--)
-      lcs[i]![j] =
-        before[i] === after[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
-  const out: Line[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && before[i] === after[j]) {
-      out.push({ op: ' ', text: before[i]! });
-      i++;
-      j++;
-    } else if (j < m && (i === n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-      out.push({ op: '+', text: after[j++]! });
-    } else {
-      out.push({ op: '-', text: before[i++]! });
-    }
-  }
-  return out;
+  return parts.flatMap((part) =>
+    part.value.map((text) => ({
+      op: part.added ? ('+' as const) : part.removed ? ('-' as const) : (' ' as const),
+      text,
+    })),
+  );
+}
+
+/** The diff of a pinned definition and the one served now, for the inbox page and the CLI alike. */
+export function definitionDiff(before: unknown, after: unknown): DiffLine[] {
+  return lineDiff(definitionLines(before), definitionLines(after));
 }
 
 const CLASS = { ' ': 'same', '-': 'removed', '+': 'added' } as const;
 
 export function pinDiffView(diff: PinDiff): Html {
-  const lines = lineDiff(pretty(diff.before), pretty(diff.after));
+  const lines = definitionDiff(diff.before, diff.after);
   return html`<section class="pin-diff">
     <h2>This tool's definition changed since it was pinned</h2>
     <p class="warning">
