@@ -16,6 +16,7 @@ import {
   startGateway,
   tempDir,
   textOf,
+  until,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
@@ -187,9 +188,13 @@ describeBrowser('the inbox at a running gateway, in Chromium', () => {
         textOf(await client.callTool({ name: 'shop_refund', arguments: { amount, order: 'o-grant' } })),
       ).toBe(`refunded ${amount} on o-grant`);
     expect(refunds()).toBe(before + 3);
-    const used = gateway
-      .logs()
-      .filter((line) => line['msg'] === 'call' && line['checkIn'] === 'standing-grant');
+    // The process writes its log lines at the end of a turn, so the last one may trail the result.
+    const grantUses = () =>
+      gateway.logs().filter((line) => line['msg'] === 'call' && line['checkIn'] === 'standing-grant');
+    const used = await until(
+      async () => (grantUses().length >= 2 ? grantUses() : undefined),
+      'two calls on the standing grant in the log',
+    );
     expect(used).toHaveLength(2);
     expect(used.every((line) => typeof line['grantId'] === 'string')).toBe(true);
 

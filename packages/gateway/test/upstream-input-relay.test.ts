@@ -20,6 +20,7 @@ import {
   textOf,
   tokenEnv,
   tsxLoader,
+  until,
   type GatewayProcess,
   type TempDir,
 } from './helpers';
@@ -187,9 +188,13 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
       expect(error.code).toBe(-32602);
       expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
     }
-    const refusedLines = gateway
-      .logs()
-      .filter((line) => line['msg'] === 'call' && line['code'] === 'CHECKIN_STATE_INVALID');
+    // The process writes its log lines at the end of a turn, so the last one may trail the answer.
+    const refused = () =>
+      gateway.logs().filter((line) => line['msg'] === 'call' && line['code'] === 'CHECKIN_STATE_INVALID');
+    const refusedLines = await until(
+      async () => (refused().length >= 4 ? refused() : undefined),
+      'four refused states in the log',
+    );
     expect(refusedLines).toHaveLength(4);
     // Refused before the chain: no chain id, nothing ran.
     for (const line of refusedLines) expect(line['chainId']).toBeUndefined();
