@@ -185,7 +185,9 @@ tenants:
           expect(foreign.result).toBeUndefined();
           expect(foreign.error?.message).toMatch(/Unknown task/);
         }
-        const madeUp = await modern(gateway, TOKENS.BOT, 'tasks/get', { taskId: `${taskId.slice(0, -1)}0` });
+        const madeUp = await modern(gateway, TOKENS.BOT, 'tasks/get', {
+          taskId: `${taskId.slice(0, -1)}${taskId.endsWith('0') ? '1' : '0'}`,
+        });
         expect(madeUp.error?.message).toMatch(/Unknown task/);
       }
       const [pending] = await checkIns(c, order);

@@ -56,7 +56,7 @@ export function transaction<T>(
 interface SharedOptions {
   /** Milliseconds since the epoch; injectable for deterministic tests. */
   readonly now?: () => number;
-  /** How long a write waits for another connection's lock before rejecting. Default 1000. */
+  /** How long a write waits for another connection's lock before rejecting. Default 5000. */
   readonly busyTimeoutMs?: number;
 }
 
@@ -71,7 +71,8 @@ export type SqliteStoreOptions = SharedOptions &
       }
   );
 
-const DEFAULT_BUSY_TIMEOUT_MS = 1000;
+// Processes that open one file at once (gateways started together) wait out each other's migrations.
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 export class Connection<S> {
   readonly path: string;
