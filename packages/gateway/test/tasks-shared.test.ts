@@ -19,6 +19,7 @@ import {
   type GatewayProcess,
   type TempDir,
 } from './helpers';
+import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
 
 const TOKENS = {
   BOT: 'shared-bot-token-0123456789abcdef-0123456',
@@ -26,10 +27,8 @@ const TOKENS = {
   GLOBEX: 'shared-globex-token-0123456789abcdef-0123',
   ANA: 'shared-approver-token-0123456789abcdef-01',
 };
-const MODERN = '2026-07-28';
-const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
-type Answer = { result?: Record<string, unknown>; error?: { code: number; message: string } };
+type Answer = ModernAnswer;
 
 const postgresUrl = process.env['TOOLGATE_POSTGRES_URL'];
 // node:sqlite comes with Node 22.13 and later; on an older Node only PostgreSQL (when set) is tried.
@@ -87,43 +86,13 @@ tenants:
 
     const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
 
-    let nextId = 1;
-    async function modern(
+    const modern = (
       gateway: GatewayProcess,
       token: string,
       method: string,
       params: Record<string, unknown>,
-      capabilities: Record<string, unknown> = TASKS,
-    ): Promise<Answer> {
-      const name = (params['name'] ?? params['taskId']) as string | undefined;
-      const response = await fetch(gateway.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': method,
-          ...(name !== undefined ? { 'mcp-name': name } : {}),
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: nextId++,
-          method,
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN,
-              'io.modelcontextprotocol/clientInfo': { name: 'tasks-shared-test', version: '1.0.0' },
-              'io.modelcontextprotocol/clientCapabilities': capabilities,
-            },
-          },
-        }),
-      });
-      const text = await response.text();
-      const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
-      return JSON.parse(data) as Answer;
-    }
+      capabilities: Record<string, unknown> = WITH_TASKS,
+    ): Promise<Answer> => modernRequest(gateway.url, token, method, params, capabilities);
 
     async function until(gateway: GatewayProcess, taskId: string, done: (status: string) => boolean) {
       for (let i = 0; i < 300; i++) {
@@ -169,7 +138,7 @@ tenants:
         TOKENS.BOT,
         'tools/call',
         { name: 'refund', arguments: { amount: 300, order } },
-        { elicitation: { url: {} }, ...TASKS },
+        { elicitation: { url: {} }, ...WITH_TASKS },
       );
       expect(created.result).toMatchObject({ resultType: 'task', status: 'input_required' });
       const taskId = String(created.result!['taskId']);
@@ -252,7 +221,7 @@ tenants:
         TOKENS.BOT,
         'tools/call',
         { name: 'refund', arguments: { amount: 15, order } },
-        { elicitation: { form: {} }, ...TASKS },
+        { elicitation: { form: {} }, ...WITH_TASKS },
       );
       const taskId = String(created.result!['taskId']);
       const approve = { approval: { action: 'accept', content: { decision: 'approve' } } };

@@ -22,6 +22,7 @@ import {
   type GatewayProcess,
   type TempDir,
 } from './helpers';
+import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
 
 const CALLERS = {
   BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
@@ -34,7 +35,6 @@ const CALLERS = {
   ANA_TOKEN: { token: 'ana-approver-token-0123456789-0123456789', principal: 'ana', roles: ['approver'] },
 };
 const TOKENS = tokenEnv(CALLERS);
-const MODERN = '2026-07-28';
 
 function config(dir: TempDir): string {
   return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms, ttl: 10m }
@@ -53,7 +53,7 @@ tenants:
 `;
 }
 
-type Answer = { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+type Answer = ModernAnswer;
 
 describe('tasks through toolgate gateway', () => {
   let dir: TempDir;
@@ -75,42 +75,12 @@ describe('tasks through toolgate gateway', () => {
 
   const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
 
-  let nextId = 1;
-  async function modern(
+  const modern = (
     token: string,
     method: string,
     params: Record<string, unknown>,
-    capabilities: Record<string, unknown> = { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-  ): Promise<Answer> {
-    const name = (params['name'] ?? params['taskId']) as string | undefined;
-    const response = await fetch(gateway.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(name !== undefined ? { 'mcp-name': name } : {}),
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: nextId++,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
-            'io.modelcontextprotocol/clientCapabilities': capabilities,
-          },
-        },
-      }),
-    });
-    const text = await response.text();
-    const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
-    return JSON.parse(data) as Answer;
-  }
+    capabilities: Record<string, unknown> = WITH_TASKS,
+  ): Promise<Answer> => modernRequest(gateway.url, token, method, params, capabilities);
 
   async function until(token: string, taskId: string, done: (status: string) => boolean) {
     for (let i = 0; i < 300; i++) {

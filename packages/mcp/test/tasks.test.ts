@@ -24,8 +24,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { ServedTasks } from '../src/tasks';
 import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
 import { serveUpstreams } from './fixtures/proxy';
+import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
 
-const MODERN = '2026-07-28';
 const TOOL = 'ev_simulate-research-query';
 const TOKENS: Record<string, { tenant: string; principal: string }> = {
   'bot-token': { tenant: 'acme', principal: 'bot' },
@@ -78,44 +78,14 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const envelope = (capabilities: Record<string, unknown>) => ({
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-tasks', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': capabilities,
-});
-const WITH_TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
-
-let nextId = 1;
-/** One 2026-07-28 request as a tasks-capable client sends it (the SDK v2 client rejects `resultType: "task"`). */
-async function modern(
+/** One 2026-07-28 request as a tasks-capable client sends it. */
+const modern = (
   token: string,
   method: string,
   params: Record<string, unknown>,
   capabilities: Record<string, unknown> = WITH_TASKS,
   at: URL = http.url,
-): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-  const name = (params['name'] ?? params['taskId']) as string | undefined;
-  const response = await fetch(at, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': method,
-      ...(name !== undefined ? { 'mcp-name': name } : {}),
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method,
-      params: { ...params, _meta: envelope(capabilities) },
-    }),
-  });
-  const text = await response.text();
-  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
-  return JSON.parse(data) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
-}
+) => modernRequest(at, token, method, params, capabilities);
 
 async function pollModern(
   token: string,
