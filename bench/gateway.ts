@@ -25,7 +25,7 @@ import {
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { writeGoverningConfig } from './gateway/processes';
+import { gatewayCliArgs, writeGoverningConfig } from './gateway/processes';
 
 // The SDK client's transport adds an abort listener per request to one signal; 32 in flight for
 // thousands of calls trips Node's leak warning without being one.
@@ -238,16 +238,7 @@ async function gatewayTarget(
   });
   const started = await startChild(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(tree, 'packages/gateway/src/cli.ts'),
-      'gateway',
-      '--config',
-      config,
-      '--port',
-      '0',
-    ],
+    [...gatewayCliArgs(tree), 'gateway', '--config', config, '--port', '0'],
     {},
     tree,
   );

@@ -5,7 +5,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { benchClient, gatewayCli, passthrough, startProxy, upstream, writeBenchConfig } from './processes';
+import {
+  benchClient,
+  gatewayCliArgs,
+  passthrough,
+  startProxy,
+  upstream,
+  writeBenchConfig,
+} from './processes';
 
 setMaxListeners(100_000);
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
@@ -19,7 +26,7 @@ const cpuMs = (pid: number) => {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 };
 const targets = {
-  gateway: await startProxy(prof, [gatewayCli, 'gateway', '--config', config, '--port', '0']),
+  gateway: await startProxy(prof, [...gatewayCliArgs(), 'gateway', '--config', config, '--port', '0']),
   passthrough: await startProxy(prof, [passthrough, process.execPath, upstream]),
 };
 const clients: Record<string, Client> = {};

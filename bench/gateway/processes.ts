@@ -2,7 +2,7 @@
 // front of upstream.mjs), each proxy started as its own node process, and an SDK client on it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,7 +12,34 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const root = resolve(here, '..', '..');
 export const upstream = join(here, 'upstream.mjs');
 export const passthrough = join(here, 'passthrough.ts');
-export const gatewayCli = join(root, 'packages/gateway/src/cli.ts');
+/**
+ * The gateway runs as users run it, the `toolgate` bin built by `pnpm build` (mcp-proxy and
+ * supergateway run their published builds too); `BENCH_GATEWAY_FROM=src` runs the TypeScript sources
+ * through tsx instead, which keeps names with a `defineProperty` per closure and slows `bind`.
+ */
+const FROM_SOURCES = process.env['BENCH_GATEWAY_FROM'] === 'src';
+function builtCli(tree: string): string {
+  const cli = join(tree, 'packages/gateway/dist/cli.js');
+  if (!existsSync(cli)) {
+    throw new Error(`bench: ${cli} is missing; run \`pnpm build\` first (or BENCH_GATEWAY_FROM=src)`);
+  }
+  const built = statSync(cli).mtimeMs;
+  const packages = join(tree, 'packages');
+  for (const name of readdirSync(packages)) {
+    const sources = join(packages, name, 'src');
+    if (!existsSync(sources)) continue;
+    for (const file of readdirSync(sources, { recursive: true, encoding: 'utf8' })) {
+      if (statSync(join(sources, file)).mtimeMs > built) {
+        throw new Error(`bench: packages/${name}/src/${file} is newer than ${cli}; run \`pnpm build\` first`);
+      }
+    }
+  }
+  return cli;
+}
+/** The node arguments that start the `toolgate` command of the checkout at `tree`. */
+export function gatewayCliArgs(tree = root): string[] {
+  return FROM_SOURCES ? ['--import', 'tsx', join(tree, 'packages/gateway/src/cli.ts')] : [builtCli(tree)];
+}
 const TOKEN = 'bench-token-0123456789abcdef0123';
 
 /** Writes the gateway's configuration into `dir`; returns its path. */
@@ -91,12 +118,13 @@ ${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.dura
   return config;
 }
 
-/** Starts `node [nodeFlags] --import tsx ...args` and resolves with the MCP URL it prints. */
+/** Starts `node [nodeFlags] ...args` (through tsx when args[0] is TypeScript) and resolves with the MCP URL it prints. */
 export async function startProxy(
   nodeFlags: readonly string[],
   args: readonly string[],
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
+  const loader = args[0]?.endsWith('.ts') === true ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeFlags, ...loader, ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,4 +1,4 @@
-// Profiles one gateway process under the bench's workload: `node --import tsx bench/gateway/profile.ts DIR`
+// Profiles one gateway process (its build: `pnpm build` first) under the bench's workload: `node --import tsx bench/gateway/profile.ts DIR`
 // starts `toolgate gateway` with --cpu-prof (profile written into DIR on shutdown), drives
 // BENCH_CALLS tools/call at concurrency 1 and 32 through one session, then stops it, and prints
 // the heaviest self-time frames of the profile. BENCH_GOVERNING=audit-on (or audit-off) profiles the
@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchClient, gatewayCli, startProxy, writeBenchConfig, writeGoverningConfig } from './processes';
+import { benchClient, gatewayCliArgs, startProxy, writeBenchConfig, writeGoverningConfig } from './processes';
 
 setMaxListeners(100_000);
 const out = resolve(process.argv[2] ?? mkdtempSync(join(tmpdir(), 'toolgate-profile-')));
@@ -22,7 +22,7 @@ const config =
     : writeGoverningConfig(out, { audit: governing === 'audit-on' });
 const { child, url } = await startProxy(
   ['--cpu-prof', `--cpu-prof-dir=${out}`],
-  [gatewayCli, 'gateway', '--config', config, '--port', '0'],
+  [...gatewayCliArgs(), 'gateway', '--config', config, '--port', '0'],
 );
 const client = await benchClient(url, 'profile');
 for (const concurrency of [1, 32]) {
