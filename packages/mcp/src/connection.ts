@@ -4,6 +4,7 @@
 
 import { Client, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
+import { UpstreamClient } from './upstream-client';
 
 /** Where a client's connection stands. `reason` says why it is not connected, in words safe to show. */
 export interface McpClientStatus {
@@ -154,7 +155,7 @@ export class Connection {
 
   async #openWith(again: boolean, capabilities: ConstructorParameters<typeof Client>[1]): Promise<Client> {
     const transport = closedOnLostSession(await this.#factory());
-    const client = new Client({ name: `toolgate:${this.#name}`, version: '0.1.0' }, capabilities);
+    const client = new UpstreamClient({ name: `toolgate:${this.#name}`, version: '0.1.0' }, capabilities);
     this.#hooks.setup(client);
     let opened = false;
     client.onclose = () => {
