@@ -61,6 +61,8 @@ const AUDIT_WINDOW = process.env['BENCH_AUDIT_WINDOW'];
 // BENCH_GATEWAY_BEFORE=DIR (a checkout of another commit whose node_modules link to this one's) adds
 // the governing gateway run from DIR's sources: a before/after of the gateway's own code in one run.
 const BEFORE_TREE = process.env['BENCH_GATEWAY_BEFORE'];
+// BENCH_GATEWAY_BEFORE_AUDIT=off runs that gateway with the audit off, beside the audit-off twin.
+const BEFORE_AUDIT = process.env['BENCH_GATEWAY_BEFORE_AUDIT'] !== 'off';
 // BENCH_MODERN=0 leaves out the 2026-07-28 clients (a governing gateway process of their own).
 const WITH_MODERN = process.env['BENCH_MODERN'] !== '0';
 const GATEWAY_BEFORE = `the governing gateway from ${BEFORE_TREE ?? ''} (before)`;
@@ -372,7 +374,15 @@ async function main(): Promise<void> {
       const beforeDir = join(dir, 'before');
       mkdirSync(beforeDir);
       targets.push(
-        await gatewayTarget(beforeDir, GATEWAY_BEFORE, true, false, undefined, undefined, BEFORE_TREE),
+        await gatewayTarget(
+          beforeDir,
+          GATEWAY_BEFORE,
+          BEFORE_AUDIT,
+          false,
+          undefined,
+          undefined,
+          BEFORE_TREE,
+        ),
       );
     }
     const proxyPort = await freePort();
@@ -507,9 +517,10 @@ async function main(): Promise<void> {
         `  audit on with durability: record ÷ audit off: c=1 ${ratio(perRecord.c1.cpuPerCall, noAudit.c1.cpuPerCall)}, c=32 ${ratio(perRecord.c32.cpuPerCall, noAudit.c32.cpuPerCall)}; calls/s ÷ the default (batch): c=1 ${ratio(perRecord.c1.perSecond, gateway.c1.perSecond)}, c=32 ${ratio(perRecord.c32.perSecond, gateway.c32.perSecond)}`,
       );
     const before = results.get(GATEWAY_BEFORE);
+    const after = BEFORE_AUDIT ? gateway : noAudit;
     if (before !== undefined)
       console.log(
-        `  the governing gateway ÷ the same from ${BEFORE_TREE}: CPU per call c=1 ${ratio(gateway.c1.cpuPerCall, before.c1.cpuPerCall)}, c=32 ${ratio(gateway.c32.cpuPerCall, before.c32.cpuPerCall)}; calls/s c=1 ${ratio(gateway.c1.perSecond, before.c1.perSecond)}, c=32 ${ratio(gateway.c32.perSecond, before.c32.perSecond)}`,
+        `  the governing gateway${BEFORE_AUDIT ? '' : ', audit off,'} ÷ the same from ${BEFORE_TREE}: CPU per call c=1 ${ratio(after.c1.cpuPerCall, before.c1.cpuPerCall)}, c=32 ${ratio(after.c32.cpuPerCall, before.c32.cpuPerCall)}; calls/s c=1 ${ratio(after.c1.perSecond, before.c1.perSecond)}, c=32 ${ratio(after.c32.perSecond, before.c32.perSecond)}`,
       );
     const windowed = results.get(GATEWAY_WINDOW);
     if (windowed !== undefined)
