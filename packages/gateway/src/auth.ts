@@ -4,7 +4,7 @@
 // digest) until it expires, at most a few minutes, so a busy client is not verified on every call.
 // The answer names no token and no claim value; the HTTP layer turns it into 401 or 403.
 
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Identity } from '@toolgate/core';
@@ -36,7 +36,8 @@ export interface Authenticator {
   readonly configured: boolean;
 }
 
-const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+// One-shot: no Hash object per request.
+const digest = (text: string): Buffer => hash('sha256', text, 'buffer');
 
 export function identityOf(config: IdentityConfig): Identity {
   return Object.freeze({

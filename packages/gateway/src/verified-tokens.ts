@@ -5,7 +5,7 @@
 // most, no later than jose refreshes a remote key set, so a withdrawn key stops a token within that
 // window. The oldest entries go first when the cache is full.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Identity } from '@toolgate/core';
 
 export interface VerifiedTokensOptions {
@@ -62,4 +62,4 @@ export class VerifiedTokens {
 }
 
 // The digest, not the token: the cache holds nothing that could be replayed if it were dumped.
-const keyOf = (token: string): string => createHash('sha256').update(token).digest('base64url');
+const keyOf = (token: string): string => hash('sha256', token, 'base64url');
