@@ -14,6 +14,7 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import { callerTokenOf, type CallerToken } from './caller-token';
 import { CREDENTIALS_API_PATH, credentialsApi } from './credentials-api';
+import type { AuthAnswer } from './auth';
 import type { GatewayLog } from './log';
 import type { Runtime } from './runtime';
 
@@ -108,7 +109,10 @@ export function httpRoutes(host: HttpHost): {
   const verified = new WeakMap<IncomingMessage, AuthInfo>();
   // Requests the router leaves to the MCP server: nothing was written for them.
   const passed = new WeakSet<IncomingMessage>();
-  const app = gatewayRouter(host, verified, passed);
+  // A refused token's answer, for the router to refuse with (each request is authenticated once).
+  const answered = new WeakMap<IncomingMessage, AuthAnswer>();
+  const app = gatewayRouter(host, verified, passed, answered);
+  const mcpMounted = host.mounts.some((mount) => mount.prefix === MCP_PATH);
   // Hono's own Request/Response stay out of the globals the MCP SDK uses; the body stays unread, for
   // the MCP server to read when the router passes.
   const listener = getRequestListener((request, env) => app.fetch(request, env), {
@@ -119,6 +123,7 @@ export function httpRoutes(host: HttpHost): {
   });
   return {
     async intercept(req, res) {
+      if (!mcpMounted && (await admittedDirectly(host, req, res, verified, answered))) return false;
       await listener(req, res);
       return !passed.has(req);
     },
@@ -131,6 +136,7 @@ function gatewayRouter(
   host: HttpHost,
   verified: WeakMap<IncomingMessage, AuthInfo>,
   passed: WeakSet<IncomingMessage>,
+  answered: WeakMap<IncomingMessage, AuthAnswer>,
 ): Hono<Env> {
   // The path as sent, percent-encoding kept: a route matches exactly what it matched by hand.
   const app = new Hono<Env>({ getPath: (request) => pathOf(request.url) });
@@ -191,7 +197,8 @@ function gatewayRouter(
   // verified bearer token of a served tenant; then the MCP server answers.
   app.all(MCP_PATH, mcpLimits(host, refuse), async (c) => {
     const req = c.env.incoming;
-    const answer = await host.current().auth.authenticate(c.req.header('authorization'));
+    const answer =
+      answered.get(req) ?? (await host.current().auth.authenticate(c.req.header('authorization')));
     if (!answer.ok) {
       const metadata = `resource_metadata="${host.baseUrl()}${RESOURCE_METADATA_PATH}"`;
       if (answer.why === 'tenant')
@@ -212,15 +219,7 @@ function gatewayRouter(
         },
       );
     }
-    const res = c.env.outgoing;
-    if (req.method === 'POST') host.track((finished) => res.once('close', finished));
-    verified.set(req, {
-      // The SDK wants a string here; the token itself stays out of every object a handler sees.
-      token: '[verified]',
-      clientId: answer.clientId,
-      scopes: [...(answer.identity.roles ?? [])],
-      extra: { identity: answer.identity, ...callerExtra(answer.identity) },
-    });
+    admit(host, req, c.env.outgoing, answer, verified);
     return pass(c);
   });
 
@@ -275,6 +274,63 @@ function mcpLimits(
     await next();
     return undefined;
   };
+}
+
+/** A verified /mcp request, handed to the MCP server with its caller. */
+function admit(
+  host: HttpHost,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: Extract<AuthAnswer, { ok: true }>,
+  verified: WeakMap<IncomingMessage, AuthInfo>,
+): void {
+  if (req.method === 'POST') host.track((finished) => res.once('close', finished));
+  verified.set(req, {
+    // The SDK wants a string here; the token itself stays out of every object a handler sees.
+    token: '[verified]',
+    clientId: answer.clientId,
+    scopes: [...(answer.identity.roles ?? [])],
+    extra: { identity: answer.identity, ...callerExtra(answer.identity) },
+  });
+}
+
+// Headers whose value the /mcp route reads: sent twice, the router (which joins them) decides.
+const ROUTE_HEADERS: ReadonlySet<string> = new Set(['authorization', 'content-length', 'mcp-session-id']);
+
+/**
+ * The /mcp route without building the router's request, for what nearly every call is: exactly
+ * `/mcp`, within the limits `mcpLimits` checks, each header it reads sent once, and a good token.
+ * Anything else goes on to the router, which checks it all again and refuses it as it always has (a
+ * refused token with the answer already had, so no token is verified twice).
+ */
+async function admittedDirectly(
+  host: HttpHost,
+  req: IncomingMessage,
+  res: ServerResponse,
+  verified: WeakMap<IncomingMessage, AuthInfo>,
+  answered: WeakMap<IncomingMessage, AuthAnswer>,
+): Promise<boolean> {
+  if (req.url !== MCP_PATH) return false;
+  const seen = new Set<string>();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    if (!ROUTE_HEADERS.has(name)) continue;
+    if (seen.has(name)) return false;
+    seen.add(name);
+  }
+  const { authorization } = req.headers;
+  if (req.method === 'POST') {
+    const length = req.headers['content-length'];
+    if (length === undefined || !/^\d+$/.test(length) || Number(length) > host.maxBody()) return false;
+    if (req.headers['mcp-session-id'] === undefined && host.draining()) return false;
+  }
+  const answer = await host.current().auth.authenticate(authorization);
+  if (!answer.ok) {
+    answered.set(req, answer);
+    return false;
+  }
+  admit(host, req, res, answer, verified);
+  return true;
 }
 
 function pathOf(url: string): string {

@@ -11,7 +11,10 @@ import type { Runtime } from '../src/runtime';
 const TOKEN = 'good-token-0123456789abcdef';
 const readiness: Readiness = { ready: true, upstreams: {}, stores: {} };
 
+let authentications = 0;
+
 async function authenticate(header: string | undefined): Promise<AuthAnswer> {
+  authentications += 1;
   if (header === undefined) return { ok: false, why: 'missing' };
   if (header !== `Bearer ${TOKEN}`) return { ok: false, why: 'invalid' };
   return {
@@ -33,6 +36,7 @@ describe('the gateway HTTP router', () => {
   const logged: Record<string, unknown>[] = [];
   const mounted: string[] = [];
   let tracked = 0;
+  let draining = false;
 
   beforeAll(async () => {
     const inbox: Mount = {
@@ -47,7 +51,7 @@ describe('the gateway HTTP router', () => {
       log: ((line: Record<string, unknown>) => logged.push(line)) as unknown as HttpHost['log'],
       baseUrl: () => 'https://gateway.example',
       maxBody: () => 64,
-      draining: () => false,
+      draining: () => draining,
       track: () => (tracked += 1),
       readiness: async () => readiness,
       mounts: [inbox],
@@ -73,7 +77,12 @@ describe('the gateway HTTP router', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  function send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+  function send(
+    method: string,
+    path: string,
+    headers: Record<string, string | string[]> = {},
+    body?: string,
+  ) {
     return new Promise<Answer>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
         let text = '';
@@ -161,5 +170,60 @@ describe('the gateway HTTP router', () => {
   it('leaves the protected-resource metadata and unknown paths to the MCP server', async () => {
     expect((await send('GET', '/.well-known/oauth-protected-resource')).status).toBe(299);
     expect((await send('GET', '/nothing-here')).status).toBe(299);
+  });
+
+  it('authenticates each /mcp request once, passed or refused, however it is spelled', async () => {
+    for (const [path, token, status] of [
+      ['/mcp', TOKEN, 299],
+      ['/mcp', 'stolen-token-value', 401],
+      ['/mcp?session=1', TOKEN, 299],
+      ['/mcp?session=1', 'stolen-token-value', 401],
+    ] as const) {
+      const before = authentications;
+      const answer = await send('POST', path, { authorization: `Bearer ${token}` }, '{}');
+      expect([path, token, answer.status]).toEqual([path, token, status]);
+      expect(authentications - before).toBe(1);
+    }
+  });
+
+  it('passes a GET or DELETE to /mcp with its caller, tracking only a POST', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const before = tracked;
+      const answer = await send(method, '/mcp', { authorization: `Bearer ${TOKEN}` });
+      expect(answer.status).toBe(299);
+      expect(JSON.parse(answer.body)).toMatchObject({ clientId: 'acme/ana', token: '[verified]' });
+      expect(tracked).toBe(before);
+    }
+    expect((await send('GET', '/mcp')).status).toBe(401);
+  });
+
+  it('refuses a token sent twice, the good one first or last, as one joined header', async () => {
+    for (const authorization of [
+      [`Bearer ${TOKEN}`, 'Bearer stolen-token-value'],
+      ['Bearer stolen-token-value', `Bearer ${TOKEN}`],
+      [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`],
+    ]) {
+      const answer = await send('POST', '/mcp', { authorization }, '{}');
+      expect(answer.status).toBe(401);
+      expect(JSON.stringify([answer, logged])).not.toContain('stolen-token-value');
+    }
+  });
+
+  it('refuses a new session while draining and keeps serving an open one, with a good token', async () => {
+    draining = true;
+    try {
+      const fresh = await send('POST', '/mcp', { authorization: `Bearer ${TOKEN}` }, '{}');
+      expect(fresh.status).toBe(503);
+      expect(fresh.headers['retry-after']).toBe('1');
+      const open = await send(
+        'POST',
+        '/mcp',
+        { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': 's1' },
+        '{}',
+      );
+      expect(open.status).toBe(299);
+    } finally {
+      draining = false;
+    }
   });
 });
