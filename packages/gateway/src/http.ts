@@ -2,7 +2,8 @@
 // auth and its limits, listed in `gatewayRouter` below. `@toolgate/mcp`'s `serveHttp` owns the
 // socket, the Host and Origin checks, the protected-resource metadata and the MCP endpoint; it hands
 // each request to this router first (`intercept`), and serves it itself only when the router passes
-// (a good /mcp request, the metadata, an unknown path). Every refusal is a short JSON answer that
+// (a good /mcp request, the metadata, an unknown path). A good request to exactly /mcp, nearly every
+// call, is admitted before the router builds anything (`admittedDirectly`). Every refusal is a short JSON answer that
 // names no token, header value or configuration detail, plus a log line and an event.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
