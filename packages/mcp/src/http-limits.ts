@@ -38,7 +38,7 @@ function ipv6Prefix64(address: string): string {
 }
 
 export type BodyRead =
-  | { readonly ok: true; readonly body: unknown; /** The bytes it was parsed from. */ readonly raw: Buffer }
+  | { readonly ok: true; readonly body: unknown }
   | { readonly ok: false; readonly status: number; readonly code: number; readonly message: string };
 
 /**
@@ -71,9 +71,8 @@ export function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<B
       else chunks.push(chunk);
     };
     const onEnd = (): void => {
-      const raw = Buffer.concat(chunks);
       try {
-        finish({ ok: true, body: JSON.parse(raw.toString('utf8')) as unknown, raw });
+        finish({ ok: true, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
       } catch {
         finish({ ok: false, status: 400, code: -32700, message: 'Parse error: the body is not JSON' });
       }

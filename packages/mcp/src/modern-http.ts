@@ -1,5 +1,5 @@
 // A 2026-07-28 request over Node HTTP: told from a 2025-11-25 one without converting it twice, and
-// handed to the SDK's per-request handler as one web Request built from the bytes already read.
+// handed to the SDK's per-request handler as one web Request beside the body already parsed.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY, type AuthInfo } from '@modelcontextprotocol/server';
@@ -28,31 +28,28 @@ export function claimsModernEnvelope(body: unknown): boolean {
   return plainObject(meta) && PROTOCOL_VERSION_META_KEY in meta;
 }
 
+// What describes a body the Request does not carry.
+const BODY_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding']);
+
 const first = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value;
 
-/** The request as the web handler reads it: the client's headers, the body as the bytes received. */
-function webRequestOf(req: IncomingMessage, raw: Uint8Array | undefined, signal: AbortSignal): Request {
+/**
+ * The request as the web handler reads it: the client's method, URL and headers. The body travels
+ * parsed (`parsedBody`), which the SDK then reads instead of the stream, so the Request carries none
+ * (building one from bytes costs a copy and a stream per request for nobody to read).
+ */
+function webRequestOf(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name.startsWith(':')) continue;
+    if (value === undefined || name.startsWith(':') || BODY_HEADERS.has(name)) continue;
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
   }
-  // The bytes were read whole and decoded from their transfer coding: what is passed on is exactly them.
-  headers.delete('content-encoding');
-  headers.delete('transfer-encoding');
-  if (raw !== undefined) headers.set('content-length', String(raw.byteLength));
-  else headers.delete('content-length');
-  const method = (req.method ?? 'GET').toUpperCase();
   return new Request(`http://${first(req.headers.host) ?? 'localhost'}${req.url ?? '/'}`, {
-    method,
+    method: (req.method ?? 'GET').toUpperCase(),
     headers,
     signal,
-    // Node buffers sit on plain (not shared) ArrayBuffers.
-    ...(raw !== undefined && method !== 'GET' && method !== 'HEAD'
-      ? { body: raw as Uint8Array<ArrayBuffer> }
-      : {}),
   });
 }
 
@@ -65,14 +62,14 @@ function echoableId(body: unknown): string | number | null {
 
 /**
  * Answers one 2026-07-28 request through the SDK's web handler, as its Node adapter does (the exchange
- * is aborted when the client goes away; a streamed answer waits for the socket to drain), from the
- * body already read and parsed rather than serializing it again.
+ * is aborted when the client goes away; a streamed answer waits for the socket to drain), with the
+ * body already read and parsed rather than serialized again.
  */
 export async function serveModernRequest(
   fetch: ModernFetch,
   req: IncomingMessage,
   res: ServerResponse,
-  exchange: { readonly body: unknown; readonly raw?: Uint8Array; readonly auth?: AuthInfo },
+  exchange: { readonly body: unknown; readonly auth?: AuthInfo },
 ): Promise<void> {
   let finished = false;
   const abort = new AbortController();
@@ -82,7 +79,7 @@ export async function serveModernRequest(
   if (res.destroyed) abort.abort();
   let response: Response;
   try {
-    response = await fetch(webRequestOf(req, exchange.raw, abort.signal), {
+    response = await fetch(webRequestOf(req, abort.signal), {
       ...(exchange.auth !== undefined ? { authInfo: exchange.auth } : {}),
       ...(exchange.body !== undefined ? { parsedBody: exchange.body } : {}),
     });

@@ -379,7 +379,6 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       return sendJson(res, 400, 'No session: initialize with a POST first');
     // The whole body first, within its time and size: a client still sending holds no session slot.
     let body: unknown;
-    let raw: Buffer | undefined;
     if (req.method === 'POST') {
       const read = await readJsonBody(req, bodyTimeoutMs);
       if (!read.ok) {
@@ -387,7 +386,6 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
         return sendJson(res, read.status, read.message, { connection: 'close' }, read.code);
       }
       body = read.body;
-      raw = read.raw;
     }
     if (sessionId === undefined) {
       // A body with the envelope claim is the modern path's whatever else it holds: no second
@@ -406,7 +404,6 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
         if (listening !== undefined) res.once('close', listening);
         return serveModernRequest(modern.fetch, req, res, {
           body,
-          ...(raw !== undefined ? { raw } : {}),
           ...(auth !== undefined ? { auth } : {}),
         });
       }
