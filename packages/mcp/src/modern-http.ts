@@ -101,14 +101,6 @@ export async function serveModernRequest(
     res.end();
     return;
   }
-  let drained: (() => void) | undefined;
-  res.on('drain', () => {
-    drained?.();
-    drained = undefined;
-  });
-  const closed = new Promise<void>((resolve) =>
-    abort.signal.addEventListener('abort', () => resolve(), { once: true }),
-  );
   const reader = response.body.getReader();
   try {
     for (;;) {
@@ -119,12 +111,25 @@ export async function serveModernRequest(
         await reader.cancel();
         break;
       }
-      if (!res.write(value))
-        await Promise.race([new Promise<void>((resolve) => (drained = resolve)), closed]);
+      if (!res.write(value)) await writable(res, abort.signal);
     }
   } catch {
     // The stream failed or the client left: end what was sent.
   }
   finished = true;
   res.end();
+}
+
+/** Resolves once `res` drains or its client leaves: a stream waits only when the socket is behind. */
+function writable(res: ServerResponse, left: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      left.removeEventListener('abort', done);
+      resolve();
+    };
+    res.once('drain', done);
+    left.addEventListener('abort', done, { once: true });
+    if (left.aborted) done();
+  });
 }
