@@ -40,14 +40,15 @@ function builtCli(tree: string): string {
 export function gatewayCliArgs(tree = root): string[] {
   return FROM_SOURCES ? ['--import', 'tsx', join(tree, 'packages/gateway/src/cli.ts')] : [builtCli(tree)];
 }
-const TOKEN = 'bench-token-0123456789abcdef0123';
+/** The bearer token every bench config accepts. */
+export const BENCH_TOKEN = 'bench-token-0123456789abcdef0123';
 
 /** Writes the gateway's configuration into `dir`; returns its path. */
 export function writeBenchConfig(dir: string): string {
   const config = join(dir, 'toolgate.yaml');
   writeFileSync(
     config,
-    `auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench } }] }
+    `auth: { tokens: [{ token: "${BENCH_TOKEN}", identity: { tenant: bench, principal: bench } }] }
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 tenants: { bench: { upstreams: [up] } }
 `,
@@ -108,7 +109,7 @@ export function writeGoverningConfig(
   const limit = options.maxSessions;
   writeFileSync(
     config,
-    `${limit === undefined ? '' : `listen: { maxSessions: ${limit}, maxSessionsPerClient: ${limit} }\n`}auth: { tokens: [{ token: "${TOKEN}", identity: { tenant: bench, principal: bench, roles: [agent] } }] }
+    `${limit === undefined ? '' : `listen: { maxSessions: ${limit}, maxSessionsPerClient: ${limit} }\n`}auth: { tokens: [{ token: "${BENCH_TOKEN}", identity: { tenant: bench, principal: bench, roles: [agent] } }] }
 stores: { state: '${options.memoryStore === true ? 'memory:' : `sqlite:./${name}.db`}' }
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 policy: { file: ./policy.yaml, default: allow }
@@ -148,7 +149,7 @@ export async function benchClient(url: string, name: string): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      requestInit: { headers: { authorization: `Bearer ${BENCH_TOKEN}` } },
     }),
   );
   return client;

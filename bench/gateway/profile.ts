@@ -3,13 +3,25 @@
 // BENCH_CALLS tools/call at concurrency 1 and 32 through one session, then stops it, and prints
 // the heaviest self-time frames of the profile. BENCH_GOVERNING=audit-on (or audit-off) profiles the
 // configuration bench:gateway calls governing (five rules, SQLite; run it on Node 22.13+) instead of
-// the bare one.
+// the bare one. BENCH_CLIENT=2026-07-28 calls it with SDK v2 clients pinned to that revision
+// (stateless: each call its own HTTP exchange) instead of 2025-11-25 sessions.
 
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { join, resolve } from 'node:path';
-import { benchClient, gatewayCliArgs, startProxy, writeBenchConfig, writeGoverningConfig } from './processes';
+import {
+  benchClient,
+  BENCH_TOKEN,
+  gatewayCliArgs,
+  startProxy,
+  writeBenchConfig,
+  writeGoverningConfig,
+} from './processes';
 
 setMaxListeners(100_000);
 const out = resolve(process.argv[2] ?? mkdtempSync(join(tmpdir(), 'toolgate-profile-')));
@@ -24,7 +36,8 @@ const { child, url } = await startProxy(
   ['--cpu-prof', `--cpu-prof-dir=${out}`],
   [...gatewayCliArgs(), 'gateway', '--config', config, '--port', '0'],
 );
-const client = await benchClient(url, 'profile');
+const client =
+  process.env['BENCH_CLIENT'] === '2026-07-28' ? await modernClient(url) : await benchClient(url, 'profile');
 for (const concurrency of [1, 32]) {
   let next = 0;
   const started = performance.now();
@@ -43,6 +56,22 @@ await new Promise<void>((done) => {
   child.once('exit', () => done());
   child.kill('SIGTERM');
 });
+
+async function modernClient(url: string): Promise<{
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}> {
+  const modern = new ModernClient(
+    { name: 'profile', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await modern.connect(
+    new ModernTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${BENCH_TOKEN}` } },
+    }),
+  );
+  return modern;
+}
 
 interface Node {
   id: number;

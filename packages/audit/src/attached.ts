@@ -19,25 +19,31 @@ import {
   type ToolCall,
 } from '@toolgate/core';
 import { AuditConfigError, failureOf } from './errors';
-import type { AuditFields } from './record';
+import type { AuditFields, DigestTexts } from './record';
 
 /** What an attached dispatcher needs of its log. */
 export interface AuditCore {
   readonly mode: 'refuse' | 'allow';
   /** Whether a call's outcome waits for its record to be stored (`durability: 'record'`). */
   readonly awaitsRecord: boolean;
-  /** The keyed digest computed in this thread, where it can be (undefined: a failed digest). */
-  readonly digestNow: ((value: unknown) => string | undefined) | undefined;
+  /**
+   * The canonical JSON text of a value, for a digest the log computes in this thread when it writes
+   * the record (undefined: a value with no such text, so no digest); absent where the log cannot
+   * digest in this thread.
+   */
+  readonly textForDigest: ((value: unknown) => string | undefined) | undefined;
   readonly maxPending: number;
   readonly clock: () => number;
   readonly ruleOf: (ledger: readonly LedgerRow[]) => string | undefined;
+  /** True when a call may run recorded now without asking the store (it just took an append). */
+  admittedNow(): boolean;
   /** Whether a call may run recorded now; `recovered` counts kept records written on the way. */
   admit(): Promise<
     { readonly ok: true; readonly recovered: number } | { readonly ok: false; readonly error: unknown }
   >;
   digestOrNothing(value: unknown): Promise<string | undefined>;
-  /** Queues a call's record (kept if the store fails); resolves once stored. */
-  write(fields: AuditFields): Promise<AuditRecord>;
+  /** Queues a call's record (kept if the store fails), `digests` computed when it is written; resolves once stored. */
+  write(fields: AuditFields, digests?: DigestTexts): Promise<AuditRecord>;
   readonly pending: number;
   readonly closed: boolean;
 }
@@ -91,6 +97,7 @@ interface CallFacts {
 }
 
 const attachedBy = new WeakMap<Dispatcher, AuditCore>();
+const ADMITTED = { ok: true, recovered: 0 } as const;
 
 export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatcher {
   if (
@@ -191,7 +198,8 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     run: () => Promise<DispatchOutcome>,
   ): Promise<DispatchOutcome> {
     const base = { toolName, toolCallId, chainId: '' };
-    const admitted = await core.admit();
+    // The common case decides without a promise of its own.
+    const admitted = core.admittedNow() ? ADMITTED : await core.admit();
     let deferred = false;
     if (!admitted.ok) {
       const failure = failureOf(admitted.error);
@@ -204,22 +212,26 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     } else if (admitted.recovered > 0) {
       emit('audit.recovered', base, { written: admitted.recovered });
     }
-    const digestNow = core.digestNow;
+    const textForDigest = core.textForDigest;
     let outcome: DispatchOutcome;
-    let argsDigest: string | undefined;
-    let resultDigest: string | undefined;
-    if (digestNow !== undefined) {
-      argsDigest = digestNow(sentArgs(args));
+    let written: Promise<AuditRecord>;
+    if (textForDigest !== undefined) {
+      // The texts now, as the values were at the call; their digests when the batch is written.
+      const argsText = textForDigest(sentArgs(args));
       outcome = await run();
-      if (outcome.kind === 'result') resultDigest = digestNow(outcome.value);
+      const resultText = outcome.kind === 'result' ? textForDigest(outcome.value) : undefined;
+      written = core.write(fieldsOf(outcome, facts, undefined, undefined), {
+        args: argsText,
+        result: resultText,
+      });
     } else {
       // Digesting the args (Web Crypto, in another thread) runs beside the chain.
       const argsDigesting = core.digestOrNothing(sentArgs(args));
       outcome = await run();
-      argsDigest = await argsDigesting;
-      if (outcome.kind === 'result') resultDigest = await core.digestOrNothing(outcome.value);
+      const argsDigest = await argsDigesting;
+      const resultDigest = outcome.kind === 'result' ? await core.digestOrNothing(outcome.value) : undefined;
+      written = core.write(fieldsOf(outcome, facts, argsDigest, resultDigest));
     }
-    const written = core.write(fieldsOf(outcome, facts, argsDigest, resultDigest));
     const failed = (error: unknown) => {
       const after = { toolName: outcome.toolName, toolCallId: outcome.toolCallId, chainId: outcome.chainId };
       emit('audit.failed', after, {

@@ -2,6 +2,7 @@
 // around a dispatcher (attached.ts), `record` appends what is not a call (a pin accepted, a reload).
 
 import {
+  canonicalJson,
   DEFAULT_DEADLINE_MS,
   withDeadline,
   type AuditRecord,
@@ -30,7 +31,14 @@ import {
   type AuditDigestKey,
   type AuditSigningKey,
 } from './keys';
-import { keyedDigest, sealRecords, syncDigester, webCryptoSigner, type AuditFields } from './record';
+import {
+  keyedDigest,
+  sealRecords,
+  syncDigester,
+  syncTextDigester,
+  webCryptoSigner,
+  type AuditFields,
+} from './record';
 import { policyRuleOf } from './rule';
 import { verifyAuditLog, type AuditVerification } from './verify';
 import { AuditWriter } from './writer';
@@ -279,12 +287,14 @@ export function auditLog(options: AuditLogOptions): AuditLog {
           async (head, at) => signCheckpoint(head, at, await signer),
           clock,
         );
+  const digestText = syncTextDigester(config.digesting);
   const writer = new AuditWriter(
     store,
     async (head, batch) => sealRecords(head, batch, await signer),
     deadlineMs,
     publisher === undefined ? undefined : (head) => publisher.stored(head),
     config.commitWindowMs,
+    digestText,
   );
   const batched = config.durability === 'batch';
   let closed = false;
@@ -305,6 +315,14 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   }
 
   /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */
+  const admittedNow = () =>
+    !closed &&
+    keysReady &&
+    batched &&
+    !writer.degraded &&
+    writer.pending < MAX_QUEUED &&
+    writer.storedWithin(ANSWERED_WITHIN_MS);
+
   const admit: AuditCore['admit'] = async () => {
     if (closed) return { ok: false, error: unavailable('the log is closed') };
     try {
@@ -333,16 +351,17 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   const core: AuditCore = {
     mode: config.mode,
     awaitsRecord: !batched,
-    digestNow:
-      digestNow === undefined
+    textForDigest:
+      digestText === undefined
         ? undefined
         : (value) => {
             try {
-              return digestNow(value);
+              return canonicalJson(value);
             } catch {
               return undefined;
             }
           },
+    admittedNow,
     maxPending: config.maxPending,
     clock,
     ruleOf: config.ruleOf,
@@ -354,7 +373,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
         return undefined;
       }
     },
-    write: (fields) => writer.enqueue(fields, true),
+    write: (fields, digests) => writer.enqueue(fields, true, false, digests),
     get pending() {
       return writer.pending;
     },

@@ -178,9 +178,25 @@ export async function keyedDigest(key: CryptoKey, value: unknown): Promise<strin
  * node:crypto; undefined otherwise (then `keyedDigest` with the imported key).
  */
 export function syncDigester(key: Uint8Array | CryptoKey): ((value: unknown) => string) | undefined {
+  const ofText = syncTextDigester(key);
+  return ofText === undefined ? undefined : (value) => ofText(canonicalJson(value));
+}
+
+/** The keyed digest of a value's canonical JSON text already written (`canonicalJson(value)`), in this thread. */
+export function syncTextDigester(key: Uint8Array | CryptoKey): ((text: string) => string) | undefined {
   const native = nativeCrypto();
   if (native === undefined || !(key instanceof Uint8Array)) return undefined;
   // A KeyObject made once: Node 24 checks raw key bytes at every createHmac, at 6× the HMAC's cost.
   const secret = native.createSecretKey?.(new Uint8Array(key)) ?? new Uint8Array(key);
-  return (value) => native.createHmac('sha256', secret).update(canonicalJson(value)).digest('hex');
+  return (text) => native.createHmac('sha256', secret).update(text).digest('hex');
+}
+
+/**
+ * What a call's record still needs digested: the canonical JSON texts of its args and result, taken
+ * at the call (so a value changed afterwards changes nothing) and digested when its batch is written,
+ * where the digests of a whole batch run one after another.
+ */
+export interface DigestTexts {
+  readonly args?: string | undefined;
+  readonly result?: string | undefined;
 }

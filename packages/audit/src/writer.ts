@@ -12,13 +12,15 @@ import {
   type AuditRecord,
   type AuditStore,
 } from '@toolgate/core';
-import type { AuditFields } from './record';
+import type { AuditFields, DigestTexts } from './record';
 
 /** The most records one append carries. */
 export const MAX_BATCH = 256;
 
 interface Item {
-  readonly fields: AuditFields;
+  fields: AuditFields;
+  /** Digests still to compute before the record is sealed (undefined once they are in `fields`). */
+  digests?: DigestTexts | undefined;
   /** Kept when an append fails (the record of something that happened) rather than dropped with an error. */
   readonly keep: boolean;
   waiter?: { resolve(record: AuditRecord): void; reject(error: unknown): void } | undefined;
@@ -85,6 +87,7 @@ export class AuditWriter {
   /** The lowest seq a failed append sealed a queued record as; set until that is settled. */
   #unsureFrom: number | undefined;
   readonly #windowMs: number;
+  readonly #digestText: ((text: string) => string) | undefined;
   /** Closes the open commit window at once. */
   #closeWindow: (() => void) | undefined;
   /** Someone waits (a flush, an urgent record, a full batch): the next drain opens no window. */
@@ -98,12 +101,14 @@ export class AuditWriter {
     deadlineMs: number,
     onStored?: (head: AuditHead) => void,
     windowMs = 0,
+    digestText?: (text: string) => string,
   ) {
     this.#store = store;
     this.#seal = seal;
     this.#deadlineMs = deadlineMs;
     this.#onStored = onStored;
     this.#windowMs = windowMs;
+    this.#digestText = digestText;
   }
 
   /** Whether an append succeeded within the last `ms` and none failed since: the store answers. */
@@ -134,9 +139,12 @@ export class AuditWriter {
    * Queues a record; resolves once the store holds it, rejects when the append failed (a kept record
    * stays queued). `urgent`: its caller waits for it, so the commit window closes now.
    */
-  enqueue(fields: AuditFields, keep: boolean, urgent = false): Promise<AuditRecord> {
+  enqueue(fields: AuditFields, keep: boolean, urgent = false, digests?: DigestTexts): Promise<AuditRecord> {
+    if (digests !== undefined && this.#digestText === undefined) {
+      throw new TypeError('this audit writer was made without a digester; pass digests in the fields');
+    }
     return new Promise<AuditRecord>((resolve, reject) => {
-      this.#queue.push({ fields, keep, waiter: { resolve, reject } });
+      this.#queue.push({ fields, keep, waiter: { resolve, reject }, digests });
       void this.#drain();
       if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
     });
@@ -202,6 +210,7 @@ export class AuditWriter {
   /** One append of the front of the queue; false when the store failed. */
   async #appendBatch(): Promise<boolean> {
     const batch = this.#queue.slice(0, MAX_BATCH);
+    for (const item of batch) if (item.digests !== undefined) this.#digest(item);
     const attempt = { abandoned: false };
     const deadline = storeDeadline(this.#deadlineMs, () => (attempt.abandoned = true));
     let records: readonly AuditRecord[];
@@ -235,6 +244,28 @@ export class AuditWriter {
     const last = records[records.length - 1];
     if (last !== undefined) this.#onStored?.({ seq: last.seq, hash: last.hash });
     return true;
+  }
+
+  /** Puts a record's digests in its fields and lets go of the texts (a kept record holds no values). */
+  #digest(item: Item): void {
+    const { args, result } = item.digests!;
+    const fields = { ...item.fields } as Record<string, unknown>;
+    const argsDigest = this.#digestOrNothing(args);
+    const resultDigest = this.#digestOrNothing(result);
+    if (argsDigest !== undefined) fields['argsDigest'] = argsDigest;
+    if (resultDigest !== undefined) fields['resultDigest'] = resultDigest;
+    item.fields = fields as unknown as AuditFields;
+    item.digests = undefined;
+  }
+
+  /** A digest that cannot be made is left out, as one of a value with no canonical text is. */
+  #digestOrNothing(text: string | undefined): string | undefined {
+    if (text === undefined) return undefined;
+    try {
+      return this.#digestText!(text);
+    } catch {
+      return undefined;
+    }
   }
 
   async #sealFor(head: AuditHead | undefined, batch: readonly Item[], attempt: { abandoned: boolean }) {

@@ -64,6 +64,34 @@ describe("durability: 'batch'", () => {
     expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 6 });
   });
 
+  it('digests the args and result as they were at the call, though the batch is written after the caller changed them', async () => {
+    const result = { refunded: true, to: 'acct-1' };
+    const store = controlledStore();
+    const audit = auditLog({
+      store,
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      commitWindowMs: LONG_WINDOW_MS,
+    });
+    const refund = mockTool({ name: 'refund', result });
+    const dispatcher = audit.attach(createDispatcher({ tools: [refund], chain: canonicalChain() }));
+    await audit.ready();
+    const args = { amount: 5, note: 'first' };
+    const outcome = await dispatcher.dispatch({ toolName: 'refund', args });
+    expect(outcome.kind).toBe('result');
+    // Queued, not yet digested into a record: the caller now edits both values in place.
+    args.amount = 5_000;
+    args.note = 'edited';
+    result.to = 'acct-attacker';
+    if (outcome.kind === 'result') (outcome.value as { to: string }).to = 'acct-attacker';
+    await audit.flush();
+    const [record] = await recordsOf(store.inner);
+    expect(record!.argsDigest).toBe(await audit.digest({ amount: 5, note: 'first' }));
+    expect(record!.resultDigest).toBe(await audit.digest({ refunded: true, to: 'acct-1' }));
+    expect(record!.argsDigest).not.toBe(await audit.digest(args));
+  });
+
   it('commits when the window closes, without a flush', async () => {
     const { store, audit, dispatcher } = setup({ durability: 'batch', commitWindowMs: 20 });
     await audit.ready();

@@ -6,13 +6,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import {
   NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport,
-  toNodeHandler,
   toWebRequest,
   type NodeIncomingMessageLike,
 } from '@modelcontextprotocol/node';
 import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { clientKeyOf, readJsonBody } from './http-limits';
+import { claimsModernEnvelope, serveModernRequest } from './modern-http';
 import type { McpServed } from './serve';
 
 export interface Serving {
@@ -317,7 +317,6 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
     legacy: 'reject',
     ...(served.bus !== undefined ? { bus: served.bus } : {}),
   });
-  const serveModern = toNodeHandler(modern);
 
   const oauthNow = (): ProtectedResourceOptions | undefined =>
     typeof options.oauth === 'function' ? options.oauth() : options.oauth;
@@ -389,11 +388,12 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       body = read.body;
     }
     if (sessionId === undefined) {
-      const like = Object.assign(
-        req,
-        auth === undefined ? {} : { auth },
-      ) as unknown as NodeIncomingMessageLike;
-      if (!(await isLegacyRequest(await toWebRequest(like, body), body))) {
+      // A body with the envelope claim is the modern path's whatever else it holds: no second
+      // conversion and classification to learn that (the SDK's own classification still runs on it).
+      if (
+        claimsModernEnvelope(body) ||
+        !(await isLegacyRequest(await toWebRequest(req as unknown as NodeIncomingMessageLike, body), body))
+      ) {
         const listening = await served.governListen?.(body, auth);
         if (listening !== undefined && typeof listening !== 'function') {
           res.writeHead(200, { 'content-type': 'application/json' });
@@ -402,7 +402,10 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
           return;
         }
         if (listening !== undefined) res.once('close', listening);
-        return serveModern(like, res, body);
+        return serveModernRequest(modern.fetch, req, res, {
+          body,
+          ...(auth !== undefined ? { auth } : {}),
+        });
       }
       return open(req, res, auth, body);
     }

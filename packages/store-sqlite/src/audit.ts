@@ -4,6 +4,7 @@
 // (asynchronous) seal: a node:sqlite write elsewhere in the process waits synchronously for the
 // lock, and would then wait for a seal that cannot finish while the event loop is blocked.
 
+import { close, fsync, open } from 'node:fs';
 import { auditContinues, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
 import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 import { SqliteStoreError } from './errors';
@@ -98,29 +99,49 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
   }
   // A database the caller opened keeps its own pragmas.
   const deferSync = syncIntervalMs !== undefined && options.database === undefined;
+  /** The WAL file an fsync brings to the disk (a file the store opened itself, under NORMAL). */
+  let wal: string | undefined;
   const connection = new Connection(STORE, options, (db) => {
-    if (deferSync && db.location() !== null) db.exec('PRAGMA synchronous = NORMAL');
+    const location = db.location();
+    if (deferSync && location !== null) {
+      db.exec('PRAGMA synchronous = NORMAL');
+      wal = `${location}-wal`;
+    }
     return prepare(db);
   });
   let syncedAt = Date.now();
   let syncTimer: ReturnType<typeof setTimeout> | undefined;
+  /** An fsync of the WAL underway. */
+  let syncing = false;
+  /** A commit since the last fsync began: it needs one of its own. */
+  let unsynced = false;
   /**
-   * Brings every commit so far to the disk: under NORMAL a WAL checkpoint syncs the WAL before it
-   * copies it, and the database file after.
+   * Brings every commit so far to the disk: an fsync of the WAL file, which holds every commit since
+   * the last checkpoint (SQLite syncs the WAL and the database itself when it checkpoints under
+   * NORMAL). In the thread pool, so the event loop neither copies pages nor waits for the disk.
    */
   const sync = () => {
     clearTimeout(syncTimer);
     syncTimer = undefined;
     syncedAt = Date.now();
-    try {
-      connection.use('sync the audit log to disk', (_, db) => db.exec('PRAGMA wal_checkpoint(PASSIVE)'));
-    } catch {
-      // The next commit's sync tries again; a store that cannot be used says so on its next operation.
-    }
+    if (wal === undefined || syncing) return;
+    syncing = true;
+    unsynced = false;
+    const done = () => {
+      syncing = false;
+      // Commits made while this fsync ran wait for the next interval, not for the next commit.
+      if (unsynced) committed();
+    };
+    open(wal, 'r', (opened, fd) => {
+      // No WAL file: nothing committed since the last checkpoint, which synced it.
+      if (opened !== null) return done();
+      fsync(fd, () => close(fd, done));
+    });
   };
   /** After a commit under NORMAL: sync now when the interval is up, else once it is. */
   const committed = () => {
     if (!deferSync) return;
+    unsynced = true;
     const due = syncedAt + syncIntervalMs! - Date.now();
     if (due <= 0) sync();
     else if (syncTimer === undefined) {
@@ -134,14 +155,27 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
   // One append at a time from this store, so its own appends never race each other for the head.
   let tail: Promise<unknown> = Promise.resolve();
 
+  /**
+   * The head this store's last append committed: the next append seals against it without reading
+   * it first. The commit still checks it inside the transaction, so a head another process moved
+   * costs one seal more, never a fork. Forgotten on any failure.
+   */
+  let committedHead: { readonly head: AuditHead | undefined } | undefined;
+
   async function appendOnce(seal: Parameters<AuditStore['append']>[0]): Promise<readonly AuditRecord[]> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const head = readHead();
+      const known = committedHead;
+      committedHead = undefined;
+      const head = known !== undefined ? known.head : readHead();
       const records = await seal(head);
       const next = auditContinues(STORE, head, records);
-      if (records.length === 0) return records;
+      if (records.length === 0) {
+        committedHead = known;
+        return records;
+      }
       const stored = connection.use('append audit records', (s) => s.commit(head, records, next));
       if (stored) {
+        committedHead = { head: next };
         committed();
         return records;
       }
@@ -179,7 +213,15 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
       readHead();
     },
     close() {
-      if (syncTimer !== undefined) sync();
+      if (syncTimer !== undefined || syncing) {
+        clearTimeout(syncTimer);
+        // At close, in this thread: under NORMAL a checkpoint syncs the WAL before it copies it.
+        try {
+          connection.use('sync the audit log to disk', (_, db) => db.exec('PRAGMA wal_checkpoint(PASSIVE)'));
+        } catch {
+          // Closing a store that cannot be used: there is nothing more it can sync.
+        }
+      }
       connection.close();
     },
   };

@@ -1,0 +1,122 @@
+// `node --import tsx bench/gateway/audit-ab.ts`: what the audit log costs the gateway, and whether a
+// change moved it. Starts the governing gateway (bench:gateway's configuration) with the audit on
+// and off from one build (CLI, a built `dist/cli.js`) or two (CLI_B: another checkout's build), keeps
+// them all running, and drives BENCH_CALLS tools/call at concurrency C (1, or 32 over 8 sessions)
+// through each in turn, ROUNDS times. Prints each process's CPU per call (every thread, from /proc;
+// median of the rounds) and the on ÷ off ratio of each round: ratios taken within a round, so a
+// machine whose load moves between rounds moves both sides. WIN_A/WIN_B set `audit.commitWindow`;
+// ENV_B adds `NAME=value,…` to B's environment. Linux only; nothing asserted.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchClient, writeGoverningConfig } from './processes';
+
+const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
+const C = Number(process.env['C'] ?? 1);
+const ROUNDS = Number(process.env['ROUNDS'] ?? 4);
+const clis = [process.env['CLI']!, ...(process.env['CLI_B'] ? [process.env['CLI_B']] : [])];
+
+function cpuMs(pid: number): number {
+  let sum = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      sum += (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return sum;
+}
+
+async function start(cli: string, audit: boolean, window: string | undefined, extraEnv: string | undefined) {
+  const dir = mkdtempSync(join(tmpdir(), 'tp-'));
+  const config = writeGoverningConfig(dir, {
+    audit,
+    ...(window !== undefined ? { commitWindow: window } : {}),
+  });
+  const child = spawn(process.execPath, [cli, 'gateway', '--config', config, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      ...Object.fromEntries(
+        (extraEnv ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((kv) => kv.split('=')),
+      ),
+    },
+  });
+  const url = await new Promise<string>((done) => {
+    let seen = '';
+    const look = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
+      if (m) done(`${m[1]}/mcp`);
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+  });
+  child.stdout.resume();
+  child.stderr.resume();
+  const clients = await Promise.all(Array.from({ length: C === 1 ? 1 : 8 }, () => benchClient(url, 'p')));
+  return { child, clients };
+}
+
+const targets: {
+  name: string;
+  cli: string;
+  audit: boolean;
+  window: string | undefined;
+  samples: number[];
+}[] = [];
+clis.forEach((cli, i) => {
+  for (const audit of [true, false])
+    targets.push({
+      name: `${i === 0 ? 'A' : 'B'} audit ${audit ? 'on ' : 'off'}`,
+      cli,
+      audit,
+      window: process.env[i === 0 ? 'WIN_A' : 'WIN_B'],
+      samples: [],
+    });
+});
+const running = await Promise.all(
+  targets.map((t) =>
+    start(t.cli, t.audit, t.window, t.name.startsWith('B') ? process.env['ENV_B'] : undefined),
+  ),
+);
+for (const { clients } of running)
+  for (let i = 0; i < 300; i++)
+    await clients[i % clients.length]!.callTool({ name: 'echo', arguments: { text: 'ping' } });
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [i, target] of targets.entries()) {
+    const { child, clients } = running[i]!;
+    const before = cpuMs(child.pid!);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: C }, async (_, w) => {
+        const client = clients[w % clients.length]!;
+        while (next++ < CALLS) await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
+      }),
+    );
+    await new Promise((d) => setTimeout(d, 100));
+    target.samples.push(((cpuMs(child.pid!) - before) * 1000) / CALLS);
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+for (const t of targets)
+  console.log(
+    `${t.name}: ${median(t.samples).toFixed(0)} µs/call  [${t.samples.map((x) => x.toFixed(0)).join(' ')}]`,
+  );
+for (let i = 0; i < targets.length; i += 2) {
+  const ratios = targets[i]!.samples.map((on, r) => on / targets[i + 1]!.samples[r]!);
+  console.log(
+    `${targets[i]!.name.slice(0, 1)} on÷off per round: ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}`,
+  );
+}
+for (const { child, clients } of running) {
+  await Promise.all(clients.map((c) => c.close()));
+  child.kill('SIGTERM');
+}
