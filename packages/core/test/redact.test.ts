@@ -452,3 +452,24 @@ function decodedRuns(text: string): string[] {
   }
   return out;
 }
+
+describe('redact: the same list handed in again', () => {
+  it('honours a list edited in place after a call: an element replaced, one added, one removed', () => {
+    const secrets = ['first-secret-value-0001'];
+    expect(redact('a first-secret-value-0001 b', secrets)).toBe('a [redacted] b');
+    secrets[0] = 'second-secret-value-0002';
+    expect(redact('a second-secret-value-0002 b', secrets)).toBe('a [redacted] b');
+    expect(redact('a first-secret-value-0001 b', secrets)).toBe('a first-secret-value-0001 b');
+    secrets.push('third-secret-value-00003');
+    expect(redactValue({ text: 'third-secret-value-00003' }, secrets)).toEqual({ text: '[redacted]' });
+    secrets.length = 0;
+    expect(redact('a second-secret-value-0002 b', secrets)).toBe('a second-secret-value-0002 b');
+  });
+
+  it('a frozen list handed in call after call keeps redacting what it holds', () => {
+    const secrets = Object.freeze(['steady-secret-value-0001']);
+    for (let i = 0; i < 3; i++) {
+      expect(redactValue(['x steady-secret-value-0001 y'], secrets)).toEqual(['x [redacted] y']);
+    }
+  });
+});

@@ -104,9 +104,13 @@ export async function createGateway(
     ...loaded.secrets,
     ...resolvedCredentials(loaded.config, loaded.baseDir, env),
   ]);
-  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () =>
-    scrubbable(ownSecrets.all()),
-  );
+  // One scrub list until a secret is added, so the log's redactor is found by the list, not rebuilt.
+  let scrub: { readonly from: readonly string[]; readonly list: readonly string[] } | undefined;
+  const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () => {
+    const all = ownSecrets.all();
+    if (scrub?.from !== all) scrub = { from: all, list: scrubbable(all) };
+    return scrub.list;
+  });
   const stdio = options.stdio === true;
 
   const stdioIdentity = stdio ? stdioIdentityOf(loaded) : undefined;

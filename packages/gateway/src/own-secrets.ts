@@ -72,6 +72,7 @@ export function withOwnSecrets(
 export class OwnSecrets {
   readonly #all = new Set<string>();
   #values: readonly string[] | undefined;
+  #listed: readonly string[] | undefined;
 
   constructor(values: readonly string[] = []) {
     for (const value of values) this.#all.add(value);
@@ -81,11 +82,13 @@ export class OwnSecrets {
     if (this.#all.has(value)) return;
     this.#all.add(value);
     this.#values = undefined;
+    this.#listed = undefined;
   }
 
   /** Every value, as the configuration or a credential gave it (for scrubbing operator output). */
   all(): readonly string[] {
-    return [...this.#all];
+    // One list until a value is added: the log's scrubber then finds its redactor by the list.
+    return (this.#listed ??= Object.freeze([...this.#all]));
   }
 
   /** The values worth guarding in calls (`ownSecretValues`). */
