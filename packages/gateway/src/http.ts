@@ -295,8 +295,13 @@ function admit(
   });
 }
 
-// Headers whose value the /mcp route reads: sent twice, the router (which joins them) decides.
-const ROUTE_HEADERS: ReadonlySet<string> = new Set(['authorization', 'content-length', 'mcp-session-id']);
+// Headers whose value the /mcp route reads, each a bit of a mask: sent twice, the router (which joins
+// them) decides.
+const ROUTE_HEADERS: ReadonlyMap<string, number> = new Map([
+  ['authorization', 1],
+  ['content-length', 2],
+  ['mcp-session-id', 4],
+]);
 
 /**
  * The /mcp route without building the router's request, for what nearly every call is: exactly
@@ -312,12 +317,12 @@ async function admittedDirectly(
   answered: WeakMap<IncomingMessage, AuthAnswer>,
 ): Promise<boolean> {
   if (req.url !== MCP_PATH) return false;
-  const seen = new Set<string>();
+  let seen = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!.toLowerCase();
-    if (!ROUTE_HEADERS.has(name)) continue;
-    if (seen.has(name)) return false;
-    seen.add(name);
+    const bit = ROUTE_HEADERS.get(req.rawHeaders[i]!.toLowerCase());
+    if (bit === undefined) continue;
+    if ((seen & bit) !== 0) return false;
+    seen |= bit;
   }
   const { authorization } = req.headers;
   if (req.method === 'POST') {

@@ -26,6 +26,7 @@ import { settlePausedAsTask } from './tasks';
 import { readState, SpentStates, type RequestStateClaims } from './request-state';
 import type { GatewayLog, LogFields } from './log';
 import type { Runtime } from './runtime';
+import type { TenantRuntime } from './tenant';
 import { definitionOf, grantUseRecorder } from './standing-grants';
 
 export interface ServingHost {
@@ -65,6 +66,33 @@ export function gatewayServed(
   // An upstream's relayed requestState is sealed under the check-in key when there is one, so every
   // gateway process behind a load balancer opens it; else under a key of this process only.
   const sealKey = host.current().config.checkIns?.key;
+  // A tenant's scope is the same for every call under one runtime generation: built on its first call.
+  const scopes = new WeakMap<Runtime, Map<TenantRuntime, McpServeScope>>();
+  const scopeOf = (
+    runtime: Runtime,
+    tenant: TenantRuntime,
+    identity: Identity | undefined,
+  ): McpServeScope => {
+    let built = scopes.get(runtime);
+    if (built === undefined) scopes.set(runtime, (built = new Map()));
+    let scope = built.get(tenant);
+    if (scope === undefined) {
+      const release = () => runtime.release();
+      scope = {
+        dispatcher: tenant.dispatcher,
+        chain: tenant.chain,
+        listed: (who) => tenant.listed(who),
+        upstreams: tenantUpstreams(runtime, identity),
+        sourceOf: (toolName) => tenant.sourceOf.get(toolName),
+        hold: () => {
+          runtime.hold();
+          return release;
+        },
+      };
+      built.set(tenant, scope);
+    }
+    return scope;
+  };
   const options: McpServeOptions = {
     name: 'toolgate-gateway',
     version: host.version,
@@ -89,17 +117,7 @@ export function gatewayServed(
             ),
           },
         };
-      return {
-        dispatcher: tenant.dispatcher,
-        chain: tenant.chain,
-        listed: (who) => tenant.listed(who),
-        upstreams: tenantUpstreams(runtime, identity),
-        sourceOf: (toolName) => tenant.sourceOf.get(toolName),
-        hold: () => {
-          runtime.hold();
-          return () => runtime.release();
-        },
-      };
+      return scopeOf(runtime, tenant, identity);
     },
     admit: () => {
       if (!host.begin())

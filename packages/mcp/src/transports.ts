@@ -168,13 +168,31 @@ function sendJson(
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
+// Host headers already judged: a client sends the same one on every request. Bounded, since the
+// header is the client's to choose; past the bound a header is judged again, not cached.
+const HOSTS_JUDGED_MAX = 64;
+const hostsJudged = new Map<string, boolean>();
+
+function safePathname(url: string): string | undefined {
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
 function loopbackHost(header: string | undefined): boolean {
   if (header === undefined) return false;
+  const judged = hostsJudged.get(header);
+  if (judged !== undefined) return judged;
+  let loopback: boolean;
   try {
-    return LOOPBACK.has(new URL(`http://${header}`).hostname);
+    loopback = LOOPBACK.has(new URL(`http://${header}`).hostname);
   } catch {
-    return false;
+    loopback = false;
   }
+  if (hostsJudged.size < HOSTS_JUDGED_MAX) hostsJudged.set(header, loopback);
+  return loopback;
 }
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -209,6 +227,8 @@ function metadataUrl(resource: URL): string {
 export async function serveHttp(served: McpServed, options: ServeHttpOptions = {}): Promise<HttpServing> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
+  // Whether a request sent to exactly `path` parses to `path` (no dot segments or escapes to resolve).
+  const pathIsCanonical = safePathname(path) === path;
   const guardHost = LOOPBACK.has(host);
   const maxSessions = positiveInteger(options.maxSessions ?? DEFAULT_MAX_SESSIONS, 'maxSessions');
   const perClient = positiveInteger(
@@ -323,7 +343,9 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (guardHost && !loopbackHost(req.headers.host)) return sendJson(res, 403, 'Host not allowed');
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // A request to exactly the endpoint's path, nearly every one, needs no parse to know it.
+    const pathname =
+      req.url === path && pathIsCanonical ? path : new URL(req.url ?? '/', 'http://localhost').pathname;
     // The MCP endpoint and its OAuth metadata (which browser clients read, with CORS) keep the Origin
     // rule. Another app `intercept` answers (a gateway's inbox: its own pages post to it, with its own
     // CSRF token and same-origin check) is not MCP, so the rule is not its to apply.

@@ -190,6 +190,37 @@ describe('serveHttp Origin checks', () => {
     expect(reply.status).toBe(403);
     expect(reply.body).toContain('Host not allowed');
   });
+
+  it('judges each Host alike however many a client sends: past the remembered ones, and again after', async () => {
+    const http = await serve();
+    const port = http.url.port;
+    const hostOf = (host: string) => send(http.url, 'GET', { host });
+
+    // Enough foreign names to fill what the guard remembers, and loopback ones in among them.
+    for (let i = 0; i < 80; i += 1) expect((await hostOf(`evil${i}.example:${port}`)).status).toBe(403);
+    expect((await hostOf(`localhost:${port}`)).status).not.toBe(403);
+    expect((await hostOf(`[::1]:${port}`)).status).not.toBe(403);
+    // Asked again, remembered or not: a rebinding name that resembles loopback stays out.
+    for (const host of [
+      'evil0.example',
+      `localhost.evil.example:${port}`,
+      `127.0.0.1.evil.example`,
+      `evil79.example:${port}`,
+    ])
+      expect((await hostOf(host)).status).toBe(403);
+    expect((await hostOf(`127.0.0.1:${port}`)).status).not.toBe(403);
+    expect((await hostOf(`localhost:${port}`)).status).not.toBe(403);
+  });
+
+  it('serves the endpoint by its parsed path: a query reaches it, a longer or escaped path does not', async () => {
+    const http = await serve();
+    const at = (path: string) => new URL(path, http.url);
+
+    expect((await initialize(at('/mcp'))).status).toBe(200);
+    expect((await initialize(at('/mcp?x=1'))).status).toBe(200);
+    expect((await initialize(at('/mcp/'))).status).toBe(404);
+    expect((await initialize(at('/%6Dcp'))).status).toBe(404);
+  });
 });
 
 describe('serveHttp session bounds', () => {
