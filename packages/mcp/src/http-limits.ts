@@ -72,7 +72,9 @@ export function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<B
     };
     const onEnd = (): void => {
       try {
-        finish({ ok: true, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+        // Nearly every body arrives as one chunk: read in place, not copied first.
+        const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        finish({ ok: true, body: JSON.parse(whole.toString('utf8')) as unknown });
       } catch {
         finish({ ok: false, status: 400, code: -32700, message: 'Parse error: the body is not JSON' });
       }

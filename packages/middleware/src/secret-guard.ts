@@ -49,6 +49,8 @@ const MIN_SECRET_CHARS = 8;
 const PERCENT = /%[0-9A-Fa-f]{2}/;
 const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
 const HEX_RUN = /(?:[0-9a-fA-F]{2}){16,}/g;
+/** The shortest text either run above can match. */
+const MIN_RUN_CHARS = 24;
 
 function percentDecoded(text: string): string {
   try {
@@ -62,6 +64,8 @@ function percentDecoded(text: string): string {
 function decodings(text: string): string[] {
   const out: string[] = [];
   if (PERCENT.test(text)) out.push(percentDecoded(text));
+  // Shorter than a base64 run (24) or a hex run (32): no run to find, and no iterator made to look.
+  if (text.length < MIN_RUN_CHARS) return out;
   for (const match of text.matchAll(BASE64_RUN)) {
     const run = match[0].replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
     // The encoding may start anywhere in a run glued to other text: read it at each alignment.

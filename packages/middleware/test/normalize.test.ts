@@ -3,6 +3,7 @@ import {
   decodedRuns,
   fold,
   MAX_DECODED_CHARS,
+  reversed,
   screenForms,
   secretForms,
 } from '../src/internal/normalize';
@@ -76,5 +77,24 @@ describe('normalize: the forms a screen matches', () => {
     const large = work(unit.repeat(2000));
     expect(large / small).toBeGreaterThan(8);
     expect(large / small).toBeLessThan(12);
+  });
+});
+
+describe('reversed', () => {
+  it('reads text backwards by code point, with or without surrogates', () => {
+    for (const text of [
+      '',
+      'a',
+      'abc',
+      'ghp_Zx9',
+      'a\u{1F600}b',
+      '\u{1F600}\u{1F601}',
+      'x\uD800y',
+      '\uDC00ab',
+      'é\u0301',
+    ])
+      expect(reversed(text)).toBe(Array.from(text).reverse().join(''));
+    // A pair stays a pair: the emoji is not split into two lone halves.
+    expect(reversed('a\u{1F600}')).toBe('\u{1F600}a');
   });
 });

@@ -162,6 +162,26 @@ describe('secret guard: arguments', () => {
     expect(() => secretGuard({ values: ['short'] })).toThrow(/at least 8 characters/);
   });
 
+  it('refuses a given value however short the argument that carries it: percent-encoded, reversed, at the run lengths', async () => {
+    const secret = 'hunter2!x';
+    const { call, send } = setup({ values: [secret] });
+    const base64 = btoa(`${secret}${secret}`); // 24 characters: the shortest run read as base64
+    const hex = [...`${secret}1234567`].map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
+    for (const text of [
+      encodeURIComponent(secret).replace(/x/g, '%78'), // 11 characters, percent-encoded
+      [...secret].reverse().join(''),
+      `\u{1F600}${[...secret].reverse().join('')}`, // a surrogate pair beside it
+      base64,
+      hex,
+    ]) {
+      const refused = expectRefused(await call(text));
+      expect(refused.code).toBe('SECRET_IN_ARGS');
+    }
+    expect(send.calls).toHaveLength(0);
+    expect((await call('hello')).kind).toBe('result');
+    expect(send.calls).toHaveLength(1);
+  });
+
   it('leaves out the rules it is told to, everywhere or for one tool', async () => {
     const everywhere = setup({ except: ['jwt'] });
     const forOne = setup({ exceptFor: { verify_token: ['jwt'] } });
