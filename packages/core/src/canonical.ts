@@ -24,17 +24,26 @@ function write(value: unknown, seen: Set<object>): string {
   if (typeof object.toJSON === 'function') return write(object.toJSON(), seen);
   if (seen.has(object)) throw new TypeError('canonicalJson: the value contains a cycle');
   seen.add(object);
+  // Built by appending, not by arrays of parts joined: this runs for every audited call's args and result.
   let out: string;
   if (Array.isArray(object)) {
-    out = `[${object.map((item) => (item === undefined ? 'null' : write(item, seen))).join(',')}]`;
+    out = '[';
+    for (let i = 0; i < object.length; i++) {
+      if (i > 0) out += ',';
+      const item: unknown = object[i];
+      // A hole reads as nothing, as `map` then `join` always wrote it; an undefined element as null.
+      out += item === undefined ? (i in object ? 'null' : '') : write(item, seen);
+    }
+    out += ']';
   } else {
-    const parts: string[] = [];
+    out = '{';
     for (const key of Object.keys(object).sort()) {
       const item = object[key];
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-      parts.push(`${JSON.stringify(key)}:${write(item, seen)}`);
+      if (out.length > 1) out += ',';
+      out += `${JSON.stringify(key)}:${write(item, seen)}`;
     }
-    out = `{${parts.join(',')}}`;
+    out += '}';
   }
   seen.delete(object);
   return out;

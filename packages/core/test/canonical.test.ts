@@ -31,6 +31,17 @@ describe('canonicalJson', () => {
     expect(canonicalJson([undefined, Number.NaN, Number.POSITIVE_INFINITY])).toBe('[null,null,null]');
   });
 
+  it('writes the edges as it always has: empty containers, only dropped keys, holes, nesting', () => {
+    expect(canonicalJson({})).toBe('{}');
+    expect(canonicalJson([])).toBe('[]');
+    expect(canonicalJson({ a: undefined, b: () => 1 })).toBe('{}');
+    expect(canonicalJson({ a: undefined, z: 2, b: undefined, m: [] })).toBe('{"m":[],"z":2}');
+    // eslint-disable-next-line no-sparse-arrays
+    expect(canonicalJson([1, , 2])).toBe('[1,,2]');
+    expect(canonicalJson([[], [[]], {}, [{}], [undefined]])).toBe('[[],[[]],{},[{}],[null]]');
+    expect(canonicalJson({ '': 1, '"': { ',': [','] } })).toBe('{"":1,"\\"":{",":[","]}}');
+  });
+
   it('honors toJSON', () => {
     expect(canonicalJson({ at: new Date('2030-01-01T00:00:00.000Z') })).toBe(
       '{"at":"2030-01-01T00:00:00.000Z"}',
