@@ -847,14 +847,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
     ctx: ToolMiddlewareContext,
     taskRequired = false,
   ): Promise<unknown> {
-    await refuseIfServerChanged(local);
-    await refuseIfChanged(remote, local, ctx);
+    // Nearly every call has no change to check and a connected client: it waits on nothing for them.
+    if (identityChange !== undefined) await refuseIfServerChanged(local);
+    if (changed.get(remote) !== undefined || unaskedBecauseChanged.has(ctx))
+      await refuseIfChanged(remote, local, ctx);
     // A client closed on purpose is not coming back: that is a failure, not a wait.
     if (connection.status().state === 'closed')
       throw new McpConnectionError(`the connection to MCP server '${name}' is closed`);
     let client: Client;
     try {
-      client = await connection.client();
+      client = connection.connectedClient() ?? (await connection.client());
     } catch (error) {
       throw unavailable(local, error);
     }

@@ -81,6 +81,11 @@ export class Connection {
     return this.#status;
   }
 
+  /** The client when connected now, with no wait: what `client()` would resolve to at once; else undefined. */
+  connectedClient(): Client | undefined {
+    return this.#status.state === 'connected' ? this.#client : undefined;
+  }
+
   /** The connected client; connects when idle or failed, waits for an attempt under way. */
   async client(): Promise<Client> {
     const { state } = this.#status;
