@@ -6,6 +6,7 @@ import type { Identity, Tool, ToolArgs } from '@toolgate/core';
 import { argsTypeOf, identityValueOf, toolEnvironment, toolValueOf, type ArgsType } from './cel';
 import { compileCondition } from './compile';
 import { estimateCost, MAX_RULE_COST } from './cost';
+import { matchingIndex, stringFieldOf, stringTestOf, type StringTest } from './equality-runs';
 import { errorPosition, summaryOf, type PolicyEffect, type Rule } from './rules';
 
 type Evaluate = (vars: Record<string, unknown>) => unknown;
@@ -20,7 +21,20 @@ interface Entry {
   readonly cost: number;
   /** Its condition is false for every call of this tool (it tests only the tool): never evaluated. */
   readonly never: boolean;
+  /** Its condition is one args field compared with string literals (`==`, `in`): it may join a run. */
+  readonly stringTest: StringTest | undefined;
 }
+
+/** Consecutive active rules testing one args field against strings, decided by one lookup. */
+interface EqualityRun {
+  readonly field: string;
+  readonly entries: readonly Entry[];
+  /** For a string value of the field: the positions in `entries` of the rules it matches, ascending. */
+  readonly matching: ReadonlyMap<string, readonly number[]>;
+}
+
+/** A step of a decision without a deadline to watch: one rule, or a run of equality rules. */
+type Step = { readonly entry: Entry; readonly run?: undefined } | { readonly run: EqualityRun };
 
 /** The policy as it stands for one tool. */
 export interface ToolPolicy {
@@ -28,6 +42,8 @@ export interface ToolPolicy {
   readonly entries: readonly Entry[];
   /** Those a call evaluates: the entries less those whose condition is false for this tool. */
   readonly active: readonly Entry[];
+  /** `active` with runs of equality rules on one field grouped (what a decision walks when it watches no clock). */
+  readonly steps: readonly Step[];
   readonly fallback: PolicyEffect;
   /** Some enforced rule (or the default) can ask for a person. */
   readonly mayAsk: boolean;
@@ -137,7 +153,8 @@ function entryFor(
   const toolName = tool.schema.name;
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
-  if (when === undefined) return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false };
+  if (when === undefined)
+    return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false, stringTest: undefined };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -171,7 +188,30 @@ function entryFor(
     fallback: condition.kind === 'evaluate' ? condition.fallback : undefined,
     cost,
     never: condition.kind === 'never',
+    // Only a condition the closure compiles takes the run's path: its answers on strings are exact.
+    stringTest: condition.kind === 'evaluate' && condition.fast !== when.evaluate ? stringTestOf(when.ast) : undefined,
   };
+}
+
+/** Groups consecutive entries that test the same args field against strings; a run needs two. */
+function stepsOf(active: readonly Entry[]): Step[] {
+  const steps: Step[] = [];
+  for (let i = 0; i < active.length; ) {
+    const field = active[i]!.stringTest?.field;
+    let end = i + 1;
+    if (field !== undefined) while (end < active.length && active[end]!.stringTest?.field === field) end += 1;
+    if (end - i < 2) {
+      steps.push({ entry: active[i]! });
+      i += 1;
+      continue;
+    }
+    const entries = active.slice(i, end);
+    steps.push({
+      run: { field: field!, entries, matching: matchingIndex(entries.map((e) => e.stringTest!)) },
+    });
+    i = end;
+  }
+  return steps;
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */
@@ -190,6 +230,7 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
   return {
     entries,
     active,
+    steps: stepsOf(active),
     fallback,
     mayAsk: fallback === 'ask' || entries.some((e) => e.rule.effect === 'ask' && !e.rule.shadow),
     idle: entries.length === 0 && fallback === 'allow',
@@ -273,13 +314,14 @@ export function decide(
   vars: Record<string, unknown>,
   deadline?: DecisionDeadline,
 ): Verdict {
-  let shadows: ShadowMatch[] | undefined;
   const clock = policy.watchesClock ? deadline : undefined;
-  const startedAt = clock?.now() ?? 0;
+  if (clock === undefined) return decideBySteps(policy, vars);
+  let shadows: ShadowMatch[] | undefined;
+  const startedAt = clock.now();
   let stepsSinceCheck = 0;
   let rulesSinceCheck = 0;
   for (const entry of policy.active) {
-    if (clock !== undefined) {
+    {
       stepsSinceCheck += entry.cost;
       rulesSinceCheck += 1;
       // Estimates assume the largest input; reading the clock before every rule would cost more
@@ -305,6 +347,51 @@ export function decide(
       continue;
     }
     return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
+  }
+  return { effect: policy.fallback, rule: undefined, failed: false, shadows: shadows ?? NO_SHADOWS };
+}
+
+/**
+ * `decide` without a deadline to watch: the same first match over `policy.steps`, where a run of
+ * equality rules whose field holds a string is decided by one lookup (the rules it names match, the
+ * others do not), and otherwise rule by rule.
+ */
+function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdict {
+  let shadows: ShadowMatch[] | undefined;
+  for (const step of policy.steps) {
+    if (step.run === undefined) {
+      const { entry } = step;
+      const match = matchOf(entry, vars);
+      const { rule } = entry;
+      if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
+      if (rule.shadow) {
+        (shadows ??= []).push({ rule, failed: match === 'failed' });
+        continue;
+      }
+      return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
+    }
+    const { run } = step;
+    const value = stringFieldOf(vars, run.field);
+    if (value !== undefined) {
+      const positions = run.matching.get(value);
+      if (positions === undefined) continue;
+      for (const position of positions) {
+        const { rule } = run.entries[position]!;
+        if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+        (shadows ??= []).push({ rule, failed: false });
+      }
+      continue;
+    }
+    for (const entry of run.entries) {
+      const match = matchOf(entry, vars);
+      const { rule } = entry;
+      if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
+      if (rule.shadow) {
+        (shadows ??= []).push({ rule, failed: match === 'failed' });
+        continue;
+      }
+      return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
+    }
   }
   return { effect: policy.fallback, rule: undefined, failed: false, shadows: shadows ?? NO_SHADOWS };
 }
