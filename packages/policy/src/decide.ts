@@ -6,7 +6,7 @@ import type { Identity, Tool, ToolArgs } from '@toolgate/core';
 import { argsTypeOf, identityValueOf, toolEnvironment, toolValueOf, type ArgsType } from './cel';
 import { compileCondition } from './compile';
 import { estimateCost, MAX_RULE_COST } from './cost';
-import { matchingIndex, stringFieldOf, stringTestOf, type StringTest } from './equality-runs';
+import { fieldTestOf, matchingIndex, sizeOfField, stringFieldOf, type FieldTest } from './field-runs';
 import { errorPosition, summaryOf, type PolicyEffect, type Rule } from './rules';
 
 type Evaluate = (vars: Record<string, unknown>) => unknown;
@@ -21,20 +21,23 @@ interface Entry {
   readonly cost: number;
   /** Its condition is false for every call of this tool (it tests only the tool): never evaluated. */
   readonly never: boolean;
-  /** Its condition is one args field compared with string literals (`==`, `in`): it may join a run. */
-  readonly stringTest: StringTest | undefined;
+  /** Its condition is one simple test of one args field (`==`, `in`, `startsWith`, `size() >`…): it may join a run. */
+  readonly fieldTest: FieldTest | undefined;
 }
 
-/** Consecutive active rules testing one args field against strings, decided by one lookup. */
-interface EqualityRun {
-  readonly field: string;
-  readonly entries: readonly Entry[];
-  /** For a string value of the field: the positions in `entries` of the rules it matches, ascending. */
-  readonly matching: ReadonlyMap<string, readonly number[]>;
-}
+/** Consecutive active rules testing one args field the same way, the field read once. */
+type FieldRun = { readonly field: string; readonly entries: readonly Entry[] } & (
+  | {
+      readonly kind: 'equals';
+      /** For a string value of the field: the positions in `entries` of the rules it matches, ascending. */
+      readonly matching: ReadonlyMap<string, readonly number[]>;
+    }
+  | { readonly kind: 'affix'; readonly tests: readonly ((value: string) => boolean)[] }
+  | { readonly kind: 'size'; readonly tests: readonly ((size: number) => boolean)[] }
+);
 
-/** A step of a decision without a deadline to watch: one rule, or a run of equality rules. */
-type Step = { readonly entry: Entry; readonly run?: undefined } | { readonly run: EqualityRun };
+/** A step of a decision without a deadline to watch: one rule, or a run of rules on one field. */
+type Step = { readonly entry: Entry; readonly run?: undefined } | { readonly run: FieldRun };
 
 /** The policy as it stands for one tool. */
 export interface ToolPolicy {
@@ -42,7 +45,7 @@ export interface ToolPolicy {
   readonly entries: readonly Entry[];
   /** Those a call evaluates: the entries less those whose condition is false for this tool. */
   readonly active: readonly Entry[];
-  /** `active` with runs of equality rules on one field grouped (what a decision walks when it watches no clock). */
+  /** `active` with runs of rules testing one field grouped (what a decision walks when it watches no clock). */
   readonly steps: readonly Step[];
   readonly fallback: PolicyEffect;
   /** Some enforced rule (or the default) can ask for a person. */
@@ -154,7 +157,7 @@ function entryFor(
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
   if (when === undefined)
-    return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false, stringTest: undefined };
+    return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false, fieldTest: undefined };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -189,25 +192,40 @@ function entryFor(
     cost,
     never: condition.kind === 'never',
     // Only a condition the closure compiles takes the run's path: its answers on strings are exact.
-    stringTest: condition.kind === 'evaluate' && condition.fast !== when.evaluate ? stringTestOf(when.ast) : undefined,
+    fieldTest: condition.kind === 'evaluate' && condition.fast !== when.evaluate ? fieldTestOf(when.ast) : undefined,
   };
 }
 
-/** Groups consecutive entries that test the same args field against strings; a run needs two. */
+const sameRun = (a: FieldTest | undefined, b: FieldTest | undefined) =>
+  a !== undefined && b !== undefined && a.kind === b.kind && a.field === b.field;
+
+/** Groups consecutive entries that test the same args field the same way; a run needs two. */
 function stepsOf(active: readonly Entry[]): Step[] {
   const steps: Step[] = [];
   for (let i = 0; i < active.length; ) {
-    const field = active[i]!.stringTest?.field;
+    const first = active[i]!.fieldTest;
     let end = i + 1;
-    if (field !== undefined) while (end < active.length && active[end]!.stringTest?.field === field) end += 1;
+    while (end < active.length && sameRun(first, active[end]!.fieldTest)) end += 1;
     if (end - i < 2) {
       steps.push({ entry: active[i]! });
       i += 1;
       continue;
     }
     const entries = active.slice(i, end);
+    const tests = entries.map((e) => e.fieldTest!);
+    const field = first!.field;
     steps.push({
-      run: { field: field!, entries, matching: matchingIndex(entries.map((e) => e.stringTest!)) },
+      run:
+        first!.kind === 'equals'
+          ? {
+              kind: 'equals',
+              field,
+              entries,
+              matching: matchingIndex(tests.map((t) => (t as FieldTest & { kind: 'equals' }).values)),
+            }
+          : first!.kind === 'affix'
+            ? { kind: 'affix', field, entries, tests: tests.map((t) => (t as FieldTest & { kind: 'affix' }).test) }
+            : { kind: 'size', field, entries, tests: tests.map((t) => (t as FieldTest & { kind: 'size' }).test) },
     });
     i = end;
   }
@@ -352,9 +370,9 @@ export function decide(
 }
 
 /**
- * `decide` without a deadline to watch: the same first match over `policy.steps`, where a run of
- * equality rules whose field holds a string is decided by one lookup (the rules it names match, the
- * others do not), and otherwise rule by rule.
+ * `decide` without a deadline to watch: the same first match over `policy.steps`, where a run of rules
+ * on one field holding a value of the type they expect is decided on that value read once (equality
+ * by one lookup naming the rules that match), and otherwise rule by rule.
  */
 function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdict {
   let shadows: ShadowMatch[] | undefined;
@@ -371,17 +389,44 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
       return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
     }
     const { run } = step;
-    const value = stringFieldOf(vars, run.field);
-    if (value !== undefined) {
-      const positions = run.matching.get(value);
-      if (positions === undefined) continue;
-      for (const position of positions) {
-        const { rule } = run.entries[position]!;
-        if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
-        (shadows ??= []).push({ rule, failed: false });
+    if (run.kind === 'equals') {
+      const value = stringFieldOf(vars, run.field);
+      if (value !== undefined) {
+        const positions = run.matching.get(value);
+        if (positions === undefined) continue;
+        for (const position of positions) {
+          const { rule } = run.entries[position]!;
+          if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          (shadows ??= []).push({ rule, failed: false });
+        }
+        continue;
       }
-      continue;
+    } else if (run.kind === 'affix') {
+      const value = stringFieldOf(vars, run.field);
+      if (value !== undefined) {
+        const { tests } = run;
+        for (let position = 0; position < tests.length; position++) {
+          if (!tests[position]!(value)) continue;
+          const { rule } = run.entries[position]!;
+          if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          (shadows ??= []).push({ rule, failed: false });
+        }
+        continue;
+      }
+    } else {
+      const size = sizeOfField(vars, run.field);
+      if (size >= 0) {
+        const { tests } = run;
+        for (let position = 0; position < tests.length; position++) {
+          if (!tests[position]!(size)) continue;
+          const { rule } = run.entries[position]!;
+          if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          (shadows ??= []).push({ rule, failed: false });
+        }
+        continue;
+      }
     }
+    // The field is missing or of another type: rule by rule, where cel-js answers what the closures do not.
     for (const entry of run.entries) {
       const match = matchOf(entry, vars);
       const { rule } = entry;

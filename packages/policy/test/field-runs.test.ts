@@ -1,4 +1,5 @@
-// Runs of rules comparing one args field with string literals are decided by one lookup: the verdict
+// Runs of rules testing one args field the same way (string equality by one lookup; startsWith,
+// endsWith, contains; size() comparisons) are decided on the field read once: the verdict
 // (rule, effect, failed, shadows) is the one each rule's compiled condition gives rule by rule in
 // order, and cel-js's, for strings, missing fields, wrong types and fields named like
 // Object.prototype's members. (cel-js cannot read a map with an own `constructor` key at all and
@@ -66,20 +67,25 @@ function verdictOf(policy: ToolPolicy, vars: Record<string, unknown>) {
   };
 }
 
-const VALUES = ['eu', 'us', 'ap', '', 'constructor', '__proto__', 'toString'];
+const VALUES = ['eu', 'us', 'ap', '', 'e😀', 'constructor', '__proto__', 'toString'];
 const literal = fc.constantFrom(...VALUES);
 const ruleArb = (field: string) =>
   fc.record({
-    shape: fc.constantFrom('==', 'reversed', 'in', 'other'),
+    shape: fc.constantFrom('==', 'reversed', 'in', 'startsWith', 'endsWith', 'contains', 'size', 'size()', 'other'),
+    bound: fc.integer({ min: -1, max: 4 }),
     values: fc.array(literal, { minLength: 0, maxLength: 3 }),
     effect: fc.constantFrom<PolicyEffect>('allow', 'deny', 'ask'),
     shadow: fc.boolean(),
     field: fc.constantFrom(field, field, field, 'region'),
   });
 
-const whenOf = (r: { shape: string; values: string[]; field: string }): string => {
+const whenOf = (r: { shape: string; values: string[]; field: string; bound: number }): string => {
   const first = `'${r.values[0] ?? 'eu'}'`;
+  const op = ['<', '<=', '>', '>='][(r.bound + 1) % 4]!;
   if (r.shape === '==') return `args.${r.field} == ${first}`;
+  if (r.shape === 'size') return `size(args.${r.field}) ${op} ${Math.max(r.bound, 0)}`;
+  if (r.shape === 'size()') return `args.${r.field}.size() ${op} ${Math.max(r.bound, 0)}`;
+  if (['startsWith', 'endsWith', 'contains'].includes(r.shape)) return `args.${r.field}.${r.shape}(${first})`;
   if (r.shape === 'reversed') return `${first} == args.${r.field}`;
   if (r.shape === 'in') return `args.${r.field} in [${r.values.map((v) => `'${v}'`).join(', ')}]`;
   // Not an equality: it breaks a run, and must still be evaluated in its place.
@@ -134,7 +140,7 @@ describe('equality runs', () => {
     );
   });
 
-  it('group consecutive equality rules on one field, and keep rule order across and within runs', () => {
+  it('group consecutive rules testing one field the same way, and keep rule order across and within runs', () => {
     const rules = compileRules([
       { name: 'eu-shadow', when: "args.region == 'eu'", effect: 'deny', mode: 'shadow' },
       { name: 'not-us', when: "args.region in ['us', 'ap']", effect: 'deny' },
@@ -175,5 +181,36 @@ describe('equality runs', () => {
     const withInherited = { tool: policy.toolValue, args: inherited };
     expect(verdictOf(policy, withInherited)).toEqual(reference(rules, withInherited, 'deny'));
     expect(verdictOf(policy, withInherited)).toMatchObject({ rule: 'not-us', failed: true });
+  });
+
+  it('run affix and size tests on the value read once, in rule order, and rule by rule for other values', () => {
+    const rules = compileRules([
+      { name: 'x-shadow', when: "args.region.startsWith('x')", effect: 'deny', mode: 'shadow' },
+      { name: 'xy-allowed', when: "args.region.startsWith('xy')", effect: 'allow' },
+      { name: 'x-denied', when: "args.region.contains('x')", effect: 'deny' },
+      { name: 'long', when: 'size(args.region) > 3', effect: 'ask' },
+      { name: 'longer', when: 'args.region.size() >= 3', effect: 'deny' },
+    ]);
+    const policy = compileFor(rules, tool(), 'allow');
+    expect(policy.steps.map((s) => (s.run === undefined ? s.entry.rule.name : s.run.kind))).toEqual([
+      'affix',
+      'size',
+    ]);
+    const decided = (args: Record<string, unknown>) =>
+      verdictOf(policy, variablesFor(policy, { args, identity: undefined, now: 0 }));
+    expect(decided({ region: 'xyz' })).toEqual({
+      effect: 'allow',
+      rule: 'xy-allowed',
+      failed: false,
+      shadows: [{ rule: 'x-shadow', failed: false }],
+    });
+    expect(decided({ region: 'ax' })).toMatchObject({ effect: 'deny', rule: 'x-denied' });
+    expect(decided({ region: 'abcd' })).toMatchObject({ effect: 'ask', rule: 'long' });
+    expect(decided({ region: 'abc' })).toMatchObject({ effect: 'deny', rule: 'longer' });
+    expect(decided({ region: 'ab' })).toMatchObject({ effect: 'allow', rule: undefined });
+    for (const args of [{}, { region: 'a😀b' }, { region: ['a', 'b', 'c', 'd'] }, { region: 3n }]) {
+      const vars = variablesFor(policy, { args, identity: undefined, now: 0 });
+      expect(verdictOf(policy, vars)).toEqual(reference(rules, vars, 'allow'));
+    }
   });
 });
