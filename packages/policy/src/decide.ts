@@ -37,7 +37,30 @@ type FieldRun = { readonly field: string; readonly entries: readonly Entry[] } &
 );
 
 /** A step of a decision without a deadline to watch: one rule, or a run of rules on one field. */
-type Step = { readonly entry: Entry; readonly run?: undefined } | { readonly run: FieldRun };
+type Step =
+  | {
+      readonly entry: Entry;
+      readonly run?: undefined;
+      /** A rule with a field test alone: the memo slot its field's value is read into, once per decision. */
+      readonly slot?: number;
+      readonly test?: (value: never) => boolean;
+    }
+  | { readonly run: FieldRun };
+
+/** What a decision reads into a memo slot: an args field as a string, or its size. */
+interface Slot {
+  readonly field: string;
+  readonly read: 'string' | 'size';
+}
+
+/** A slot whose field is missing or not of the type its rules expect: they go rule by rule. */
+const BY_RULE = Symbol('by rule');
+
+const readSlot = (slot: Slot, vars: Record<string, unknown>): unknown => {
+  if (slot.read === 'string') return stringFieldOf(vars, slot.field) ?? BY_RULE;
+  const size = sizeOfField(vars, slot.field);
+  return size >= 0 ? size : BY_RULE;
+};
 
 /** The policy as it stands for one tool. */
 export interface ToolPolicy {
@@ -47,6 +70,8 @@ export interface ToolPolicy {
   readonly active: readonly Entry[];
   /** `active` with runs of rules testing one field grouped (what a decision walks when it watches no clock). */
   readonly steps: readonly Step[];
+  /** The fields the lone field tests of `steps` read, each once per decision. */
+  readonly slots: readonly Slot[];
   readonly fallback: PolicyEffect;
   /** Some enforced rule (or the default) can ask for a person. */
   readonly mayAsk: boolean;
@@ -200,14 +225,25 @@ const sameRun = (a: FieldTest | undefined, b: FieldTest | undefined) =>
   a !== undefined && b !== undefined && a.kind === b.kind && a.field === b.field;
 
 /** Groups consecutive entries that test the same args field the same way; a run needs two. */
-function stepsOf(active: readonly Entry[]): Step[] {
+function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
   const steps: Step[] = [];
+  const slots: Slot[] = [];
+  const slotOf = (field: string, read: Slot['read']): number => {
+    const found = slots.findIndex((s) => s.field === field && s.read === read);
+    return found >= 0 ? found : slots.push({ field, read }) - 1;
+  };
   for (let i = 0; i < active.length; ) {
     const first = active[i]!.fieldTest;
     let end = i + 1;
     while (end < active.length && sameRun(first, active[end]!.fieldTest)) end += 1;
     if (end - i < 2) {
-      steps.push({ entry: active[i]! });
+      const entry = active[i]!;
+      if (first === undefined) steps.push({ entry });
+      else if (first.kind === 'equals') {
+        const values = new Set(first.values);
+        steps.push({ entry, slot: slotOf(first.field, 'string'), test: (s: string) => values.has(s) });
+      } else
+        steps.push({ entry, slot: slotOf(first.field, first.kind === 'size' ? 'size' : 'string'), test: first.test });
       i += 1;
       continue;
     }
@@ -229,7 +265,7 @@ function stepsOf(active: readonly Entry[]): Step[] {
     });
     i = end;
   }
-  return steps;
+  return { steps, slots };
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */
@@ -248,7 +284,7 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
   return {
     entries,
     active,
-    steps: stepsOf(active),
+    ...stepsOf(active),
     fallback,
     mayAsk: fallback === 'ask' || entries.some((e) => e.rule.effect === 'ask' && !e.rule.shadow),
     idle: entries.length === 0 && fallback === 'allow',
@@ -376,10 +412,17 @@ export function decide(
  */
 function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdict {
   let shadows: ShadowMatch[] | undefined;
+  const memo: unknown[] | undefined = policy.slots.length > 0 ? new Array(policy.slots.length) : undefined;
   for (const step of policy.steps) {
     if (step.run === undefined) {
-      const { entry } = step;
-      const match = matchOf(entry, vars);
+      const { entry, slot } = step;
+      let match: Match;
+      if (slot === undefined) match = matchOf(entry, vars);
+      else {
+        let value = memo![slot];
+        if (value === undefined) value = memo![slot] = readSlot(policy.slots[slot]!, vars);
+        match = value === BY_RULE ? matchOf(entry, vars) : step.test!(value as never) ? 'yes' : 'no';
+      }
       const { rule } = entry;
       if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
       if (rule.shadow) {
