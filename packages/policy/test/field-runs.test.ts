@@ -213,4 +213,40 @@ describe('equality runs', () => {
       expect(verdictOf(policy, vars)).toEqual(reference(rules, vars, 'allow'));
     }
   });
+
+  it('read a field once for interleaved rules on it, each still answered in its place', () => {
+    const rules = compileRules([
+      { name: 'eu', when: "args.region == 'eu'", effect: 'deny', mode: 'shadow' },
+      { name: 'long-name', when: 'size(args.toString) > 2', effect: 'ask' },
+      { name: 'x-prefix', when: "args.region.startsWith('x')", effect: 'deny' },
+      { name: 'count', when: 'args.count > 3', effect: 'deny' },
+      { name: 'eu-allowed', when: "args.region in ['eu', 'us']", effect: 'allow' },
+    ]);
+    const policy = compileFor(rules, tool(), 'deny');
+    expect(policy.steps.every((s) => s.run === undefined)).toBe(true);
+    expect(policy.slots).toEqual([
+      { field: 'region', read: 'string' },
+      { field: 'toString', read: 'size' },
+    ]);
+    const cases: Record<string, unknown>[] = [
+      { region: 'eu' },
+      { region: 'eu', toString: 'abc' },
+      { region: 'xeu' },
+      { region: 'us', count: 5 },
+      { region: 'us' },
+      { region: 7 },
+      { toString: ['a', 'b', 'c'] },
+      {},
+    ];
+    for (const args of cases) {
+      const vars = variablesFor(policy, { args, identity: undefined, now: 0 });
+      expect(verdictOf(policy, vars)).toEqual(reference(rules, vars, 'deny'));
+    }
+    expect(
+      verdictOf(
+        policy,
+        variablesFor(policy, { args: { region: 'eu', toString: 'ab', count: 1 }, identity: undefined, now: 0 }),
+      ),
+    ).toEqual({ effect: 'allow', rule: 'eu-allowed', failed: false, shadows: [{ rule: 'eu', failed: false }] });
+  });
 });
