@@ -217,7 +217,8 @@ function entryFor(
     cost,
     never: condition.kind === 'never',
     // Only a condition the closure compiles takes the run's path: its answers on strings are exact.
-    fieldTest: condition.kind === 'evaluate' && condition.fast !== when.evaluate ? fieldTestOf(when.ast) : undefined,
+    fieldTest:
+      condition.kind === 'evaluate' && condition.fast !== when.evaluate ? fieldTestOf(when.ast) : undefined,
   };
 }
 
@@ -232,7 +233,7 @@ function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
     const found = slots.findIndex((s) => s.field === field && s.read === read);
     return found >= 0 ? found : slots.push({ field, read }) - 1;
   };
-  for (let i = 0; i < active.length; ) {
+  for (let i = 0; i < active.length;) {
     const first = active[i]!.fieldTest;
     let end = i + 1;
     while (end < active.length && sameRun(first, active[end]!.fieldTest)) end += 1;
@@ -243,7 +244,11 @@ function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
         const values = new Set(first.values);
         steps.push({ entry, slot: slotOf(first.field, 'string'), test: (s: string) => values.has(s) });
       } else
-        steps.push({ entry, slot: slotOf(first.field, first.kind === 'size' ? 'size' : 'string'), test: first.test });
+        steps.push({
+          entry,
+          slot: slotOf(first.field, first.kind === 'size' ? 'size' : 'string'),
+          test: first.test,
+        });
       i += 1;
       continue;
     }
@@ -260,8 +265,18 @@ function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
               matching: matchingIndex(tests.map((t) => (t as FieldTest & { kind: 'equals' }).values)),
             }
           : first!.kind === 'affix'
-            ? { kind: 'affix', field, entries, tests: tests.map((t) => (t as FieldTest & { kind: 'affix' }).test) }
-            : { kind: 'size', field, entries, tests: tests.map((t) => (t as FieldTest & { kind: 'size' }).test) },
+            ? {
+                kind: 'affix',
+                field,
+                entries,
+                tests: tests.map((t) => (t as FieldTest & { kind: 'affix' }).test),
+              }
+            : {
+                kind: 'size',
+                field,
+                entries,
+                tests: tests.map((t) => (t as FieldTest & { kind: 'size' }).test),
+              },
     });
     i = end;
   }
@@ -439,7 +454,8 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
         if (positions === undefined) continue;
         for (const position of positions) {
           const { rule } = run.entries[position]!;
-          if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          if (!rule.shadow)
+            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
           (shadows ??= []).push({ rule, failed: false });
         }
         continue;
@@ -451,7 +467,8 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
         for (let position = 0; position < tests.length; position++) {
           if (!tests[position]!(value)) continue;
           const { rule } = run.entries[position]!;
-          if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          if (!rule.shadow)
+            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
           (shadows ??= []).push({ rule, failed: false });
         }
         continue;
@@ -463,7 +480,8 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
         for (let position = 0; position < tests.length; position++) {
           if (!tests[position]!(size)) continue;
           const { rule } = run.entries[position]!;
-          if (!rule.shadow) return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          if (!rule.shadow)
+            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
           (shadows ??= []).push({ rule, failed: false });
         }
         continue;

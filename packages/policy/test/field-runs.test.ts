@@ -71,7 +71,17 @@ const VALUES = ['eu', 'us', 'ap', '', 'e😀', 'constructor', '__proto__', 'toSt
 const literal = fc.constantFrom(...VALUES);
 const ruleArb = (field: string) =>
   fc.record({
-    shape: fc.constantFrom('==', 'reversed', 'in', 'startsWith', 'endsWith', 'contains', 'size', 'size()', 'other'),
+    shape: fc.constantFrom(
+      '==',
+      'reversed',
+      'in',
+      'startsWith',
+      'endsWith',
+      'contains',
+      'size',
+      'size()',
+      'other',
+    ),
     bound: fc.integer({ min: -1, max: 4 }),
     values: fc.array(literal, { minLength: 0, maxLength: 3 }),
     effect: fc.constantFrom<PolicyEffect>('allow', 'deny', 'ask'),
@@ -120,14 +130,12 @@ describe('equality runs', () => {
         ),
         ([, specs, args, fallback]) => {
           const rules = compileRules(
-            specs.map(
-              (s, i): PolicyRule => ({
-                name: `r${i}`,
-                when: whenOf(s),
-                effect: s.effect,
-                ...(s.shadow ? { mode: 'shadow' as const } : {}),
-              }),
-            ),
+            specs.map((s, i): PolicyRule => ({
+              name: `r${i}`,
+              when: whenOf(s),
+              effect: s.effect,
+              ...(s.shadow ? { mode: 'shadow' as const } : {}),
+            })),
           );
           const policy = compileFor(rules, t, fallback);
           const vars = variablesFor(policy, { args, identity: undefined, now: 0 });
@@ -245,8 +253,17 @@ describe('equality runs', () => {
     expect(
       verdictOf(
         policy,
-        variablesFor(policy, { args: { region: 'eu', toString: 'ab', count: 1 }, identity: undefined, now: 0 }),
+        variablesFor(policy, {
+          args: { region: 'eu', toString: 'ab', count: 1 },
+          identity: undefined,
+          now: 0,
+        }),
       ),
-    ).toEqual({ effect: 'allow', rule: 'eu-allowed', failed: false, shadows: [{ rule: 'eu', failed: false }] });
+    ).toEqual({
+      effect: 'allow',
+      rule: 'eu-allowed',
+      failed: false,
+      shadows: [{ rule: 'eu', failed: false }],
+    });
   });
 });
