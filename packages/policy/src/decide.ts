@@ -53,6 +53,20 @@ interface Slot {
   readonly read: 'string' | 'size';
 }
 
+/** A lone rule's test of its field's value; a test that throws (a matcher) leaves the answer to `matchOf`. */
+function testOf(
+  test: (value: never) => boolean,
+  value: unknown,
+  entry: Entry,
+  vars: Record<string, unknown>,
+): Match {
+  try {
+    return test(value as never) ? 'yes' : 'no';
+  } catch {
+    return matchOf(entry, vars);
+  }
+}
+
 /** A slot whose field is missing or not of the type its rules expect: they go rule by rule. */
 const BY_RULE = Symbol('by rule');
 
@@ -223,7 +237,7 @@ function entryFor(
 }
 
 const sameRun = (a: FieldTest | undefined, b: FieldTest | undefined) =>
-  a !== undefined && b !== undefined && a.kind === b.kind && a.field === b.field;
+  a !== undefined && b !== undefined && a.kind !== 'matches' && a.kind === b.kind && a.field === b.field;
 
 /** Groups consecutive entries that test the same args field the same way; a run needs two. */
 function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
@@ -436,7 +450,7 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
       else {
         let value = memo![slot];
         if (value === undefined) value = memo![slot] = readSlot(policy.slots[slot]!, vars);
-        match = value === BY_RULE ? matchOf(entry, vars) : step.test!(value as never) ? 'yes' : 'no';
+        match = value === BY_RULE ? matchOf(entry, vars) : testOf(step.test!, value, entry, vars);
       }
       const { rule } = entry;
       if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;

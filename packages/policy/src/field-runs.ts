@@ -2,17 +2,21 @@
 // once: a run of string comparisons (`args.f == 'x'`, `'x' == args.f`, `args.f in ['x', 'y']`) by one
 // map lookup naming the rules that match, in rule order; a run of `startsWith`/`endsWith`/`contains`
 // with literals by a loop over plain string tests; a run of `size(args.f) <op> int` over one length.
+// A lone rule of these shapes, or `args.f.matches('literal')`, reads its field from a per-decision memo.
 // Only a value of the type the rules expect takes this path (an own string; a list or a string
 // without surrogates for size); a missing field or any other value goes rule by rule as before, so
 // cel-js still answers (and errors) wherever the compiled closure would have left it to cel-js.
 
 import type { ASTNode } from '@marcbachmann/cel-js';
+import { LINEAR_MATCHES, matcherFor } from './linear-matches';
 
 /** What a rule tests of one args field, when its whole condition is one of the shapes above. */
 export type FieldTest =
   | { readonly kind: 'equals'; readonly field: string; readonly values: readonly string[] }
   | { readonly kind: 'affix'; readonly field: string; readonly test: (value: string) => boolean }
-  | { readonly kind: 'size'; readonly field: string; readonly test: (size: number) => boolean };
+  | { readonly kind: 'size'; readonly field: string; readonly test: (size: number) => boolean }
+  /** `args.f.matches('literal')`: never in a run; its matcher may throw, and cel-js then answers. */
+  | { readonly kind: 'matches'; readonly field: string; readonly test: (value: string) => boolean };
 
 const SURROGATE = /[\uD800-\uDFFF]/;
 
@@ -86,7 +90,15 @@ export function fieldTestOf(ast: ASTNode): FieldTest | undefined {
     const [name, target, callArgs] = args as [string, unknown, unknown[]];
     const field = argsField(target);
     const affix = callArgs.length === 1 ? stringLiteral(callArgs[0]) : undefined;
-    if (field === undefined || affix === undefined || !Object.hasOwn(AFFIX_TESTS, name)) return undefined;
+    if (field === undefined || affix === undefined) return undefined;
+    if (name === 'matches' || name === LINEAR_MATCHES) {
+      try {
+        return { kind: 'matches', field, test: matcherFor(affix) };
+      } catch {
+        return undefined; // A pattern RE2 cannot run: the rule fails its build elsewhere.
+      }
+    }
+    if (!Object.hasOwn(AFFIX_TESTS, name)) return undefined;
     return { kind: 'affix', field, test: AFFIX_TESTS[name as keyof typeof AFFIX_TESTS](affix) };
   }
   if (Object.hasOwn(SIZE_TESTS, ast.op)) {

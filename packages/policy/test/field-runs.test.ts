@@ -80,6 +80,7 @@ const ruleArb = (field: string) =>
       'contains',
       'size',
       'size()',
+      'matches',
       'other',
     ),
     bound: fc.integer({ min: -1, max: 4 }),
@@ -93,6 +94,7 @@ const whenOf = (r: { shape: string; values: string[]; field: string; bound: numb
   const first = `'${r.values[0] ?? 'eu'}'`;
   const op = ['<', '<=', '>', '>='][(r.bound + 1) % 4]!;
   if (r.shape === '==') return `args.${r.field} == ${first}`;
+  if (r.shape === 'matches') return `args.${r.field}.matches('^${r.values[0] ?? 'e'}|s$')`;
   if (r.shape === 'size') return `size(args.${r.field}) ${op} ${Math.max(r.bound, 0)}`;
   if (r.shape === 'size()') return `args.${r.field}.size() ${op} ${Math.max(r.bound, 0)}`;
   if (['startsWith', 'endsWith', 'contains'].includes(r.shape)) return `args.${r.field}.${r.shape}(${first})`;
@@ -228,6 +230,7 @@ describe('equality runs', () => {
       { name: 'long-name', when: 'size(args.toString) > 2', effect: 'ask' },
       { name: 'x-prefix', when: "args.region.startsWith('x')", effect: 'deny' },
       { name: 'count', when: 'args.count > 3', effect: 'deny' },
+      { name: 'z-pattern', when: "args.region.matches('^z[0-9]+$')", effect: 'ask' },
       { name: 'eu-allowed', when: "args.region in ['eu', 'us']", effect: 'allow' },
     ]);
     const policy = compileFor(rules, tool(), 'deny');
@@ -242,6 +245,7 @@ describe('equality runs', () => {
       { region: 'xeu' },
       { region: 'us', count: 5 },
       { region: 'us' },
+      { region: 'z42', count: 1 },
       { region: 7 },
       { toString: ['a', 'b', 'c'] },
       {},
