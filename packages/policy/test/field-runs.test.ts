@@ -245,7 +245,7 @@ describe('equality runs', () => {
       { region: 'xeu' },
       { region: 'us', count: 5 },
       { region: 'us' },
-      { region: 'z42', count: 1 },
+      { region: 'z42', toString: 'ab', count: 1 },
       { region: 7 },
       { toString: ['a', 'b', 'c'] },
       {},
