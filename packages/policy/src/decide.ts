@@ -6,6 +6,7 @@ import type { Identity, Tool, ToolArgs } from '@toolgate/core';
 import { argsTypeOf, identityValueOf, toolEnvironment, toolValueOf, type ArgsType } from './cel';
 import { compileCondition } from './compile';
 import { estimateCost, MAX_RULE_COST } from './cost';
+import { fieldTestOf, matchingIndex, sizeOfField, stringFieldOf, type FieldTest } from './field-runs';
 import { errorPosition, summaryOf, type PolicyEffect, type Rule } from './rules';
 
 type Evaluate = (vars: Record<string, unknown>) => unknown;
@@ -20,7 +21,60 @@ interface Entry {
   readonly cost: number;
   /** Its condition is false for every call of this tool (it tests only the tool): never evaluated. */
   readonly never: boolean;
+  /** Its condition is one simple test of one args field (`==`, `in`, `startsWith`, `size() >`…): it may join a run. */
+  readonly fieldTest: FieldTest | undefined;
 }
+
+/** Consecutive active rules testing one args field the same way, the field read once. */
+type FieldRun = { readonly field: string; readonly entries: readonly Entry[] } & (
+  | {
+      readonly kind: 'equals';
+      /** For a string value of the field: the positions in `entries` of the rules it matches, ascending. */
+      readonly matching: ReadonlyMap<string, readonly number[]>;
+    }
+  | { readonly kind: 'affix'; readonly tests: readonly ((value: string) => boolean)[] }
+  | { readonly kind: 'size'; readonly tests: readonly ((size: number) => boolean)[] }
+);
+
+/** A step of a decision without a deadline to watch: one rule, or a run of rules on one field. */
+type Step =
+  | {
+      readonly entry: Entry;
+      readonly run?: undefined;
+      /** A rule with a field test alone: the memo slot its field's value is read into, once per decision. */
+      readonly slot?: number;
+      readonly test?: (value: never) => boolean;
+    }
+  | { readonly run: FieldRun };
+
+/** What a decision reads into a memo slot: an args field as a string, or its size. */
+interface Slot {
+  readonly field: string;
+  readonly read: 'string' | 'size';
+}
+
+/** A lone rule's test of its field's value; a test that throws (a matcher) leaves the answer to `matchOf`. */
+function testOf(
+  test: (value: never) => boolean,
+  value: unknown,
+  entry: Entry,
+  vars: Record<string, unknown>,
+): Match {
+  try {
+    return test(value as never) ? 'yes' : 'no';
+  } catch {
+    return matchOf(entry, vars);
+  }
+}
+
+/** A slot whose field is missing or not of the type its rules expect: they go rule by rule. */
+const BY_RULE = Symbol('by rule');
+
+const readSlot = (slot: Slot, vars: Record<string, unknown>): unknown => {
+  if (slot.read === 'string') return stringFieldOf(vars, slot.field) ?? BY_RULE;
+  const size = sizeOfField(vars, slot.field);
+  return size >= 0 ? size : BY_RULE;
+};
 
 /** The policy as it stands for one tool. */
 export interface ToolPolicy {
@@ -28,6 +82,10 @@ export interface ToolPolicy {
   readonly entries: readonly Entry[];
   /** Those a call evaluates: the entries less those whose condition is false for this tool. */
   readonly active: readonly Entry[];
+  /** `active` with runs of rules testing one field grouped (what a decision walks when it watches no clock). */
+  readonly steps: readonly Step[];
+  /** The fields the lone field tests of `steps` read, each once per decision. */
+  readonly slots: readonly Slot[];
   readonly fallback: PolicyEffect;
   /** Some enforced rule (or the default) can ask for a person. */
   readonly mayAsk: boolean;
@@ -137,7 +195,8 @@ function entryFor(
   const toolName = tool.schema.name;
   if (rule.tools !== undefined && !rule.tools.test(toolName)) return undefined;
   const when = rule.when;
-  if (when === undefined) return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false };
+  if (when === undefined)
+    return { rule, evaluate: undefined, fallback: undefined, cost: 0, never: false, fieldTest: undefined };
   const missing = [...when.reads.argsFields.keys()].filter((f) => !type.fields.has(f));
   if (missing.length > 0) {
     // An unscoped rule applies only where the schema has every arg it reads.
@@ -171,7 +230,71 @@ function entryFor(
     fallback: condition.kind === 'evaluate' ? condition.fallback : undefined,
     cost,
     never: condition.kind === 'never',
+    // Only a condition the closure compiles takes the run's path: its answers on strings are exact.
+    fieldTest:
+      condition.kind === 'evaluate' && condition.fast !== when.evaluate ? fieldTestOf(when.ast) : undefined,
   };
+}
+
+const sameRun = (a: FieldTest | undefined, b: FieldTest | undefined) =>
+  a !== undefined && b !== undefined && a.kind !== 'matches' && a.kind === b.kind && a.field === b.field;
+
+/** Groups consecutive entries that test the same args field the same way; a run needs two. */
+function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
+  const steps: Step[] = [];
+  const slots: Slot[] = [];
+  const slotOf = (field: string, read: Slot['read']): number => {
+    const found = slots.findIndex((s) => s.field === field && s.read === read);
+    return found >= 0 ? found : slots.push({ field, read }) - 1;
+  };
+  for (let i = 0; i < active.length;) {
+    const first = active[i]!.fieldTest;
+    let end = i + 1;
+    while (end < active.length && sameRun(first, active[end]!.fieldTest)) end += 1;
+    if (end - i < 2) {
+      const entry = active[i]!;
+      if (first === undefined) steps.push({ entry });
+      else if (first.kind === 'equals') {
+        const values = new Set(first.values);
+        steps.push({ entry, slot: slotOf(first.field, 'string'), test: (s: string) => values.has(s) });
+      } else
+        steps.push({
+          entry,
+          slot: slotOf(first.field, first.kind === 'size' ? 'size' : 'string'),
+          test: first.test,
+        });
+      i += 1;
+      continue;
+    }
+    const entries = active.slice(i, end);
+    const tests = entries.map((e) => e.fieldTest!);
+    const field = first!.field;
+    steps.push({
+      run:
+        first!.kind === 'equals'
+          ? {
+              kind: 'equals',
+              field,
+              entries,
+              matching: matchingIndex(tests.map((t) => (t as FieldTest & { kind: 'equals' }).values)),
+            }
+          : first!.kind === 'affix'
+            ? {
+                kind: 'affix',
+                field,
+                entries,
+                tests: tests.map((t) => (t as FieldTest & { kind: 'affix' }).test),
+              }
+            : {
+                kind: 'size',
+                field,
+                entries,
+                tests: tests.map((t) => (t as FieldTest & { kind: 'size' }).test),
+              },
+    });
+    i = end;
+  }
+  return { steps, slots };
 }
 
 /** The policy for one tool. Throws PolicyBuildError when a rule cannot serve it. */
@@ -190,6 +313,7 @@ export function compileFor(rules: readonly Rule[], tool: Tool, fallback: PolicyE
   return {
     entries,
     active,
+    ...stepsOf(active),
     fallback,
     mayAsk: fallback === 'ask' || entries.some((e) => e.rule.effect === 'ask' && !e.rule.shadow),
     idle: entries.length === 0 && fallback === 'allow',
@@ -273,13 +397,14 @@ export function decide(
   vars: Record<string, unknown>,
   deadline?: DecisionDeadline,
 ): Verdict {
-  let shadows: ShadowMatch[] | undefined;
   const clock = policy.watchesClock ? deadline : undefined;
-  const startedAt = clock?.now() ?? 0;
+  if (clock === undefined) return decideBySteps(policy, vars);
+  let shadows: ShadowMatch[] | undefined;
+  const startedAt = clock.now();
   let stepsSinceCheck = 0;
   let rulesSinceCheck = 0;
   for (const entry of policy.active) {
-    if (clock !== undefined) {
+    {
       stepsSinceCheck += entry.cost;
       rulesSinceCheck += 1;
       // Estimates assume the largest input; reading the clock before every rule would cost more
@@ -305,6 +430,88 @@ export function decide(
       continue;
     }
     return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
+  }
+  return { effect: policy.fallback, rule: undefined, failed: false, shadows: shadows ?? NO_SHADOWS };
+}
+
+/**
+ * `decide` without a deadline to watch: the same first match over `policy.steps`, where a run of rules
+ * on one field holding a value of the type they expect is decided on that value read once (equality
+ * by one lookup naming the rules that match), and otherwise rule by rule.
+ */
+function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdict {
+  let shadows: ShadowMatch[] | undefined;
+  const memo: unknown[] | undefined = policy.slots.length > 0 ? new Array(policy.slots.length) : undefined;
+  for (const step of policy.steps) {
+    if (step.run === undefined) {
+      const { entry, slot } = step;
+      let match: Match;
+      if (slot === undefined) match = matchOf(entry, vars);
+      else {
+        let value = memo![slot];
+        if (value === undefined) value = memo![slot] = readSlot(policy.slots[slot]!, vars);
+        match = value === BY_RULE ? matchOf(entry, vars) : testOf(step.test!, value, entry, vars);
+      }
+      const { rule } = entry;
+      if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
+      if (rule.shadow) {
+        (shadows ??= []).push({ rule, failed: match === 'failed' });
+        continue;
+      }
+      return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
+    }
+    const { run } = step;
+    if (run.kind === 'equals') {
+      const value = stringFieldOf(vars, run.field);
+      if (value !== undefined) {
+        const positions = run.matching.get(value);
+        if (positions === undefined) continue;
+        for (const position of positions) {
+          const { rule } = run.entries[position]!;
+          if (!rule.shadow)
+            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          (shadows ??= []).push({ rule, failed: false });
+        }
+        continue;
+      }
+    } else if (run.kind === 'affix') {
+      const value = stringFieldOf(vars, run.field);
+      if (value !== undefined) {
+        const { tests } = run;
+        for (let position = 0; position < tests.length; position++) {
+          if (!tests[position]!(value)) continue;
+          const { rule } = run.entries[position]!;
+          if (!rule.shadow)
+            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          (shadows ??= []).push({ rule, failed: false });
+        }
+        continue;
+      }
+    } else {
+      const size = sizeOfField(vars, run.field);
+      if (size >= 0) {
+        const { tests } = run;
+        for (let position = 0; position < tests.length; position++) {
+          if (!tests[position]!(size)) continue;
+          const { rule } = run.entries[position]!;
+          if (!rule.shadow)
+            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
+          (shadows ??= []).push({ rule, failed: false });
+        }
+        continue;
+      }
+    }
+    // The field is missing or of another type: rule by rule, where cel-js answers what the closures do not.
+    for (const entry of run.entries) {
+      const match = matchOf(entry, vars);
+      const { rule } = entry;
+      if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
+      if (rule.shadow) {
+        (shadows ??= []).push({ rule, failed: match === 'failed' });
+        continue;
+      }
+      return { effect: rule.effect, rule, failed: match === 'failed', shadows: shadows ?? NO_SHADOWS };
+    }
   }
   return { effect: policy.fallback, rule: undefined, failed: false, shadows: shadows ?? NO_SHADOWS };
 }
