@@ -32,8 +32,12 @@ type FieldRun = { readonly field: string; readonly entries: readonly Entry[] } &
       /** For a string value of the field: the positions in `entries` of the rules it matches, ascending. */
       readonly matching: ReadonlyMap<string, readonly number[]>;
     }
-  | { readonly kind: 'affix'; readonly tests: readonly ((value: string) => boolean)[] }
-  | { readonly kind: 'size'; readonly tests: readonly ((size: number) => boolean)[] }
+  | {
+      readonly kind: 'affix';
+      readonly read: 'string';
+      readonly tests: readonly ((value: string) => boolean)[];
+    }
+  | { readonly kind: 'size'; readonly read: 'size'; readonly tests: readonly ((size: number) => boolean)[] }
 );
 
 /** A step of a decision without a deadline to watch: one rule, or a run of rules on one field. */
@@ -281,12 +285,14 @@ function stepsOf(active: readonly Entry[]): { steps: Step[]; slots: Slot[] } {
           : first!.kind === 'affix'
             ? {
                 kind: 'affix',
+                read: 'string',
                 field,
                 entries,
                 tests: tests.map((t) => (t as FieldTest & { kind: 'affix' }).test),
               }
             : {
                 kind: 'size',
+                read: 'size',
                 field,
                 entries,
                 tests: tests.map((t) => (t as FieldTest & { kind: 'size' }).test),
@@ -404,21 +410,19 @@ export function decide(
   let stepsSinceCheck = 0;
   let rulesSinceCheck = 0;
   for (const entry of policy.active) {
-    {
-      stepsSinceCheck += entry.cost;
-      rulesSinceCheck += 1;
-      // Estimates assume the largest input; reading the clock before every rule would cost more
-      // than most rules do, so it is read every few rules, or before a run that may be long.
-      if (
-        (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS && rulesSinceCheck >= RULES_BETWEEN_CLOCK_CHECKS) ||
-        stepsSinceCheck >= MAX_RULE_COST
-      ) {
-        stepsSinceCheck = 0;
-        rulesSinceCheck = 0;
-        if (clock.now() - startedAt > clock.ms) {
-          const { rule } = entry;
-          return { effect: 'deny', rule, failed: true, shadows: shadows ?? NO_SHADOWS, timedOut: true };
-        }
+    stepsSinceCheck += entry.cost;
+    rulesSinceCheck += 1;
+    // Estimates assume the largest input; reading the clock before every rule would cost more
+    // than most rules do, so it is read every few rules, or before a run that may be long.
+    if (
+      (stepsSinceCheck >= STEPS_BETWEEN_CLOCK_CHECKS && rulesSinceCheck >= RULES_BETWEEN_CLOCK_CHECKS) ||
+      stepsSinceCheck >= MAX_RULE_COST
+    ) {
+      stepsSinceCheck = 0;
+      rulesSinceCheck = 0;
+      if (clock.now() - startedAt > clock.ms) {
+        const { rule } = entry;
+        return { effect: 'deny', rule, failed: true, shadows: shadows ?? NO_SHADOWS, timedOut: true };
       }
     }
     const match = matchOf(entry, vars);
@@ -474,25 +478,12 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
         }
         continue;
       }
-    } else if (run.kind === 'affix') {
-      const value = stringFieldOf(vars, run.field);
-      if (value !== undefined) {
-        const { tests } = run;
+    } else {
+      const value = readSlot(run, vars);
+      if (value !== BY_RULE) {
+        const tests = run.tests as readonly ((value: unknown) => boolean)[];
         for (let position = 0; position < tests.length; position++) {
           if (!tests[position]!(value)) continue;
-          const { rule } = run.entries[position]!;
-          if (!rule.shadow)
-            return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
-          (shadows ??= []).push({ rule, failed: false });
-        }
-        continue;
-      }
-    } else {
-      const size = sizeOfField(vars, run.field);
-      if (size >= 0) {
-        const { tests } = run;
-        for (let position = 0; position < tests.length; position++) {
-          if (!tests[position]!(size)) continue;
           const { rule } = run.entries[position]!;
           if (!rule.shadow)
             return { effect: rule.effect, rule, failed: false, shadows: shadows ?? NO_SHADOWS };
