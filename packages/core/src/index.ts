@@ -97,6 +97,7 @@ export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore
 export type { SpentStateStore } from './spent-states';
 export { inMemorySpentStates } from './spent-states';
 export type {
+  StoredTaskRow,
   TaskOwnerKey,
   TaskRecord,
   TaskRecordChange,
@@ -104,7 +105,14 @@ export type {
   TaskRecordStatus,
   TaskRecordStore,
 } from './task-records';
-export { changedTaskRecord, inMemoryTaskRecords, TERMINAL_TASK_STATUSES } from './task-records';
+export {
+  changedStoredTask,
+  changedTaskRecord,
+  inMemoryTaskRecords,
+  storedTaskRow,
+  taskRecordOfStored,
+  TERMINAL_TASK_STATUSES,
+} from './task-records';
 export {
   grantActive,
   grantBounds,

@@ -80,6 +80,50 @@ export interface TaskRecordStore {
 const sameOwner = (record: TaskRecord, owner: TaskOwnerKey): boolean =>
   record.tenant === owner.tenant && record.principal === owner.principal;
 
+/**
+ * A task as a database store keeps it: the columns it is looked up by, and the record's JSON text
+ * without its input responses, which a store keeps apart (answers arrive and are taken on their own).
+ */
+export interface StoredTaskRow {
+  readonly id: string;
+  readonly tenant: string | null;
+  readonly principal: string | null;
+  readonly status: TaskRecordStatus;
+  readonly createdMs: number;
+  readonly expiresMs: number;
+  readonly text: string;
+}
+
+export function storedTaskRow(record: TaskRecord): StoredTaskRow {
+  const { inputResponses: _kept, ...rest } = record;
+  const createdMs = Date.parse(record.createdAt);
+  return {
+    id: record.id,
+    tenant: record.tenant,
+    principal: record.principal,
+    status: record.status,
+    createdMs,
+    expiresMs: createdMs + record.ttlMs,
+    text: JSON.stringify(rest),
+  };
+}
+
+/** A stored task read back: its record's text and the input responses kept beside it (null: none). */
+export function taskRecordOfStored(text: string, responses: string | null): TaskRecord {
+  const record = JSON.parse(text) as TaskRecord;
+  return responses === null
+    ? record
+    : { ...record, inputResponses: JSON.parse(responses) as Record<string, unknown> };
+}
+
+/** The text `change` writes over a stored task's, or undefined when the task has ended (none reopens). */
+export function changedStoredTask(text: string, change: TaskRecordChange): string | undefined {
+  const record = JSON.parse(text) as TaskRecord;
+  if (TERMINAL_TASK_STATUSES.has(record.status)) return undefined;
+  const { inputResponses: _kept, ...changed } = changedTaskRecord(record, change);
+  return JSON.stringify(changed);
+}
+
 /** Applies `change` to `record` as every store does (fields a status does not show are dropped). */
 export function changedTaskRecord(record: TaskRecord, change: TaskRecordChange): TaskRecord {
   const {

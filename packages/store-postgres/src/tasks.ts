@@ -2,12 +2,7 @@
 // tasks/cancel for a task another process runs. Ending a task is one conditional UPDATE (only while it
 // has not ended), which row locking makes atomic: a cancel and a result racing end the task once.
 
-import {
-  changedTaskRecord,
-  TERMINAL_TASK_STATUSES,
-  type TaskRecord,
-  type TaskRecordStore,
-} from '@toolgate/core';
+import { changedStoredTask, storedTaskRow, taskRecordOfStored, type TaskRecordStore } from '@toolgate/core';
 import { Connection, type PostgresStoreOptions } from './connection';
 import { prefixOf } from './schema';
 
@@ -26,10 +21,7 @@ interface Row {
 const ENDED = `status IN ('completed', 'failed', 'cancelled')`;
 const OWNER = `tenant IS NOT DISTINCT FROM $1 AND principal IS NOT DISTINCT FROM $2`;
 
-const recordOf = (row: Row): TaskRecord => {
-  const record = JSON.parse(row.record) as TaskRecord;
-  return row.responses === null ? record : { ...record, inputResponses: JSON.parse(row.responses) };
-};
+const recordOf = (row: Row) => taskRecordOfStored(row.record, row.responses);
 
 /**
  * MCP tasks in PostgreSQL, beside the check-ins.
@@ -49,20 +41,12 @@ export function postgresTaskRecords(options: PostgresTaskRecordsOptions): Postgr
   };
   return {
     async create(record) {
-      const { inputResponses: _none, ...kept } = record;
+      const row = storedTaskRow(record);
       await connection.use(`create task '${record.id}'`, (pool) =>
         pool.query(
           `INSERT INTO ${t}toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record)
            VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [
-            record.id,
-            record.tenant,
-            record.principal,
-            record.status,
-            Date.parse(record.createdAt),
-            Date.parse(record.createdAt) + record.ttlMs,
-            JSON.stringify(kept),
-          ],
+          [row.id, row.tenant, row.principal, row.status, row.createdMs, row.expiresMs, row.text],
         ),
       );
     },
@@ -73,17 +57,16 @@ export function postgresTaskRecords(options: PostgresTaskRecordsOptions): Postgr
     async update(id, change) {
       const row = await read(id);
       if (row === undefined) return false;
-      const record = JSON.parse(row.record) as TaskRecord;
-      if (TERMINAL_TASK_STATUSES.has(record.status)) return false;
       // What a change writes does not depend on the fields another change may have written meanwhile
       // (all of them are replaced); the status condition is the one atomic point.
-      const { inputResponses: _none, ...changed } = changedTaskRecord(record, change);
+      const changed = changedStoredTask(row.record, change);
+      if (changed === undefined) return false;
       const { rowCount } = await connection.use(`update task '${id}'`, (pool) =>
         pool.query(
           `UPDATE ${t}toolgate_tasks SET status = $1, record = $2,
              responses = CASE WHEN $1 = 'input_required' THEN responses ELSE NULL END
            WHERE id = $3 AND NOT ${ENDED}`,
-          [change.status, JSON.stringify(changed), id],
+          [change.status, changed, id],
         ),
       );
       return rowCount === 1;

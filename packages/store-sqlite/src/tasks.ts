@@ -2,12 +2,7 @@
 // tasks/cancel for a task another process runs. A change is read and written under the write lock, so
 // a cancel and a result racing from two processes end the task once.
 
-import {
-  changedTaskRecord,
-  TERMINAL_TASK_STATUSES,
-  type TaskRecord,
-  type TaskRecordStore,
-} from '@toolgate/core';
+import { changedStoredTask, storedTaskRow, taskRecordOfStored, type TaskRecordStore } from '@toolgate/core';
 import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 
 export type SqliteTaskRecordsOptions = SqliteStoreOptions;
@@ -49,10 +44,7 @@ interface Row {
   readonly responses: string | null;
 }
 
-const recordOf = (row: Row): TaskRecord => {
-  const record = JSON.parse(row.record) as TaskRecord;
-  return row.responses === null ? record : { ...record, inputResponses: JSON.parse(row.responses) };
-};
+const recordOf = (row: Row) => taskRecordOfStored(row.record, row.responses);
 
 /**
  * MCP tasks in SQLite (Node's built-in node:sqlite), beside the check-ins in the same file.
@@ -65,17 +57,9 @@ export function sqliteTaskRecords(options: SqliteTaskRecordsOptions): SqliteTask
   const connection = new Connection('sqliteTaskRecords', options, prepareTasks);
   return {
     async create(record) {
-      const { inputResponses: _none, ...kept } = record;
+      const row = storedTaskRow(record);
       connection.use(`create task '${record.id}'`, (s) =>
-        s.insert.run(
-          record.id,
-          record.tenant,
-          record.principal,
-          record.status,
-          Date.parse(record.createdAt),
-          Date.parse(record.createdAt) + record.ttlMs,
-          JSON.stringify(kept),
-        ),
+        s.insert.run(row.id, row.tenant, row.principal, row.status, row.createdMs, row.expiresMs, row.text),
       );
     },
     async get(id) {
@@ -89,11 +73,10 @@ export function sqliteTaskRecords(options: SqliteTaskRecordsOptions): SqliteTask
           () => {
             const row = s.get.get(id) as Row | undefined;
             if (row === undefined) return false;
-            const record = JSON.parse(row.record) as TaskRecord;
-            if (TERMINAL_TASK_STATUSES.has(record.status)) return false;
-            const { inputResponses: _none, ...changed } = changedTaskRecord(record, change);
+            const changed = changedStoredTask(row.record, change);
+            if (changed === undefined) return false;
             if (change.status !== 'input_required') s.clearResponses.run(id);
-            return s.write.run(change.status, JSON.stringify(changed), id).changes === 1;
+            return s.write.run(change.status, changed, id).changes === 1;
           },
           'immediate',
         ),
