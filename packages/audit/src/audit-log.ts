@@ -31,14 +31,7 @@ import {
   type AuditDigestKey,
   type AuditSigningKey,
 } from './keys';
-import {
-  keyedDigest,
-  sealRecords,
-  syncDigester,
-  syncTextDigester,
-  webCryptoSigner,
-  type AuditFields,
-} from './record';
+import { keyedDigest, sealRecords, syncTextDigester, webCryptoSigner, type AuditFields } from './record';
 import { policyRuleOf } from './rule';
 import { verifyAuditLog, type AuditVerification } from './verify';
 import { AuditWriter } from './writer';
@@ -309,12 +302,11 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       cause === undefined ? undefined : { cause },
     );
 
-  const digestNow = syncDigester(config.digesting);
   async function digest(value: unknown): Promise<string> {
-    return digestNow !== undefined ? digestNow(value) : keyedDigest(await digestKey, value);
+    return digestText !== undefined ? digestText(canonicalJson(value)) : keyedDigest(await digestKey, value);
   }
 
-  /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */
+  /** True when a call may run recorded now without asking the store: it just took an append. */
   const admittedNow = () =>
     !closed &&
     keysReady &&
@@ -323,6 +315,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
     writer.pending < MAX_QUEUED &&
     writer.storedWithin(ANSWERED_WITHIN_MS);
 
+  /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */
   const admit: AuditCore['admit'] = async () => {
     if (closed) return { ok: false, error: unavailable('the log is closed') };
     try {

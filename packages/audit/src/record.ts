@@ -174,15 +174,10 @@ export async function keyedDigest(key: CryptoKey, value: unknown): Promise<strin
 }
 
 /**
- * The same digest computed in this thread, when the key's bytes are at hand and the runtime has
- * node:crypto; undefined otherwise (then `keyedDigest` with the imported key).
+ * The keyed digest of a value's canonical JSON text (`canonicalJson(value)`) computed in this thread,
+ * when the key's bytes are at hand and the runtime has node:crypto; undefined otherwise (then
+ * `keyedDigest` with the imported key).
  */
-export function syncDigester(key: Uint8Array | CryptoKey): ((value: unknown) => string) | undefined {
-  const ofText = syncTextDigester(key);
-  return ofText === undefined ? undefined : (value) => ofText(canonicalJson(value));
-}
-
-/** The keyed digest of a value's canonical JSON text already written (`canonicalJson(value)`), in this thread. */
 export function syncTextDigester(key: Uint8Array | CryptoKey): ((text: string) => string) | undefined {
   const native = nativeCrypto();
   if (native === undefined || !(key instanceof Uint8Array)) return undefined;

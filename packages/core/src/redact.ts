@@ -101,25 +101,18 @@ const MAX_NUMBER_CHARS = 24;
 const RECENT_REDACTORS = 16;
 const recentRedactors = new Map<string, Redactor>();
 
-// The same list handed in again (a gateway's own secrets, held until one is added) finds its
-// redactor without joining its values; it is taken only while every element is still the one seen.
-const byList = new WeakMap<
-  readonly string[],
-  { readonly seen: readonly unknown[]; readonly redactor: Redactor }
->();
+// A frozen list (a gateway's own secrets, held until one is added) cannot change: its redactor is
+// found by the list itself, without joining its values again.
+const byFrozenList = new WeakMap<readonly string[], Redactor>();
 
 function redactorOf(secrets: readonly string[]): Redactor {
-  const known = byList.get(secrets);
-  if (known !== undefined && sameElements(known.seen, secrets)) return known.redactor;
-  const redactor = redactorOfValues(secrets);
-  byList.set(secrets, { seen: [...secrets], redactor });
+  if (!Object.isFrozen(secrets)) return redactorOfValues(secrets);
+  let redactor = byFrozenList.get(secrets);
+  if (redactor === undefined) {
+    redactor = redactorOfValues(secrets);
+    byFrozenList.set(secrets, redactor);
+  }
   return redactor;
-}
-
-function sameElements(seen: readonly unknown[], now: readonly unknown[]): boolean {
-  if (seen.length !== now.length) return false;
-  for (let i = 0; i < seen.length; i++) if (seen[i] !== now[i]) return false;
-  return true;
 }
 
 function redactorOfValues(secrets: readonly string[]): Redactor {

@@ -108,7 +108,7 @@ export async function createGateway(
   let scrub: { readonly from: readonly string[]; readonly list: readonly string[] } | undefined;
   const log = createLog(options.log ?? ((line) => process.stderr.write(`${line}\n`)), () => {
     const all = ownSecrets.all();
-    if (scrub?.from !== all) scrub = { from: all, list: scrubbable(all) };
+    if (scrub?.from !== all) scrub = { from: all, list: Object.freeze(scrubbable(all)) };
     return scrub.list;
   });
   const stdio = options.stdio === true;

@@ -93,7 +93,8 @@ export class OwnSecrets {
 
   /** The values worth guarding in calls (`ownSecretValues`). */
   values(): readonly string[] {
-    return (this.#values ??= ownSecretValues([...this.#all]));
+    // Frozen: redaction then finds its redactor by the list.
+    return (this.#values ??= Object.freeze(ownSecretValues([...this.#all])));
   }
 }
 
