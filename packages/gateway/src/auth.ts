@@ -77,9 +77,6 @@ export function authenticatorOf(
     digest: digest(entry.token),
     identity: identityOf(entry.identity),
   }));
-  const clientIds = new WeakMap(
-    tokens.map(({ identity }) => [identity, `${identity.tenant}/${identity.principal ?? ''}`] as const),
-  );
   const jwt =
     config?.jwt === undefined ? undefined : jwtVerifier(config.jwt, options.baseDir, options.now ?? Date.now);
   const tenants = new Set(options.tenants);
@@ -103,11 +100,7 @@ export function authenticatorOf(
       }
       if (found === undefined) return { ok: false, why: 'invalid' };
       if (found.tenant === undefined || !tenants.has(found.tenant)) return { ok: false, why: 'tenant' };
-      return {
-        ok: true,
-        identity: found,
-        clientId: clientIds.get(found) ?? `${found.tenant}/${found.principal ?? ''}`,
-      };
+      return { ok: true, identity: found, clientId: `${found.tenant}/${found.principal ?? ''}` };
     },
   };
 }

@@ -66,7 +66,8 @@ export function gatewayServed(
   // An upstream's relayed requestState is sealed under the check-in key when there is one, so every
   // gateway process behind a load balancer opens it; else under a key of this process only.
   const sealKey = host.current().config.checkIns?.key;
-  // A tenant's scope is the same for every call under one runtime generation: built on its first call.
+  // A tenant's scope is the same for every call under one runtime generation (its upstreams follow
+  // the caller's tenant only): built on its first call.
   const scopes = new WeakMap<Runtime, Map<TenantRuntime, McpServeScope>>();
   const scopeOf = (
     runtime: Runtime,

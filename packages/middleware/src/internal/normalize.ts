@@ -113,12 +113,13 @@ export function joinSpacedLetters(text: string): string | undefined {
   return text.replace(SPACED_LETTERS, (run) => run.replace(SEPARATORS, ''));
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** `text` read backwards, code point by code point. */
 export function reversed(text: string): string {
   // Without a surrogate, each UTF-16 unit is a code point: the quicker split reads the same.
   return SURROGATE.test(text) ? Array.from(text).reverse().join('') : text.split('').reverse().join('');
 }
-const SURROGATE = /[\uD800-\uDFFF]/;
 
 const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
 const HEX_RUN = /(?:[0-9a-fA-F]{2}){12,}/g;
