@@ -3,7 +3,7 @@
 // BENCH_CALLS tools/call at concurrency 1 and 32 through one session, then stops it, and prints
 // the heaviest self-time frames of the profile. BENCH_GOVERNING=audit-on (or audit-off) profiles the
 // configuration bench:gateway calls governing (five rules, SQLite; run it on Node 22.13+) instead of
-// the bare one. BENCH_CLIENT=2026-07-28 calls it with SDK v2 clients pinned to that revision
+// the bare one. BENCH_CONCURRENCY=1 (or 32) drives only that concurrency. BENCH_CLIENT=2026-07-28 calls it with SDK v2 clients pinned to that revision
 // (stateless: each call its own HTTP exchange) instead of 2025-11-25 sessions.
 
 import { setMaxListeners } from 'node:events';
@@ -38,7 +38,8 @@ const { child, url } = await startProxy(
 );
 const client =
   process.env['BENCH_CLIENT'] === '2026-07-28' ? await modernClient(url) : await benchClient(url, 'profile');
-for (const concurrency of [1, 32]) {
+const CONCURRENCIES = (process.env['BENCH_CONCURRENCY'] ?? '1,32').split(',').map(Number);
+for (const concurrency of CONCURRENCIES) {
   let next = 0;
   const started = performance.now();
   await Promise.all(
