@@ -177,8 +177,7 @@ async function madeGrant(
 ): Promise<{ readonly grant?: StandingGrant; readonly grantError?: string }> {
   if (!(await inbox.onGrant({ kind: 'created', grant, by })))
     return {
-      grantError:
-        'The approval is recorded, but the standing grant was not made: it could not be recorded.',
+      grantError: 'The approval is recorded, but the standing grant was not made: it could not be recorded.',
     };
   try {
     await inbox.grants!.create(grant);
