@@ -72,6 +72,14 @@ export interface GatewayEventFields {
   readonly 'grant.created': GrantFields & { readonly fromCheckIn: string };
   readonly 'grant.revoked': GrantFields;
   readonly 'grant.used': GrantFields & { readonly checkInId: string };
+  /**
+   * The audit log could not record a grant's change (`error`: the failure's class): a creation is
+   * then not made; a revocation stands, unrecorded.
+   */
+  readonly 'grant.unrecorded': GrantFields & {
+    readonly change: 'created' | 'revoked';
+    readonly error: string;
+  };
   readonly 'http.refused': {
     readonly status: number;
     readonly why: string;

@@ -18,6 +18,7 @@ export const LOG_EVENTS = [
   'credential.set',
   'grant.created',
   'grant.revoked',
+  'grant.unrecorded',
   'grant.used',
   'http.refused',
   'listen.warning',

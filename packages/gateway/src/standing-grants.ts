@@ -147,19 +147,34 @@ export function grantUseRecorder(audit: GatewayAudit | undefined, log?: GatewayL
 /**
  * Records a grant made or revoked in the inbox: `grant.created` / `grant.revoked` in the audit log
  * (the approver, the check-in it came from, the bounds' shape; values only as a keyed digest) and
- * the event of the same name.
+ * the event of the same name. A creation is told before the grant is stored: a rejection (the log
+ * cannot hold it) means the grant is not made. Either failure is logged as `grant.unrecorded`.
  */
 export function grantChangeRecorder(audit: GatewayAudit | undefined, log: GatewayLog) {
   return async (change: GrantChange): Promise<void> => {
     const { grant, by } = change;
+    // A revocation has already taken effect, whatever the log can hold.
+    if (change.kind === 'revoked') log({ msg: 'grant.revoked', ...grantFields(grant, by) });
+    try {
+      await audit?.record({
+        kind: `grant.${change.kind}`,
+        ...grantEntry(grant),
+        ...(change.kind === 'created' ? { checkInId: grant.fromCheckIn } : {}),
+        approver: by,
+      });
+    } catch (error) {
+      log({
+        msg: 'grant.unrecorded',
+        // An unrecorded creation did not happen; an unrecorded revocation is a gap in the log.
+        level: change.kind === 'created' ? 'warn' : 'error',
+        ...grantFields(grant, by),
+        change: change.kind,
+        // The class only: a store's error text could carry its connection string.
+        error: (error as Error | undefined)?.name ?? 'Error',
+      });
+      throw error;
+    }
     if (change.kind === 'created')
       log({ msg: 'grant.created', ...grantFields(grant, by), fromCheckIn: grant.fromCheckIn });
-    else log({ msg: 'grant.revoked', ...grantFields(grant, by) });
-    await audit?.record({
-      kind: `grant.${change.kind}`,
-      ...grantEntry(grant),
-      ...(change.kind === 'created' ? { checkInId: grant.fromCheckIn } : {}),
-      approver: by,
-    });
   };
 }

@@ -42,7 +42,7 @@ export type DecideAnswer =
       readonly outcome?: OutcomeSummary;
       /** The standing grant made with this approval. */
       readonly grant?: StandingGrant;
-      /** Why the standing grant asked for was not made (the store failed). */
+      /** Why the standing grant asked for was not made (it could not be recorded, or the store failed). */
       readonly grantError?: string;
     }
   | {
@@ -166,6 +166,27 @@ export function summarize(outcome: DispatchOutcome): OutcomeSummary {
   }
 }
 
+/**
+ * Makes `grant`: told to the host first (its audit log), so a grant that cannot be recorded never
+ * comes into force, then stored.
+ */
+async function madeGrant(
+  inbox: InboxContext,
+  grant: StandingGrant,
+  by: string,
+): Promise<{ readonly grant?: StandingGrant; readonly grantError?: string }> {
+  if (!(await inbox.onGrant({ kind: 'created', grant, by })))
+    return {
+      grantError: 'The approval is recorded, but the standing grant was not made: it could not be recorded.',
+    };
+  try {
+    await inbox.grants!.create(grant);
+  } catch {
+    return { grantError: 'The approval is recorded, but the standing grant could not be saved.' };
+  }
+  return { grant };
+}
+
 /** Records `by`'s decision on `record` once; carries it out when the inbox holds a `carryOut`. */
 export async function decide(
   inbox: InboxContext,
@@ -201,17 +222,8 @@ export async function decide(
         record: after,
       }
     );
-  // The approval stands either way; a grant the store could not keep is reported, never half-made.
-  let granted: { grant?: StandingGrant; grantError?: string } = {};
-  if (grant !== undefined) {
-    try {
-      await inbox.grants!.create(grant);
-      granted = { grant };
-      await inbox.onGrant({ kind: 'created', grant, by });
-    } catch {
-      granted = { grantError: 'The approval is recorded, but the standing grant could not be saved.' };
-    }
-  }
+  // The approval stands either way; a grant is made whole or not at all, and the answer says which.
+  const granted = grant === undefined ? {} : await madeGrant(inbox, grant, by);
   if (inbox.carryOut === undefined) return { ok: true, record: after, ...granted };
   let outcome: OutcomeSummary;
   try {

@@ -127,6 +127,20 @@ export async function visibleGrants(inbox: InboxContext, approver: Approver): Pr
     .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id < b.id ? 1 : -1));
 }
 
+/**
+ * Revokes `grant` for `by`, then tells the host. A revocation only narrows what runs, so it stands
+ * even when the host cannot record it; the answer then says so (undefined: nothing to report).
+ */
+export async function revokeGrant(
+  inbox: InboxContext,
+  grant: StandingGrant,
+  by: string,
+): Promise<string | undefined> {
+  if (!(await inbox.grants!.revoke(grant.id))) return undefined;
+  if (await inbox.onGrant({ kind: 'revoked', grant, by })) return undefined;
+  return 'The grant is revoked, but its revocation could not be recorded.';
+}
+
 /** A bound as one line for people. */
 export function boundText(bound: GrantBound): string {
   if ('equals' in bound) return `= ${JSON.stringify(bound.equals)}`;

@@ -87,8 +87,10 @@ export interface InboxOptions {
   /** The digest of the tool's definition as served now, or undefined when it is not served; a grant is void once it changes. */
   readonly definitionOf?: (request: CheckInRequest) => string | undefined | Promise<string | undefined>;
   /**
-   * Told after a standing grant is created or revoked here, with who did it (e.g. to write the audit
-   * log and an event). A hook that throws or rejects changes nothing: the grant stands as stored.
+   * Told when a standing grant is created or revoked here, with who did it (e.g. to write the audit
+   * log and an event). A creation is told before the grant is stored: when the hook throws or
+   * rejects, the grant is not made (the approval stands, and its answer says why). A revocation is
+   * told after it takes effect; it stands either way, and the answer says it could not be recorded.
    */
   readonly onGrant?: (change: GrantChange) => void | Promise<void>;
   /** The longest a standing grant may last; default 7 days. */
@@ -131,7 +133,8 @@ export interface InboxContext {
   readonly status: InboxOptions['status'];
   readonly grants: StandingGrantStore | undefined;
   readonly definitionOf: InboxOptions['definitionOf'];
-  readonly onGrant: (change: GrantChange) => Promise<void>;
+  /** The host's `onGrant`: resolves whether it took the change (true without a hook), never rejects. */
+  readonly onGrant: (change: GrantChange) => Promise<boolean>;
   readonly maxGrantMs: number;
   readonly pollMs: number;
   readonly secureCookies: boolean | undefined;
@@ -254,8 +257,10 @@ export function inboxContext(options: InboxOptions): InboxContext {
     onGrant: async (change) => {
       try {
         await options.onGrant?.(change);
+        return true;
       } catch {
-        // The grant is stored either way; the host's hook reports its own failures.
+        // The host's hook reports its own failure; the caller decides what a change it could not take means.
+        return false;
       }
     },
     maxGrantMs: positive('maxGrantMs', options.maxGrantMs, 7 * 24 * 60 * 60 * 1000),

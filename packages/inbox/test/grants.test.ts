@@ -146,6 +146,96 @@ describe('standing grants in the inbox API', () => {
     expect(d.ran).toEqual([{ orderId: 'o-9', amount: 9 }]);
   });
 
+  it('tells the host of a grant before storing it, and makes none the host cannot record', async () => {
+    const grants = inMemoryStandingGrants();
+    const created: string[] = [];
+    let down = true;
+    const told: Array<{ kind: string; storedYet: boolean }> = [];
+    const d = deployment({
+      grants: {
+        ...grants,
+        create: async (grant) => {
+          created.push(grant.id);
+          await grants.create(grant);
+        },
+      },
+      definitionOf: (request) => `def:${request.toolName}`,
+      onGrant: async (change) => {
+        told.push({ kind: change.kind, storedYet: (await grants.get(change.grant.id)) !== undefined });
+        if (down) throw new Error('audit store down at postgres://auditor:hunter2@db');
+      },
+    });
+    const args = { orderId: 'o-secret-4471', amount: 40 };
+    const approve = async () => {
+      const paused = await d.pause(ACME, args);
+      const response = await d.api(`/check-ins/${paused.checkIn.id}/approve`, {
+        token: TOKENS.ana,
+        body: { grant: { bounds: { amount: { atMost: 40 } }, uses: 5 } },
+      });
+      expect(response.status).toBe(200);
+      return { paused, body: await json(response) };
+    };
+
+    const refused = await approve();
+    // The approval stands and ran once; the grant was never stored, and the answer says why.
+    expect(refused.body['checkIn']).toMatchObject({ decision: { approved: true, by: 'ana@acme' } });
+    expect(refused.body['outcome']).toMatchObject({ kind: 'result' });
+    expect(refused.body).not.toHaveProperty('grant');
+    expect(refused.body['grantError']).toBe(
+      'The approval is recorded, but the standing grant was not made: it could not be recorded.',
+    );
+    expect(JSON.stringify(refused.body['grantError'])).not.toMatch(/o-secret|hunter2|postgres/);
+    expect(created).toEqual([]);
+    expect(await grants.list()).toEqual([]);
+    expect((await json(await d.api('/grants', { token: TOKENS.ana })))['grants']).toEqual([]);
+    expect(d.ran).toEqual([args]);
+    // The identical call later is asked about again: no grant answers it.
+    const again = await d.dispatcher.dispatch({ toolName: 'issue_refund', args }, { identity: ACME });
+    expect(again.kind).toBe('paused');
+
+    down = false;
+    const made = await approve();
+    const grant = made.body['grant'] as StandingGrant;
+    expect(grant.id).toMatch(/^grt_/);
+    expect(created).toEqual([grant.id]);
+    expect(await grants.get(grant.id)).toMatchObject({ uses: 0, maxUses: 5 });
+    // Told first, stored after: a grant is never in force before the host has it.
+    expect(told).toEqual([
+      { kind: 'created', storedYet: false },
+      { kind: 'created', storedYet: false },
+    ]);
+  });
+
+  it('revokes a grant even when the host cannot record it, and says so', async () => {
+    const grants = inMemoryStandingGrants();
+    let down = false;
+    const d = deployment({
+      grants,
+      definitionOf: () => 'def',
+      onGrant: async (change) => {
+        if (down && change.kind === 'revoked') throw new Error('audit store down');
+      },
+    });
+    const paused = await d.pause(ACME, { orderId: 'o-5', amount: 5 });
+    const approved = await json(
+      await d.api(`/check-ins/${paused.checkIn.id}/approve`, {
+        token: TOKENS.ana,
+        body: { grant: { uses: 3 } },
+      }),
+    );
+    const grant = approved['grant'] as StandingGrant;
+    down = true;
+    const revoked = await d.api(`/grants/${grant.id}`, { token: TOKENS.ana, method: 'DELETE' });
+    expect(revoked.status).toBe(200);
+    const body = await json(revoked);
+    expect(body['grant']).toMatchObject({ id: grant.id, revoked: true });
+    expect(body['recordError']).toBe('The grant is revoked, but its revocation could not be recorded.');
+    expect(await grants.use(grant.id)).toBe(false);
+    // Revoking it again changes nothing and has nothing left to record.
+    const twice = await json(await d.api(`/grants/${grant.id}`, { token: TOKENS.ana, method: 'DELETE' }));
+    expect(twice).not.toHaveProperty('recordError');
+  });
+
   it('refuses options it cannot use when the app is built', () => {
     expect(() => deployment({ grants: inMemoryStandingGrants() })).toThrow(/definitionOf/);
     expect(() => deployment({ grants: {} as never, definitionOf: () => 'd' })).toThrow(/StandingGrantStore/);

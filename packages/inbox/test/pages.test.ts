@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { CheckInScreen } from '@toolgate/inbox';
 import { inMemoryArtifacts } from '@toolgate/middleware';
-import { createSigner } from '@toolgate/core';
+import { createSigner, inMemoryStandingGrants } from '@toolgate/core';
 import { ACME, deployment, GLOBEX, KEY, TOKENS, type Deployment } from './fixtures';
 
 const ORIGIN = 'http://inbox.test';
@@ -386,5 +386,44 @@ describe('pages: live updates', () => {
     const fragment = await (await s.get('/fragments/live')).text();
     expect(fragment).toMatch(/^<div id="live">/);
     expect(fragment).toContain('issue_refund');
+  });
+});
+
+describe('pages: a standing grant the host cannot record', () => {
+  it('is not made through the form, and a revocation through the form stands and says it was not recorded', async () => {
+    const grants = inMemoryStandingGrants();
+    let down = true;
+    const d = deployment({
+      grants,
+      definitionOf: () => 'def',
+      onGrant: async () => {
+        if (down) throw new Error('audit store down');
+      },
+    });
+    const ana = await signIn(d, TOKENS.ana);
+    const first = await d.pause(ACME, { orderId: 'o-31', amount: 31 });
+    const csrf = csrfOf(await (await ana.get(`/check-ins/${first.checkIn.id}`)).text());
+    const form = { _csrf: csrf, grant: 'on', grant_uses: '3', grant_hours: '1' };
+    const refused = await ana.post(`/check-ins/${first.checkIn.id}/approve`, form);
+    expect(refused.status).toBe(200);
+    const page = await refused.text();
+    expect(page).toContain('the standing grant was not made: it could not be recorded.');
+    expect(page).not.toContain('Standing grant grt_');
+    expect(await grants.list()).toEqual([]);
+    expect(d.ran).toEqual([{ orderId: 'o-31', amount: 31 }]);
+
+    down = false;
+    const second = await d.pause(ACME, { orderId: 'o-32', amount: 32 });
+    expect(await (await ana.post(`/check-ins/${second.checkIn.id}/approve`, form)).text()).toContain(
+      'Standing grant grt_',
+    );
+    const [grant] = await grants.list();
+    down = true;
+    const revoked = await ana.post(`/grants/${grant!.id}/revoke`, { _csrf: csrf });
+    expect(revoked.status).toBe(200);
+    expect(await revoked.text()).toContain('The grant is revoked, but its revocation could not be recorded.');
+    expect(await grants.get(grant!.id)).toMatchObject({ revoked: true });
+    // Recorded or not, a revoke that has nothing left to do goes back to the list.
+    expect((await ana.post(`/grants/${grant!.id}/revoke`, { _csrf: csrf })).status).toBe(303);
   });
 });

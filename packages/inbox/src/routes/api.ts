@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { decide, type DecisionInput } from '../decide';
-import { visibleGrant, visibleGrants, type GrantInput } from '../grants';
+import { revokeGrant, visibleGrant, visibleGrants, type GrantInput } from '../grants';
 import type { InboxContext } from '../options';
 import { expired, listQuery, pendingPage, visibleRecord, visibleRecords } from '../records';
 import { argsSummary } from '../views/values';
@@ -154,9 +154,11 @@ export function apiRoutes(inbox: InboxContext): Hono<Env> {
     const id = c.req.param('id');
     const grant = await visibleGrant(inbox, c.get('session').approver, id);
     if (grant === undefined) return noGrant(c);
-    if (await inbox.grants!.revoke(id))
-      await inbox.onGrant({ kind: 'revoked', grant, by: c.get('session').approver.id });
-    return c.json({ grant: (await inbox.grants!.get(id)) ?? grant });
+    const recordError = await revokeGrant(inbox, grant, c.get('session').approver.id);
+    return c.json({
+      grant: (await inbox.grants!.get(id)) ?? grant,
+      ...(recordError !== undefined ? { recordError } : {}),
+    });
   });
 
   return app;

@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { html } from 'hono/html';
 import { decide, type DecisionInput } from '../decide';
-import { grantFromForm, visibleGrant, visibleGrants } from '../grants';
+import { grantFromForm, revokeGrant, visibleGrant, visibleGrants } from '../grants';
 import type { InboxContext } from '../options';
 import { decidable, listQuery, pendingPage, visibleRecord, visibleRecords } from '../records';
 import {
@@ -212,7 +212,7 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
   app.post('/check-ins/:id/approve', signedIn, decision(approval));
   app.post('/check-ins/:id/decline', signedIn, decision(declining));
 
-  app.get('/grants', signedIn, async (c) => {
+  const grantsResponse = async (c: Context<Env>, notice?: Notice) => {
     const session = c.get('session');
     const grants = await visibleGrants(inbox, session.approver);
     return c.html(
@@ -224,10 +224,12 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
           grants,
           csrf: session.csrf ?? '',
           enabled: inbox.grants !== undefined,
+          ...(notice !== undefined ? { notice } : {}),
         }),
       ),
     );
-  });
+  };
+  app.get('/grants', signedIn, (c) => grantsResponse(c));
 
   app.post('/grants/:id/revoke', signedIn, async (c) => {
     const session = c.get('session');
@@ -236,8 +238,9 @@ export function pageRoutes(inbox: InboxContext): Hono<Env> {
     const id = c.req.param('id');
     const grant = await visibleGrant(inbox, session.approver, id);
     if (grant === undefined) return notFoundPage(inbox, c, session);
-    if (await inbox.grants!.revoke(id))
-      await inbox.onGrant({ kind: 'revoked', grant, by: session.approver.id });
+    const recordError = await revokeGrant(inbox, grant, session.approver.id);
+    // Shown here rather than lost behind the redirect: the revocation stands, unrecorded.
+    if (recordError !== undefined) return grantsResponse(c, { tone: 'bad', text: recordError });
     return c.redirect(`${base}/grants`, 303);
   });
 

@@ -4,6 +4,7 @@
 import { grantActive, type StandingGrant } from '@toolgate/core';
 import { html } from 'hono/html';
 import { boundText } from '../grants';
+import type { Notice } from './check-in';
 import type { Html } from './html';
 import { left } from './time';
 import { visible } from './values';
@@ -14,6 +15,8 @@ export interface GrantsView {
   readonly grants: readonly StandingGrant[];
   readonly csrf: string;
   readonly enabled: boolean;
+  /** What became of the last action here, when the list alone does not show it. */
+  readonly notice?: Notice;
 }
 
 function row(view: GrantsView, grant: StandingGrant): Html {
@@ -53,6 +56,7 @@ export function grantsPage(view: GrantsView): Html {
     return html`<h1>Standing grants</h1>
       <p class="muted">Standing grants are not enabled on this inbox.</p>`;
   return html`<h1>Standing grants</h1>
+    ${view.notice === undefined ? '' : html`<p class="notice ${view.notice.tone}" role="status">${view.notice.text}</p>`}
     <p><a href="${view.base}/">Back to the list</a></p>
     ${
       view.grants.length === 0
