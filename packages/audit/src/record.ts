@@ -104,8 +104,9 @@ function hashedBody(record: Readonly<Record<string, unknown>>): Record<string, u
 function chainHash(record: Readonly<Record<string, unknown>>): string {
   const native = nativeCrypto();
   const text = hashedText(record);
-  return native === undefined
-    ? sha256Hex(encoder.encode(text))
+  if (native === undefined) return sha256Hex(encoder.encode(text));
+  return native.hash !== undefined
+    ? native.hash('sha256', text, 'hex')
     : native.createHash('sha256').update(text).digest('hex');
 }
 

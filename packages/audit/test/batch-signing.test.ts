@@ -116,3 +116,48 @@ describe('digests computed in this thread', () => {
     }
   });
 });
+
+describe("the runtime's crypto, or none", () => {
+  /** The records of one log written with `process.getBuiltinModule` answering `crypto` for node:crypto. */
+  async function logWith(crypto: unknown): Promise<AuditRecord[]> {
+    const host = process as { getBuiltinModule?: (id: string) => unknown };
+    const original = host.getBuiltinModule;
+    host.getBuiltinModule = (id) => (id === 'node:crypto' ? crypto : original?.call(process, id));
+    try {
+      let records: AuditRecord[] = [];
+      await jest.isolateModulesAsync(async () => {
+        const fresh = (await import('@toolgate/audit')) as typeof import('@toolgate/audit');
+        const store = fresh.inMemoryAuditStore();
+        const audit = fresh.auditLog({
+          store,
+          signingKey: PRIVATE_PEM,
+          digestKey: DIGEST_KEY,
+          clock: () => 0,
+        });
+        await Promise.all(
+          [1, 2, 3].map((i) => audit.record({ kind: 'grant.used', tool: `t${i}`, args: { i } })),
+        );
+        await audit.record({ kind: 'grant.used', tool: 't4', args: { ü: 'ß' } });
+        records = await recordsOf(store);
+      });
+      return records;
+    } finally {
+      host.getBuiltinModule = original;
+    }
+  }
+
+  it('hashes, digests and signs alike with node:crypto, without its one-shot hash, and with Web Crypto alone', async () => {
+    const native = await import('node:crypto');
+    const { hash: _oneShot, ...withoutOneShot } = native;
+    const full = await logWith(native);
+    expect(full).toHaveLength(4);
+    expect(await verifyAuditLog(full, PUBLIC_PEM)).toEqual({ ok: true, count: 4 });
+    expect(await logWith(withoutOneShot)).toEqual(full);
+    // Web Crypto's digests settle in their own order, so records may be batched and ordered otherwise.
+    const portable = await logWith(undefined);
+    expect(await verifyAuditLog(portable, PUBLIC_PEM)).toEqual({ ok: true, count: 4 });
+    const digests = (log: readonly AuditRecord[]) =>
+      Object.fromEntries(log.map((record) => [record.tool, record.argsDigest]));
+    expect(digests(portable)).toEqual(digests(full));
+  });
+});

@@ -35,12 +35,12 @@ interface HeadRow {
 
 function prepare(db: SqliteDatabase) {
   const head = db.prepare(`SELECT seq, hash FROM toolgate_audit_head WHERE id = 1`);
+  // Positional parameters: binding an object by name costs a property lookup per column per row.
   const insert = db.prepare(
-    `INSERT INTO toolgate_audit (seq, at, tenant, tool, kind, hash, record)
-     VALUES (@seq, @at, @tenant, @tool, @kind, @hash, @record)`,
+    `INSERT INTO toolgate_audit (seq, at, tenant, tool, kind, hash, record) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const moveHead = db.prepare(
-    `INSERT INTO toolgate_audit_head (id, seq, hash) VALUES (1, @seq, @hash)
+    `INSERT INTO toolgate_audit_head (id, seq, hash) VALUES (1, ?, ?)
      ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
   );
   return {
@@ -54,17 +54,17 @@ function prepare(db: SqliteDatabase) {
           const current = head.get() as HeadRow | undefined;
           if (current?.seq !== expected?.seq || current?.hash !== expected?.hash) return false;
           for (const record of records) {
-            insert.run({
-              seq: record.seq,
-              at: record.at,
-              tenant: record.tenant ?? null,
-              tool: record.tool ?? null,
-              kind: record.kind,
-              hash: record.hash,
-              record: JSON.stringify(record),
-            });
+            insert.run(
+              record.seq,
+              record.at,
+              record.tenant ?? null,
+              record.tool ?? null,
+              record.kind,
+              record.hash,
+              JSON.stringify(record),
+            );
           }
-          if (next !== undefined) moveHead.run({ seq: next.seq, hash: next.hash });
+          if (next !== undefined) moveHead.run(next.seq, next.hash);
           return true;
         },
         'immediate',
