@@ -39,6 +39,10 @@ const TOKEN = 'bench-token-0123456789abcdef0123';
 const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
 const CALLS_C32 = CALLS_C1 * 2;
 const ROUNDS = 5;
+// Calls each target takes before anything is timed, half one at a time and half at concurrency 32:
+// a Node process is still compiling its hot code (V8's helper threads, counted in CPU per call) for
+// several thousand calls, and a gateway has more code to warm than a bare proxy.
+const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 4000);
 /** How long a proxy may idle after a slice of calls before its CPU time is read. */
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 100);
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1000);
@@ -451,7 +455,7 @@ async function main(): Promise<void> {
         .join(' ')}`,
     );
     console.log(
-      `${CALLS_C1} calls at concurrency 1 (one session), ${CALLS_C32} at concurrency 32 (${LOAD_SESSIONS} sessions × ${PER_SESSION} calls in flight), after 200 warm-up calls, in ${ROUNDS} interleaved rounds\n`,
+      `${CALLS_C1} calls at concurrency 1 (one session), ${CALLS_C32} at concurrency 32 (${LOAD_SESSIONS} sessions × ${PER_SESSION} calls in flight), after ${WARMUP} warm-up calls, in ${ROUNDS} interleaved rounds\n`,
     );
     // Every target's sessions stay open, and the calls go in ROUNDS interleaved slices, so a change
     // in the machine's load over the run lands on every target alike.
@@ -459,7 +463,8 @@ async function main(): Promise<void> {
     for (const target of targets) {
       const opened: BenchClient[] = [];
       for (let index = 0; index < LOAD_SESSIONS; index++) opened.push(await target.connect());
-      await measure(opened, 200, 1, { latencies: [], wall: 0, calls: 0, cpu: 0 });
+      await measure(opened.slice(0, 1), WARMUP / 2, 1, { latencies: [], wall: 0, calls: 0, cpu: 0 });
+      await measure(opened, WARMUP / 2, PER_SESSION, { latencies: [], wall: 0, calls: 0, cpu: 0 });
       sessions.set(target, opened);
     }
     const empty = (): Sample => ({ latencies: [], wall: 0, calls: 0, cpu: 0, rounds: [] });

@@ -87,9 +87,17 @@ const running = await Promise.all(
     start(t.cli, t.audit, t.window, t.name.startsWith('B') ? process.env['ENV_B'] : undefined),
   ),
 );
-for (const { clients } of running)
-  for (let i = 0; i < 300; i++)
-    await clients[i % clients.length]!.callTool({ name: 'echo', arguments: { text: 'ping' } });
+// Warm, as bench:gateway does (BENCH_WARMUP): V8 compiles a gateway's hot code for thousands of calls.
+const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 4000);
+for (const { clients } of running) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async (_, w) => {
+      const client = clients[w % clients.length]!;
+      while (next++ < WARMUP) await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
+    }),
+  );
+}
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, target] of targets.entries()) {
     const { child, clients } = running[i]!;
