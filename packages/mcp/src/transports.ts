@@ -12,6 +12,7 @@ import {
 import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { clientKeyOf, readJsonBody } from './http-limits';
+import { headersWithFirstEvent } from './headers-with-first-event';
 import { claimsModernEnvelope, serveModernRequest } from './modern-http';
 import type { McpServed } from './serve';
 
@@ -372,6 +373,7 @@ export async function serveHttp(served: McpServed, options: ServeHttpOptions = {
       }
     }
     if (mcp && options.intercept !== undefined && (await options.intercept(req, res))) return;
+    if (pathname === path) headersWithFirstEvent(res);
     if (
       options.authenticate !== undefined &&
       (pathname === METADATA_PATH || pathname === `${METADATA_PATH}${path}`)
