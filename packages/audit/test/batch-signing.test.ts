@@ -120,7 +120,7 @@ describe('digests computed in this thread', () => {
 describe("the runtime's crypto, or none", () => {
   /** The records of one log written with `process.getBuiltinModule` answering `crypto` for node:crypto. */
   async function logWith(crypto: unknown): Promise<AuditRecord[]> {
-    const host = process as { getBuiltinModule?: (id: string) => unknown };
+    const host = process as { getBuiltinModule?: ((id: string) => unknown) | undefined };
     const original = host.getBuiltinModule;
     host.getBuiltinModule = (id) => (id === 'node:crypto' ? crypto : original?.call(process, id));
     try {
