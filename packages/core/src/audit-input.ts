@@ -36,3 +36,21 @@ export function auditContinues(
   }
   return seq === 0 ? undefined : { seq, hash };
 }
+
+/**
+ * A record as a database store keeps it, in the column order `seq, at, tenant, tool, kind, hash,
+ * record` (the searchable fields beside the record's JSON text, which is what verification reads).
+ */
+export function auditRowValues(
+  record: AuditRecord,
+): readonly [number, string, string | null, string | null, string, string, string] {
+  return [
+    record.seq,
+    record.at,
+    record.tenant ?? null,
+    record.tool ?? null,
+    record.kind,
+    record.hash,
+    JSON.stringify(record),
+  ];
+}

@@ -4,6 +4,7 @@
 
 import {
   auditContinues,
+  auditRowValues,
   type AuditHead,
   type AuditRecord,
   type AuditSeal,
@@ -76,15 +77,7 @@ export function postgresAuditStore(options: PostgresAuditStoreOptions): Postgres
         if (records.length > 0) {
           const values: unknown[] = [];
           const rows = records.map((record, i) => {
-            values.push(
-              record.seq,
-              record.at,
-              record.tenant ?? null,
-              record.tool ?? null,
-              record.kind,
-              record.hash,
-              JSON.stringify(record),
-            );
+            values.push(...auditRowValues(record));
             const at = i * COLUMNS;
             return `(${Array.from({ length: COLUMNS }, (_, c) => `$${at + c + 1}`).join(', ')})`;
           });

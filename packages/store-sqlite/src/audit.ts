@@ -5,7 +5,13 @@
 // lock, and would then wait for a seal that cannot finish while the event loop is blocked.
 
 import { close, fsync, open } from 'node:fs';
-import { auditContinues, type AuditHead, type AuditRecord, type AuditStore } from '@toolgate/core';
+import {
+  auditContinues,
+  auditRowValues,
+  type AuditHead,
+  type AuditRecord,
+  type AuditStore,
+} from '@toolgate/core';
 import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 import { SqliteStoreError } from './errors';
 
@@ -53,17 +59,7 @@ function prepare(db: SqliteDatabase) {
         () => {
           const current = head.get() as HeadRow | undefined;
           if (current?.seq !== expected?.seq || current?.hash !== expected?.hash) return false;
-          for (const record of records) {
-            insert.run(
-              record.seq,
-              record.at,
-              record.tenant ?? null,
-              record.tool ?? null,
-              record.kind,
-              record.hash,
-              JSON.stringify(record),
-            );
-          }
+          for (const record of records) insert.run(...auditRowValues(record));
           if (next !== undefined) moveHead.run(next.seq, next.hash);
           return true;
         },
