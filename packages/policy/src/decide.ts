@@ -387,6 +387,11 @@ export interface Verdict {
 
 const NO_SHADOWS: readonly ShadowMatch[] = Object.freeze([]);
 
+/** Whether a rule's match decides the call: it matched, or it failed and is a deny or an ask (fail closed). */
+function matchDecides(match: Match, rule: Rule): boolean {
+  return match === 'yes' || (match === 'failed' && rule.effect !== 'allow');
+}
+
 /** How long one decision may take, and the clock it reads (ms). */
 export interface DecisionDeadline {
   readonly ms: number;
@@ -427,8 +432,7 @@ export function decide(
     }
     const match = matchOf(entry, vars);
     const { rule } = entry;
-    const matched = match === 'yes' || (match === 'failed' && rule.effect !== 'allow');
-    if (!matched) continue;
+    if (!matchDecides(match, rule)) continue;
     if (rule.shadow) {
       (shadows ??= []).push({ rule, failed: match === 'failed' });
       continue;
@@ -457,7 +461,7 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
         match = value === BY_RULE ? matchOf(entry, vars) : testOf(step.test!, value, entry, vars);
       }
       const { rule } = entry;
-      if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
+      if (!matchDecides(match, rule)) continue;
       if (rule.shadow) {
         (shadows ??= []).push({ rule, failed: match === 'failed' });
         continue;
@@ -496,7 +500,7 @@ function decideBySteps(policy: ToolPolicy, vars: Record<string, unknown>): Verdi
     for (const entry of run.entries) {
       const match = matchOf(entry, vars);
       const { rule } = entry;
-      if (!(match === 'yes' || (match === 'failed' && rule.effect !== 'allow'))) continue;
+      if (!matchDecides(match, rule)) continue;
       if (rule.shadow) {
         (shadows ??= []).push({ rule, failed: match === 'failed' });
         continue;
@@ -522,8 +526,7 @@ export function visibleFor(policy: ToolPolicy, identity: Identity | undefined, n
       continue;
     }
     const match = matchOf(entry, vars);
-    const matched = match === 'yes' || (match === 'failed' && rule.effect !== 'allow');
-    if (matched) return rule.effect !== 'deny';
+    if (matchDecides(match, rule)) return rule.effect !== 'deny';
   }
   return policy.fallback !== 'deny';
 }
