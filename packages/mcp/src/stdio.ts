@@ -12,7 +12,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
  * one pipe write (and one wake-up of the server) per turn instead of one per message.
  */
 export class InPlaceStdioClientTransport extends StdioClientTransport {
-  #corked: Writable | undefined;
+  /** This turn's writes are held, to be released together. */
+  #holding = false;
 
   override send(message: Parameters<StdioClientTransport['send']>[0]): Promise<void> {
     this.#cork();
@@ -21,14 +22,14 @@ export class InPlaceStdioClientTransport extends StdioClientTransport {
 
   /** Holds this turn's writes to the server's stdin, released together once the turn's I/O is done. */
   #cork(): void {
-    if (this.#corked !== undefined) return;
+    if (this.#holding) return;
     // The SDK keeps the child private; without it (another SDK build) each message is its own write.
     const stdin = (this as unknown as { _process?: { stdin?: Writable | null } })._process?.stdin;
     if (stdin === undefined || stdin === null || stdin.destroyed) return;
-    this.#corked = stdin;
+    this.#holding = true;
     stdin.cork();
     setImmediate(() => {
-      this.#corked = undefined;
+      this.#holding = false;
       stdin.uncork();
     });
   }
