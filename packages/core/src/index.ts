@@ -97,6 +97,7 @@ export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore
 export type { SpentStateStore } from './spent-states';
 export { inMemorySpentStates } from './spent-states';
 export type {
+  StaleTaskEnding,
   StoredTaskRow,
   TaskOwnerKey,
   TaskRecord,
@@ -109,6 +110,8 @@ export {
   changedStoredTask,
   changedTaskRecord,
   inMemoryTaskRecords,
+  STALE_TASK_DROPPED_FIELDS,
+  staleTask,
   storedTaskRow,
   taskRecordOfStored,
   TERMINAL_TASK_STATUSES,

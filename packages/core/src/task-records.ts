@@ -37,6 +37,11 @@ export interface TaskRecord {
   /** The tool result once `completed` (JSON). */
   readonly result?: Readonly<Record<string, unknown>>;
   readonly error?: TaskRecordError;
+  /**
+   * When the process running the task last renewed its lease (ms since the epoch); a store keeps it
+   * apart from the record's text. Absent on a task created without a lease: such a task is never stale.
+   */
+  readonly renewedAt?: number;
 }
 
 /** A change to a task; only a task that has not ended changes (an ended one is final). */
@@ -75,7 +80,35 @@ export interface TaskRecordStore {
   countLive(owner: TaskOwnerKey): Promise<number>;
   /** Drops ended tasks past their TTL, and the owner's oldest ended ones beyond `keep`. */
   sweep(owner: TaskOwnerKey, keep: number, now: number): Promise<void>;
+  /**
+   * Renews the lease of the tasks one process runs: sets their `renewedAt` to `atMs`, in one write for
+   * all of them; an ended or unknown id is passed over. A store without it keeps no lease: its tasks
+   * are never ended for a runner that stopped.
+   */
+  renew?(ids: readonly string[], atMs: number): Promise<void>;
+  /**
+   * Ends as `failed` (with `ending`) each of the owner's tasks that has not ended and whose `renewedAt`
+   * is before `renewedBeforeMs`, in one conditional write: a renewal or an end racing it wins, a task
+   * without `renewedAt` is never ended. Resolves to how many tasks it ended.
+   */
+  endStale?(owner: TaskOwnerKey, renewedBeforeMs: number, ending: StaleTaskEnding): Promise<number>;
 }
+
+/** What a task whose runner stopped renewing it ends with: always `failed`, with this error. */
+export interface StaleTaskEnding {
+  readonly statusMessage: string;
+  readonly lastUpdatedAt: string;
+  readonly error: TaskRecordError;
+}
+
+/** Whether a task has not ended and its lease was last renewed before `renewedBeforeMs`. */
+export const staleTask = (record: TaskRecord, renewedBeforeMs: number): boolean =>
+  !TERMINAL_TASK_STATUSES.has(record.status) &&
+  record.renewedAt !== undefined &&
+  record.renewedAt < renewedBeforeMs;
+
+/** The fields a stale task loses as it ends (what a `failed` task does not show). */
+export const STALE_TASK_DROPPED_FIELDS = ['inputRequests', 'statusMessage', 'result', 'error'] as const;
 
 const sameOwner = (record: TaskRecord, owner: TaskOwnerKey): boolean =>
   record.tenant === owner.tenant && record.principal === owner.principal;
@@ -91,11 +124,13 @@ export interface StoredTaskRow {
   readonly status: TaskRecordStatus;
   readonly createdMs: number;
   readonly expiresMs: number;
+  /** The lease's last renewal; null for a task created without a lease. */
+  readonly renewedMs: number | null;
   readonly text: string;
 }
 
 export function storedTaskRow(record: TaskRecord): StoredTaskRow {
-  const { inputResponses: _kept, ...rest } = record;
+  const { inputResponses: _kept, renewedAt, ...rest } = record;
   const createdMs = Date.parse(record.createdAt);
   return {
     id: record.id,
@@ -104,23 +139,33 @@ export function storedTaskRow(record: TaskRecord): StoredTaskRow {
     status: record.status,
     createdMs,
     expiresMs: createdMs + record.ttlMs,
+    renewedMs: renewedAt ?? null,
     text: JSON.stringify(rest),
   };
 }
 
-/** A stored task read back: its record's text and the input responses kept beside it (null: none). */
-export function taskRecordOfStored(text: string, responses: string | null): TaskRecord {
+/**
+ * A stored task read back: its record's text, the input responses kept beside it (null: none) and
+ * its lease's last renewal (null or absent: none).
+ */
+export function taskRecordOfStored(
+  text: string,
+  responses: string | null,
+  renewedMs: number | null = null,
+): TaskRecord {
   const record = JSON.parse(text) as TaskRecord;
-  return responses === null
-    ? record
-    : { ...record, inputResponses: JSON.parse(responses) as Record<string, unknown> };
+  return {
+    ...record,
+    ...(responses !== null ? { inputResponses: JSON.parse(responses) as Record<string, unknown> } : {}),
+    ...(renewedMs !== null ? { renewedAt: renewedMs } : {}),
+  };
 }
 
 /** The text `change` writes over a stored task's, or undefined when the task has ended (none reopens). */
 export function changedStoredTask(text: string, change: TaskRecordChange): string | undefined {
   const record = JSON.parse(text) as TaskRecord;
   if (TERMINAL_TASK_STATUSES.has(record.status)) return undefined;
-  const { inputResponses: _kept, ...changed } = changedTaskRecord(record, change);
+  const { inputResponses: _kept, renewedAt: _renewed, ...changed } = changedTaskRecord(record, change);
   return JSON.stringify(changed);
 }
 
@@ -196,6 +241,22 @@ export function inMemoryTaskRecords(): TaskRecordStore {
       for (const record of records.values())
         if (sameOwner(record, owner) && !TERMINAL_TASK_STATUSES.has(record.status)) live++;
       return live;
+    },
+    async renew(ids, atMs) {
+      for (const id of ids) {
+        const record = records.get(id);
+        if (record !== undefined && !TERMINAL_TASK_STATUSES.has(record.status))
+          records.set(id, { ...record, renewedAt: atMs });
+      }
+    },
+    async endStale(owner, renewedBeforeMs, ending) {
+      let ended = 0;
+      for (const [id, record] of records)
+        if (sameOwner(record, owner) && staleTask(record, renewedBeforeMs)) {
+          records.set(id, changedTaskRecord(record, { status: 'failed', ...copy(ending) }));
+          ended++;
+        }
+      return ended;
     },
     async sweep(owner, keep, now) {
       for (const [id, record] of records)

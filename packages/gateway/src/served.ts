@@ -278,5 +278,9 @@ function liveTaskRecords(current: () => TaskRecordStore): TaskRecordStore {
     list: (owner) => current().list(owner),
     countLive: (owner) => current().countLive(owner),
     sweep: (owner, keep, now) => current().sweep(owner, keep, now),
+    // A store without a lease renews nothing and ends nothing, as if these were absent.
+    renew: async (ids, atMs) => current().renew?.(ids, atMs),
+    endStale: async (owner, renewedBeforeMs, ending) =>
+      (await current().endStale?.(owner, renewedBeforeMs, ending)) ?? 0,
   };
 }

@@ -50,5 +50,5 @@ export type {
 export { serveHttp, serveStdio } from './transports';
 export { InPlaceStdioClientTransport } from './stdio';
 export type { McpTaskControl, McpTaskStatus, ServedTasksOptions, TaskError, TaskOwner } from './tasks';
-export { TASK_REFUSED, TASKS_EXTENSION } from './tasks';
+export { TASK_REFUSED, TASK_RUNNER_LOST, TASKS_EXTENSION } from './tasks';
 export { downstreamOf, type DownstreamCall } from './relay';

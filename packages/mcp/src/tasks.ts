@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/server';
 import {
   inMemoryTaskRecords,
+  staleTask,
   TERMINAL_TASK_STATUSES,
   type DispatchOutcome,
   type Identity,
@@ -53,6 +54,12 @@ export interface TaskError {
 
 /** A failed task's error code: the call was refused after its task was handed out (a decline). */
 export const TASK_REFUSED = -32003;
+
+/** A failed task's error code: the process running it stopped renewing its lease (it crashed or froze). */
+export const TASK_RUNNER_LOST = -32004;
+
+const RUNNER_LOST_MESSAGE =
+  'The gateway process running this task stopped before it ended; whether the tool ran is not known. Check before calling it again.';
 
 /** What the code settling a paused call as a task (a gateway's check-in flow) can do with it. */
 export interface McpTaskControl {
@@ -107,6 +114,13 @@ export interface ServedTasksOptions {
   readonly store?: TaskRecordStore;
   /** How often a shared store is read for the tasks this process runs; default 500 ms. */
   readonly sharedPollMs?: number;
+  /**
+   * How long a task in a shared store stays live without its running process renewing it; default
+   * 30 000 ms (a positive integer). The running process renews all its tasks in one write every
+   * `leaseMs / 6`; any process reading a task not renewed for longer ends it as `failed` with
+   * `TASK_RUNNER_LOST`. Needs a store with `renew` and `endStale`; without them tasks have no lease.
+   */
+  readonly leaseMs?: number;
 }
 
 const TERMINAL: ReadonlySet<McpTaskStatus> = TERMINAL_TASK_STATUSES;
@@ -118,7 +132,13 @@ export class ServedTasks {
   private readonly shared: boolean;
   private readonly sharedPollMs: number;
   private poller: ReturnType<typeof setInterval> | undefined;
+  // The running process renews only where the store keeps a lease and others may read its tasks.
+  private readonly leased: boolean;
+  private readonly renewEveryMs: number;
+  private lastReadMs = 0;
+  private lastRenewedMs = 0;
   readonly ttlMs: number;
+  readonly leaseMs: number;
   readonly maxLivePerOwner: number;
   readonly pollIntervalMs: number;
   readonly maxKeptPerOwner: number;
@@ -131,10 +151,21 @@ export class ServedTasks {
     this.store = options.store ?? inMemoryTaskRecords();
     this.shared = options.store !== undefined;
     this.sharedPollMs = options.sharedPollMs ?? 500;
+    const leaseMs = options.leaseMs ?? 30_000;
+    if (!Number.isInteger(leaseMs) || leaseMs < 1)
+      throw new TypeError('ServedTasks: leaseMs must be a positive integer of milliseconds.');
+    this.leaseMs = leaseMs;
+    this.renewEveryMs = Math.max(1, Math.floor(leaseMs / 6));
+    this.leased = this.shared && typeof this.store.renew === 'function';
   }
 
-  /** Whether `owner` may start one more task. */
+  /** Whether `owner` may start one more task; at the cap, tasks whose runner stopped are ended first. */
   async hasRoom(owner: TaskOwner): Promise<boolean> {
+    if ((await this.store.countLive(owner)) < this.maxLivePerOwner) return true;
+    if (this.store.endStale === undefined) return false;
+    const now = Date.now();
+    if (!(await this.store.list(owner)).some((task) => this.stale(task, now))) return false;
+    await this.endStale(owner);
     return (await this.store.countLive(owner)) < this.maxLivePerOwner;
   }
 
@@ -166,6 +197,7 @@ export class ServedTasks {
       createdAt: now,
       lastUpdatedAt: now,
       ttlMs: this.ttlMs,
+      ...(this.leased ? { renewedAt: Date.parse(now) } : {}),
     });
     this.local.set(task.id, task);
     this.watch();
@@ -176,14 +208,19 @@ export class ServedTasks {
   async find(id: unknown, owner: TaskOwner): Promise<TaskRecord | undefined> {
     if (typeof id !== 'string') return undefined;
     const task = await this.store.get(id);
-    return task !== undefined && sameOwner(task, owner) && !expired(task, Date.now()) ? task : undefined;
+    return task !== undefined && sameOwner(task, owner) && !expired(task, Date.now())
+      ? this.unlessStale(task)
+      : undefined;
   }
 
   async list(owner: TaskOwner): Promise<TaskRecord[]> {
+    let listed = await this.store.list(owner);
     const now = Date.now();
-    return (await this.store.list(owner))
-      .filter((task) => !expired(task, now))
-      .slice(0, this.maxKeptPerOwner);
+    if (listed.some((task) => this.stale(task, now))) {
+      await this.endStale(owner);
+      listed = await this.store.list(owner);
+    }
+    return listed.filter((task) => !expired(task, now)).slice(0, this.maxKeptPerOwner);
   }
 
   /** Changes a task this process runs; a task that ended (a cancel through another process) stays ended. */
@@ -237,7 +274,8 @@ export class ServedTasks {
       signal.addEventListener('abort', () => resolve(), { once: true }),
     );
     for (;;) {
-      const record = await this.store.get(id);
+      const stored = await this.store.get(id);
+      const record = stored === undefined ? undefined : await this.unlessStale(stored);
       if (record === undefined || TERMINAL.has(record.status) || signal.aborted) return record;
       const task = this.local.get(id);
       await Promise.race([
@@ -262,6 +300,28 @@ export class ServedTasks {
     );
   }
 
+  // Reads are polled: only a task found stale costs a write.
+  private stale(task: TaskRecord, now: number): boolean {
+    return this.store.endStale !== undefined && staleTask(task, now - this.leaseMs);
+  }
+
+  /** The task as read, or as ended when its runner stopped renewing it. */
+  private async unlessStale(task: TaskRecord): Promise<TaskRecord> {
+    if (!this.stale(task, Date.now())) return task;
+    await this.endStale(task);
+    return (await this.store.get(task.id)) ?? task;
+  }
+
+  // One conditional write for all of the owner's stale tasks: a renewal racing it wins.
+  private async endStale(owner: TaskOwner): Promise<void> {
+    const now = Date.now();
+    await this.store.endStale?.({ tenant: owner.tenant, principal: owner.principal }, now - this.leaseMs, {
+      statusMessage: RUNNER_LOST_MESSAGE,
+      lastUpdatedAt: new Date(now).toISOString(),
+      error: { code: TASK_RUNNER_LOST, message: RUNNER_LOST_MESSAGE },
+    });
+  }
+
   // A task that ended in the store while it runs here was cancelled through another process.
   private async ended(task: LocalTask): Promise<void> {
     const record = await this.store.get(task.id);
@@ -280,16 +340,41 @@ export class ServedTasks {
     }
   }
 
-  // Only a shared store can change under a running task: then it is read for cancels and answers.
+  // Only a shared store can change under a running task: then it is read for cancels and answers,
+  // and the lease of the tasks running here is renewed.
   private watch(): void {
     if (!this.shared || this.poller !== undefined) return;
     let reading = false;
+    const tickMs = this.leased ? Math.min(this.sharedPollMs, this.renewEveryMs) : this.sharedPollMs;
     this.poller = setInterval(() => {
       if (reading) return;
       reading = true;
-      void this.readShared().finally(() => (reading = false));
-    }, this.sharedPollMs);
+      void this.tick().finally(() => (reading = false));
+    }, tickMs);
     this.poller.unref?.();
+  }
+
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    if (this.leased && now - this.lastRenewedMs >= this.renewEveryMs) {
+      this.lastRenewedMs = now;
+      await this.renew(now);
+    }
+    if (now - this.lastReadMs >= this.sharedPollMs) {
+      this.lastReadMs = now;
+      await this.readShared();
+    }
+  }
+
+  // One write for every task running here; an ended one is passed over by the store.
+  private async renew(now: number): Promise<void> {
+    const ids = [...this.local.keys()];
+    if (ids.length === 0) return;
+    try {
+      await this.store.renew?.(ids, now);
+    } catch {
+      // A store that cannot answer now is written again on the next renewal.
+    }
   }
 
   private async readShared(): Promise<void> {

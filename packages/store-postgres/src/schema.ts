@@ -129,6 +129,10 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX toolgate_tasks_by_owner ON ${t}toolgate_tasks (tenant, principal, created_ms);
   CREATE INDEX toolgate_tasks_by_expiry ON ${t}toolgate_tasks (expires_ms);
   `,
+  // A task's lease: when its running process last renewed it (NULL: created before leases, never stale).
+  (t) => `
+  ALTER TABLE ${t}toolgate_tasks ADD COLUMN renewed_ms BIGINT;
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

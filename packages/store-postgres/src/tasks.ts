@@ -1,8 +1,16 @@
 // MCP tasks in PostgreSQL: every gateway process on the database answers tasks/get, tasks/update and
 // tasks/cancel for a task another process runs. Ending a task is one conditional UPDATE (only while it
-// has not ended), which row locking makes atomic: a cancel and a result racing end the task once.
+// has not ended), which row locking makes atomic: a cancel and a result racing end the task once. The
+// running process renews its tasks' lease in `renewed_ms`; a task it stopped renewing is ended by one
+// conditional UPDATE, whose condition PostgreSQL checks again on a row a racing renewal just changed.
 
-import { changedStoredTask, storedTaskRow, taskRecordOfStored, type TaskRecordStore } from '@toolgate/core';
+import {
+  changedStoredTask,
+  STALE_TASK_DROPPED_FIELDS,
+  storedTaskRow,
+  taskRecordOfStored,
+  type TaskRecordStore,
+} from '@toolgate/core';
 import { Connection, type PostgresStoreOptions } from './connection';
 import { prefixOf } from './schema';
 
@@ -16,12 +24,17 @@ export interface PostgresTaskRecordStore extends TaskRecordStore {
 interface Row {
   readonly record: string;
   readonly responses: string | null;
+  // BIGINT: node-postgres reads it as text.
+  readonly renewed_ms: string | null;
 }
 
 const ENDED = `status IN ('completed', 'failed', 'cancelled')`;
 const OWNER = `tenant IS NOT DISTINCT FROM $1 AND principal IS NOT DISTINCT FROM $2`;
 
-const recordOf = (row: Row) => taskRecordOfStored(row.record, row.responses);
+const DROPPED = `ARRAY[${STALE_TASK_DROPPED_FIELDS.map((field) => `'${field}'`).join(', ')}]`;
+
+const recordOf = (row: Row) =>
+  taskRecordOfStored(row.record, row.responses, row.renewed_ms === null ? null : Number(row.renewed_ms));
 
 /**
  * MCP tasks in PostgreSQL, beside the check-ins.
@@ -35,7 +48,7 @@ export function postgresTaskRecords(options: PostgresTaskRecordsOptions): Postgr
   const t = prefixOf(connection.schema);
   const read = async (id: string): Promise<Row | undefined> => {
     const { rows } = await connection.use(`read task '${id}'`, (pool) =>
-      pool.query<Row>(`SELECT record, responses FROM ${t}toolgate_tasks WHERE id = $1`, [id]),
+      pool.query<Row>(`SELECT record, responses, renewed_ms FROM ${t}toolgate_tasks WHERE id = $1`, [id]),
     );
     return rows[0];
   };
@@ -44,9 +57,18 @@ export function postgresTaskRecords(options: PostgresTaskRecordsOptions): Postgr
       const row = storedTaskRow(record);
       await connection.use(`create task '${record.id}'`, (pool) =>
         pool.query(
-          `INSERT INTO ${t}toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [row.id, row.tenant, row.principal, row.status, row.createdMs, row.expiresMs, row.text],
+          `INSERT INTO ${t}toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, renewed_ms, record)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [
+            row.id,
+            row.tenant,
+            row.principal,
+            row.status,
+            row.createdMs,
+            row.expiresMs,
+            row.renewedMs,
+            row.text,
+          ],
         ),
       );
     },
@@ -94,7 +116,7 @@ export function postgresTaskRecords(options: PostgresTaskRecordsOptions): Postgr
     async list(owner) {
       const { rows } = await connection.use('list tasks', (pool) =>
         pool.query<Row>(
-          `SELECT record, responses FROM ${t}toolgate_tasks WHERE ${OWNER} ORDER BY created_ms DESC, id`,
+          `SELECT record, responses, renewed_ms FROM ${t}toolgate_tasks WHERE ${OWNER} ORDER BY created_ms DESC, id`,
           [owner.tenant, owner.principal],
         ),
       );
@@ -108,6 +130,35 @@ export function postgresTaskRecords(options: PostgresTaskRecordsOptions): Postgr
         ),
       );
       return Number(rows[0]?.live ?? 0);
+    },
+    async renew(ids, atMs) {
+      if (ids.length === 0) return;
+      await connection.use('renew task leases', (pool) =>
+        pool.query(
+          `UPDATE ${t}toolgate_tasks SET renewed_ms = $1 WHERE id = ANY($2::text[]) AND NOT ${ENDED}`,
+          [atMs, ids],
+        ),
+      );
+    },
+    async endStale(owner, renewedBeforeMs, ending) {
+      // NULL < anything is not true: a task created without a lease is never stale.
+      const { rowCount } = await connection.use('end stale tasks', (pool) =>
+        pool.query(
+          `UPDATE ${t}toolgate_tasks SET status = 'failed', responses = NULL,
+             record = ((record::jsonb - ${DROPPED}::text[]) || jsonb_build_object(
+               'status', 'failed', 'statusMessage', $3::text, 'lastUpdatedAt', $4::text, 'error', $5::jsonb))::text
+           WHERE ${OWNER} AND NOT ${ENDED} AND renewed_ms < $6`,
+          [
+            owner.tenant,
+            owner.principal,
+            ending.statusMessage,
+            ending.lastUpdatedAt,
+            JSON.stringify(ending.error),
+            renewedBeforeMs,
+          ],
+        ),
+      );
+      return rowCount ?? 0;
     },
     async sweep(owner, keep, now) {
       await connection.use('sweep tasks', async (pool) => {

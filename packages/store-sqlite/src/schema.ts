@@ -121,6 +121,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX toolgate_tasks_by_owner ON toolgate_tasks (tenant, principal, created_ms);
   CREATE INDEX toolgate_tasks_by_expiry ON toolgate_tasks (expires_ms);
   `,
+  // A task's lease: when its running process last renewed it (NULL: created before leases, never stale).
+  `
+  ALTER TABLE toolgate_tasks ADD COLUMN renewed_ms INTEGER;
+  `,
 ];
 
 const userVersion = (db: SqliteDatabase): number =>

@@ -1,8 +1,15 @@
 // MCP tasks in SQLite: every gateway process on the file answers tasks/get, tasks/update and
 // tasks/cancel for a task another process runs. A change is read and written under the write lock, so
-// a cancel and a result racing from two processes end the task once.
+// a cancel and a result racing from two processes end the task once. The running process renews its
+// tasks' lease in `renewed_ms`; a task it stopped renewing is ended by one conditional UPDATE.
 
-import { changedStoredTask, storedTaskRow, taskRecordOfStored, type TaskRecordStore } from '@toolgate/core';
+import {
+  changedStoredTask,
+  STALE_TASK_DROPPED_FIELDS,
+  storedTaskRow,
+  taskRecordOfStored,
+  type TaskRecordStore,
+} from '@toolgate/core';
 import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
 
 export type SqliteTaskRecordsOptions = SqliteStoreOptions;
@@ -13,19 +20,30 @@ export interface SqliteTaskRecordStore extends TaskRecordStore {
 }
 
 const ENDED = `status IN ('completed', 'failed', 'cancelled')`;
+const DROPPED = STALE_TASK_DROPPED_FIELDS.map((field) => `'$.${field}'`).join(', ');
 
 function prepareTasks(db: SqliteDatabase) {
   return {
     insert: db.prepare(
-      `INSERT INTO toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, renewed_ms, record)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    get: db.prepare(`SELECT record, responses FROM toolgate_tasks WHERE id = ?`),
+    get: db.prepare(`SELECT record, responses, renewed_ms FROM toolgate_tasks WHERE id = ?`),
     write: db.prepare(`UPDATE toolgate_tasks SET status = ?, record = ? WHERE id = ? AND NOT ${ENDED}`),
     respond: db.prepare(`UPDATE toolgate_tasks SET responses = ? WHERE id = ? AND status = 'input_required'`),
     clearResponses: db.prepare(`UPDATE toolgate_tasks SET responses = NULL WHERE id = ?`),
     list: db.prepare(
-      `SELECT record, responses FROM toolgate_tasks WHERE tenant IS ? AND principal IS ? ORDER BY created_ms DESC, id`,
+      `SELECT record, responses, renewed_ms FROM toolgate_tasks WHERE tenant IS ? AND principal IS ? ORDER BY created_ms DESC, id`,
+    ),
+    renew: db.prepare(
+      `UPDATE toolgate_tasks SET renewed_ms = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND NOT ${ENDED}`,
+    ),
+    // NULL < anything is not true: a task created without a lease is never stale.
+    endStale: db.prepare(
+      `UPDATE toolgate_tasks SET status = 'failed', responses = NULL,
+         record = json_set(json_remove(record, ${DROPPED}),
+           '$.status', 'failed', '$.statusMessage', ?3, '$.lastUpdatedAt', ?4, '$.error', json(?5))
+       WHERE tenant IS ?1 AND principal IS ?2 AND NOT ${ENDED} AND renewed_ms < ?6`,
     ),
     live: db.prepare(
       `SELECT count(*) AS live FROM toolgate_tasks WHERE tenant IS ? AND principal IS ? AND NOT ${ENDED}`,
@@ -42,9 +60,10 @@ function prepareTasks(db: SqliteDatabase) {
 interface Row {
   readonly record: string;
   readonly responses: string | null;
+  readonly renewed_ms: number | null;
 }
 
-const recordOf = (row: Row) => taskRecordOfStored(row.record, row.responses);
+const recordOf = (row: Row) => taskRecordOfStored(row.record, row.responses, row.renewed_ms);
 
 /**
  * MCP tasks in SQLite (Node's built-in node:sqlite), beside the check-ins in the same file.
@@ -59,7 +78,16 @@ export function sqliteTaskRecords(options: SqliteTaskRecordsOptions): SqliteTask
     async create(record) {
       const row = storedTaskRow(record);
       connection.use(`create task '${record.id}'`, (s) =>
-        s.insert.run(row.id, row.tenant, row.principal, row.status, row.createdMs, row.expiresMs, row.text),
+        s.insert.run(
+          row.id,
+          row.tenant,
+          row.principal,
+          row.status,
+          row.createdMs,
+          row.expiresMs,
+          row.renewedMs,
+          row.text,
+        ),
       );
     },
     async get(id) {
@@ -113,6 +141,26 @@ export function sqliteTaskRecords(options: SqliteTaskRecordsOptions): SqliteTask
       return connection.use(
         'count live tasks',
         (s) => (s.live.get(owner.tenant, owner.principal) as { live: number }).live,
+      );
+    },
+    async renew(ids, atMs) {
+      if (ids.length === 0) return;
+      connection.use('renew task leases', (s) => s.renew.run(atMs, JSON.stringify(ids)));
+    },
+    async endStale(owner, renewedBeforeMs, ending) {
+      return connection.use(
+        'end stale tasks',
+        (s) =>
+          Number(
+            s.endStale.run(
+              owner.tenant,
+              owner.principal,
+              ending.statusMessage,
+              ending.lastUpdatedAt,
+              JSON.stringify(ending.error),
+              renewedBeforeMs,
+            ).changes,
+          ),
       );
     },
     async sweep(owner, keep, now) {

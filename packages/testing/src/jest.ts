@@ -35,6 +35,7 @@ export type {
   LimitStoreConformanceOptions,
   StoreConformanceOptions,
   StoreFactoryContext,
+  TaskRecordStoreConformanceOptions,
 } from './conformance/stores';
 export {
   describeArtifactStoreConformance,

@@ -19,7 +19,7 @@ import { CHECK_IN_STORE_LAWS } from './check-in-store-laws';
 import { LIMIT_STORE_LAWS } from './limit-store-laws';
 import { PIN_STORE_LAWS } from './pin-store-laws';
 import { SPENT_STATE_STORE_LAWS, STANDING_GRANT_STORE_LAWS } from './standing-grant-store-laws';
-import { TASK_RECORD_STORE_LAWS } from './task-record-store-laws';
+import { TASK_LEASE_LAWS, TASK_RECORD_STORE_LAWS } from './task-record-store-laws';
 
 /** What the suite hands a store factory: the clock the store must read time from. */
 export interface StoreFactoryContext {
@@ -214,10 +214,16 @@ export function describeSpentStateStoreConformance<S extends SpentStateStore>(
   );
 }
 
+export interface TaskRecordStoreConformanceOptions<S> extends StoreConformanceOptions<S> {
+  /** False for a store without a lease (no `renew` and `endStale`): its lease laws are not run. */
+  readonly lease?: boolean;
+}
+
 /**
  * Registers one test per TaskRecordStore law: kept as created, only a task that has not ended changes
  * (also under 20 racing changes), the owner's answers handed out once, lists and counts by exact owner,
- * and sweeping ended tasks only.
+ * and sweeping ended tasks only; and, unless `lease: false`, the lease: renewing running tasks, ending
+ * only stale ones, never one without a renewal time, and once under racing calls.
  *
  * @example
  * describeTaskRecordStoreConformance('in-memory tasks', () => inMemoryTaskRecords());
@@ -225,11 +231,11 @@ export function describeSpentStateStoreConformance<S extends SpentStateStore>(
 export function describeTaskRecordStoreConformance<S extends TaskRecordStore>(
   name: string,
   factory: (context: StoreFactoryContext) => S | Promise<S>,
-  options: StoreConformanceOptions<S> = {},
+  options: TaskRecordStoreConformanceOptions<S> = {},
 ): void {
   describeStore(
     `${name}: TaskRecordStore conformance`,
-    TASK_RECORD_STORE_LAWS,
+    options.lease === false ? TASK_RECORD_STORE_LAWS : [...TASK_RECORD_STORE_LAWS, ...TASK_LEASE_LAWS],
     factory,
     options,
     (store) => ({

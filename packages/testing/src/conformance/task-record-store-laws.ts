@@ -1,10 +1,11 @@
 // What every TaskRecordStore must do: keep a task as created, change only a task that has not ended
 // (so a cancel and a result racing from two processes end it once), keep the owner's answers for the
 // running process until it takes them (once), list and count by exact owner, and sweep ended tasks
-// past their TTL or beyond the owner's cap while never dropping one that runs.
+// past their TTL or beyond the owner's cap while never dropping one that runs. A store with a lease
+// also renews running tasks and ends, once, those whose runner stopped renewing them.
 
 import { expect } from '@jest/globals';
-import type { TaskRecord, TaskRecordStore } from '@toolgate/core';
+import type { StaleTaskEnding, TaskRecord, TaskRecordStore } from '@toolgate/core';
 
 export interface TaskRecordStoreLaw {
   readonly title: string;
@@ -149,6 +150,116 @@ export const TASK_RECORD_STORE_LAWS: readonly TaskRecordStoreLaw[] = [
       expect(await store.get(kept[2]!.id)).toBeDefined();
       expect((await store.get(live.id))?.status).toBe('working');
       expect(await store.get(others.id)).toBeDefined();
+    },
+  },
+];
+
+const ending = (record: TaskRecord): StaleTaskEnding => ({
+  statusMessage: 'The runner stopped.',
+  lastUpdatedAt: later(record),
+  error: { code: -32004, message: 'The runner stopped.' },
+});
+
+// The lease methods are optional on the interface; a store that claims a lease must have both.
+function leased(store: TaskRecordStore): Required<Pick<TaskRecordStore, 'renew' | 'endStale'>> {
+  const { renew, endStale } = store;
+  if (renew === undefined || endStale === undefined)
+    throw new Error(
+      'the store has no lease (renew and endStale); pass { lease: false } to describeTaskRecordStoreConformance',
+    );
+  return { renew: renew.bind(store), endStale: endStale.bind(store) };
+}
+
+/** What a TaskRecordStore with a lease (`renew`, `endStale`) must also do. */
+export const TASK_LEASE_LAWS: readonly TaskRecordStoreLaw[] = [
+  {
+    title: "renew moves the renewal time of running tasks in one call, passing over ended and unknown ones",
+    async check({ store }) {
+      const { renew } = leased(store);
+      const running = task({ status: 'working', renewedAt: 1_000 });
+      const waiting = task({ renewedAt: 1_000 });
+      const untouched = task({ status: 'working', renewedAt: 1_000 });
+      const done = task({ status: 'completed', renewedAt: 1_000 });
+      for (const record of [running, waiting, untouched, done]) await store.create(record);
+      expect(await store.get(running.id)).toEqual(running);
+      await renew([running.id, waiting.id, done.id, 'no-such-task'], 9_000);
+      expect((await store.get(running.id))?.renewedAt).toBe(9_000);
+      expect((await store.get(waiting.id))?.renewedAt).toBe(9_000);
+      expect((await store.get(untouched.id))?.renewedAt).toBe(1_000);
+      expect((await store.get(done.id))?.renewedAt).toBe(1_000);
+      expect((await store.list(bot)).find((record) => record.id === running.id)?.renewedAt).toBe(9_000);
+      await renew([], 10_000);
+    },
+  },
+  {
+    title:
+      "endStale ends as failed only the owner's tasks not ended and not renewed since the time, never one without a renewal time",
+    async check({ store }) {
+      const { endStale } = leased(store);
+      const asking = { approval: { method: 'elicitation/create', params: { mode: 'form' } } };
+      const staleWorking = task({ status: 'working', renewedAt: 1_000 });
+      const staleWaiting = task({ renewedAt: 1_000, inputRequests: asking, checkInId: 'chk_9' });
+      const fresh = task({ status: 'working', renewedAt: 5_000 });
+      const legacy = task({ status: 'working' });
+      const done = task({ status: 'completed', renewedAt: 1_000, result: { content: [] } });
+      const evesStale = task({ principal: 'eve', status: 'working', renewedAt: 1_000 });
+      for (const record of [staleWorking, staleWaiting, fresh, legacy, done, evesStale])
+        await store.create(record);
+      expect(await store.respond(staleWaiting.id, { approval: { action: 'accept' } })).toBe(true);
+      expect(await endStale(bot, 5_000, ending(staleWaiting))).toBe(2);
+      for (const id of [staleWorking.id, staleWaiting.id]) {
+        const ended = (await store.get(id))!;
+        expect(ended).toMatchObject({
+          status: 'failed',
+          statusMessage: 'The runner stopped.',
+          lastUpdatedAt: later(staleWaiting),
+          error: { code: -32004, message: 'The runner stopped.' },
+        });
+        expect(ended).not.toHaveProperty('inputRequests');
+        expect(ended).not.toHaveProperty('inputResponses');
+      }
+      expect((await store.get(staleWaiting.id))?.checkInId).toBe('chk_9');
+      expect((await store.get(fresh.id))?.status).toBe('working');
+      expect(await store.get(legacy.id)).toEqual(legacy);
+      expect(await store.get(done.id)).toEqual(done);
+      expect((await store.get(evesStale.id))?.status).toBe('working');
+      expect(await store.countLive(bot)).toBe(2);
+      // An ended task stays ended: a late result from its runner does not reopen it.
+      expect(
+        await store.update(staleWorking.id, {
+          status: 'completed',
+          lastUpdatedAt: later(staleWorking),
+          result: { content: [] },
+        }),
+      ).toBe(false);
+      expect((await store.get(staleWorking.id))?.status).toBe('failed');
+      expect(await endStale(bot, 5_000, ending(staleWaiting))).toBe(0);
+    },
+  },
+  {
+    title: 'a renewal before endStale keeps the task live; endStale calls racing end a task once',
+    async check({ store }) {
+      const { renew, endStale } = leased(store);
+      const renewed = task({ status: 'working', renewedAt: 1_000 });
+      await store.create(renewed);
+      await renew([renewed.id], 6_000);
+      expect(await endStale(bot, 5_000, ending(renewed))).toBe(0);
+      expect((await store.get(renewed.id))?.status).toBe('working');
+      const stale = task({ status: 'working', renewedAt: 1_000 });
+      await store.create(stale);
+      const counts = await Promise.all(
+        Array.from({ length: 10 }, () => endStale(bot, 5_000, ending(stale))),
+      );
+      expect(counts.reduce((sum, count) => sum + count, 0)).toBe(1);
+      expect((await store.get(stale.id))?.status).toBe('failed');
+      const racing = task({ status: 'working', renewedAt: 1_000 });
+      await store.create(racing);
+      const [, ended] = await Promise.all([
+        renew([racing.id], 6_000),
+        endStale(bot, 5_000, ending(racing)),
+      ]);
+      // Whichever write came first decides, and the record agrees with it.
+      expect((await store.get(racing.id))?.status).toBe(ended === 1 ? 'failed' : 'working');
     },
   },
 ];
