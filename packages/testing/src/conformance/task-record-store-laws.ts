@@ -173,7 +173,7 @@ function leased(store: TaskRecordStore): Required<Pick<TaskRecordStore, 'renew' 
 /** What a TaskRecordStore with a lease (`renew`, `endStale`) must also do. */
 export const TASK_LEASE_LAWS: readonly TaskRecordStoreLaw[] = [
   {
-    title: "renew moves the renewal time of running tasks in one call, passing over ended and unknown ones",
+    title: 'renew moves the renewal time of running tasks in one call, passing over ended and unknown ones',
     async check({ store }) {
       const { renew } = leased(store);
       const running = task({ status: 'working', renewedAt: 1_000 });
@@ -247,17 +247,12 @@ export const TASK_LEASE_LAWS: readonly TaskRecordStoreLaw[] = [
       expect((await store.get(renewed.id))?.status).toBe('working');
       const stale = task({ status: 'working', renewedAt: 1_000 });
       await store.create(stale);
-      const counts = await Promise.all(
-        Array.from({ length: 10 }, () => endStale(bot, 5_000, ending(stale))),
-      );
+      const counts = await Promise.all(Array.from({ length: 10 }, () => endStale(bot, 5_000, ending(stale))));
       expect(counts.reduce((sum, count) => sum + count, 0)).toBe(1);
       expect((await store.get(stale.id))?.status).toBe('failed');
       const racing = task({ status: 'working', renewedAt: 1_000 });
       await store.create(racing);
-      const [, ended] = await Promise.all([
-        renew([racing.id], 6_000),
-        endStale(bot, 5_000, ending(racing)),
-      ]);
+      const [, ended] = await Promise.all([renew([racing.id], 6_000), endStale(bot, 5_000, ending(racing))]);
       // Whichever write came first decides, and the record agrees with it.
       expect((await store.get(racing.id))?.status).toBe(ended === 1 ? 'failed' : 'working');
     },
