@@ -7,7 +7,13 @@ import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
 } from '@modelcontextprotocol/client';
-import { defineTool, inMemoryTaskRecords, type PermissionRequest } from '@toolgate/core';
+import {
+  defineTool,
+  inMemoryTaskRecords,
+  type PermissionRequest,
+  type TaskRecord,
+  type TaskRecordStore,
+} from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   mcpClient,
@@ -21,7 +27,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
-import { ServedTasks } from '../src/tasks';
+import { ServedTasks, TASK_RUNNER_LOST } from '../src/tasks';
 import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
 import { serveUpstreams } from './fixtures/proxy';
 import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
@@ -352,6 +358,213 @@ describe('ServedTasks on a store shared by two processes', () => {
     } finally {
       await running.close();
       await other.close();
+    }
+  });
+});
+
+// A store as one process sees it: frozen, its writes wait (a stopped or crashed process writes nothing).
+function freezable(store: TaskRecordStore) {
+  let thaw: () => void = () => undefined;
+  let thawed: Promise<void> | undefined;
+  const waits = async () => thawed;
+  const view: TaskRecordStore = {
+    ...store,
+    renew: async (ids, atMs) => {
+      await waits();
+      return store.renew!(ids, atMs);
+    },
+    update: async (id, change) => {
+      await waits();
+      return store.update(id, change);
+    },
+  };
+  return {
+    view,
+    freeze: () => (thawed = new Promise<void>((resolve) => (thaw = resolve))),
+    thaw: () => {
+      thawed = undefined;
+      thaw();
+    },
+  };
+}
+
+describe('a task whose running process stopped (a lease on a shared store)', () => {
+  const bot = { tenant: 'acme', principal: 'bot' };
+  const ana = { tenant: 'acme', principal: 'ana' };
+  const cy = { tenant: 'acme', principal: 'cy' };
+  const options = { sharedPollMs: 10, leaseMs: 300, maxLivePerOwner: 2 };
+
+  beforeEach(() => jest.useFakeTimers({ now: Date.parse('2030-01-01T00:00:00.000Z') }));
+  afterEach(() => jest.useRealTimers());
+
+  it('stays working while its runner renews it; once the runner stops, any reader ends it failed, once, and its late result does not reopen it', async () => {
+    const store = inMemoryTaskRecords();
+    const crashing = freezable(store);
+    const running = new ServedTasks({ store, ...options });
+    const stopping = new ServedTasks({ store: crashing.view, ...options });
+    const other = new ServedTasks({ store, ...options });
+    try {
+      const kept = await running.create(bot, 'working', 'running');
+      const lostByGet = await stopping.create(bot, 'working', 'running');
+      const lostByList = await stopping.create(ana, 'input_required', 'waiting');
+      const lostByCap = [
+        await stopping.create(cy, 'working', 'running'),
+        await stopping.create(cy, 'working', 'running'),
+      ];
+      expect(await other.hasRoom(cy)).toBe(false);
+      crashing.freeze();
+      await jest.advanceTimersByTimeAsync(5 * options.leaseMs);
+
+      expect(await other.find(kept.id, bot)).toMatchObject({ status: 'working' });
+      const failed = await other.find(lostByGet.id, bot);
+      expect(failed).toMatchObject({
+        status: 'failed',
+        statusMessage: expect.stringMatching(/stopped before it ended; whether the tool ran is not known/),
+        error: { code: TASK_RUNNER_LOST, message: failed?.statusMessage },
+      });
+      expect((await other.list(ana)).map((task) => task.status)).toEqual(['failed']);
+      expect(await other.hasRoom(cy)).toBe(true);
+      for (const task of lostByCap) expect((await store.get(task.id))?.status).toBe('failed');
+      expect(await other.find(kept.id, bot)).toMatchObject({ status: 'working' });
+
+      // The runner was only frozen: it wakes, its result is refused and its task is aborted.
+      crashing.thaw();
+      await stopping.change(lostByGet, { status: 'completed', result: { content: [] } });
+      expect((await store.get(lostByGet.id))?.status).toBe('failed');
+      await jest.advanceTimersByTimeAsync(options.sharedPollMs * 2);
+      expect(lostByList.abort.signal.aborted).toBe(true);
+      expect((await store.get(lostByList.id))?.status).toBe('failed');
+    } finally {
+      crashing.thaw();
+      await running.close();
+      await stopping.close();
+      await other.close();
+    }
+  });
+
+  it('renews all the tasks a process runs in one write every leaseMs / 6; a read that finds nothing stale writes nothing', async () => {
+    const store = inMemoryTaskRecords();
+    const renewals: (readonly string[])[] = [];
+    let ends = 0;
+    const counted: TaskRecordStore = {
+      ...store,
+      renew: (ids, atMs) => (renewals.push(ids), store.renew!(ids, atMs)),
+      endStale: (...args) => (ends++, store.endStale!(...args)),
+    };
+    const running = new ServedTasks({ store: counted, ...options, maxLivePerOwner: 10 });
+    try {
+      const ids = [
+        (await running.create(bot, 'working', 'a')).id,
+        (await running.create(bot, 'input_required', 'b')).id,
+        (await running.create(ana, 'working', 'c')).id,
+      ];
+      expect((await store.get(ids[0]!))?.renewedAt).toBe(Date.now());
+      await jest.advanceTimersByTimeAsync(options.leaseMs);
+      expect(renewals.length).toBeGreaterThanOrEqual(5);
+      expect(renewals.length).toBeLessThanOrEqual(6);
+      for (const renewed of renewals) expect([...renewed].sort()).toEqual([...ids].sort());
+      expect((await store.get(ids[2]!))?.renewedAt).toBeGreaterThan(Date.now() - options.leaseMs / 6 - 10);
+      for (let poll = 0; poll < 5; poll++) {
+        await running.find(ids[0], bot);
+        await running.list(ana);
+        await running.hasRoom(bot);
+      }
+      expect(ends).toBe(0);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('keeps no lease on a store that has none, and never ends a task created without a renewal time', async () => {
+    const store = inMemoryTaskRecords();
+    const { renew: _renew, endStale: _endStale, ...leaseless } = store;
+    const withoutLease = new ServedTasks({ store: leaseless, ...options });
+    const reader = new ServedTasks({ store, ...options });
+    try {
+      const task = await withoutLease.create(bot, 'working', 'running');
+      await jest.advanceTimersByTimeAsync(5 * options.leaseMs);
+      expect(await store.get(task.id)).not.toHaveProperty('renewedAt');
+      expect((await reader.find(task.id, bot))?.status).toBe('working');
+      expect((await withoutLease.find(task.id, bot))?.status).toBe('working');
+    } finally {
+      await withoutLease.close();
+      await reader.close();
+    }
+  });
+
+  it('refuses a lease that is not a positive integer of milliseconds', () => {
+    for (const leaseMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => new ServedTasks({ leaseMs })).toThrow(
+        new TypeError('ServedTasks: leaseMs must be a positive integer of milliseconds.'),
+      );
+    expect(() =>
+      mcpServe([], { name: 'bad-lease', version: '1.0.0', chain: canonicalChain(), tasks: { leaseMs: 0 } }),
+    ).toThrow(/leaseMs must be a positive integer/);
+  });
+});
+
+describe('a task whose runner stopped, read through mcpServe', () => {
+  it('reads failed with TASK_RUNNER_LOST through tasks/get, tasks/list and tasks/result, naming no argument', async () => {
+    const store = inMemoryTaskRecords();
+    const at = new Date().toISOString();
+    const lost: TaskRecord = {
+      id: 'task-of-a-crashed-process',
+      tenant: null,
+      principal: null,
+      status: 'working',
+      statusMessage: "'send_email' is running.",
+      createdAt: at,
+      lastUpdatedAt: at,
+      ttlMs: 60_000,
+      renewedAt: Date.now() - 10_000,
+    };
+    await store.create(lost);
+    await store.create({ ...lost, id: 'task-of-a-live-process', renewedAt: Date.now() + 60_000 });
+    const servedHere = mcpServe([], {
+      name: 'lease',
+      version: '1.0.0',
+      chain: canonicalChain(),
+      tasks: { store, leaseMs: 1_000 },
+    });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await servedHere.connect(serverEnd);
+    const legacy = new V2Client(
+      { name: 'legacy', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await legacy.connect(clientEnd);
+    const any = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
+      },
+    };
+    const ask = (method: string, params: Record<string, unknown>) =>
+      legacy.request({ method, params } as never, any);
+    try {
+      const got = await ask('tasks/get', { taskId: lost.id });
+      expect(got).toMatchObject({
+        taskId: lost.id,
+        status: 'failed',
+        statusMessage: expect.stringMatching(/stopped before it ended.*Check before calling it again/),
+      });
+      expect(JSON.stringify(got)).not.toContain('send_email');
+      const listed = (await ask('tasks/list', {}))['tasks'] as Record<string, unknown>[];
+      expect(Object.fromEntries(listed.map((task) => [task['taskId'], task['status']]))).toEqual({
+        [lost.id]: 'failed',
+        'task-of-a-live-process': 'working',
+      });
+      const result = await ask('tasks/result', { taskId: lost.id }).then(
+        () => undefined,
+        (error: { code?: number; message: string }) => error,
+      );
+      expect(result?.code).toBe(TASK_RUNNER_LOST);
+      expect(result?.message).toMatch(/whether the tool ran is not known/);
+    } finally {
+      await legacy.close();
+      await servedHere.close();
     }
   });
 });
