@@ -259,6 +259,52 @@ tenants:
       expect(refunds()).toBe(before);
     }, 60_000);
 
+    // A real crash (SIGKILL) leaves the task live in the store; the lease (30 s) running out is played by
+    // moving its renewal time back in the file, which the test can reach for SQLite only.
+    (_kind === 'SQLite file' ? it : it.skip)(
+      'a task whose process was killed reads failed with TASK_RUNNER_LOST on the others once its lease ran out; nothing runs',
+      async () => {
+        const order = `s6-${run}`;
+        const before = refunds();
+        const doomed = await startGateway(`${dir.path}/toolgate.yaml`, {
+          ...TOKENS,
+          KEY: CHECKIN_KEY,
+        });
+        let taskId: string;
+        try {
+          const created = await modern(doomed, TOKENS.BOT, 'tools/call', {
+            name: 'refund',
+            arguments: { amount: 7, order },
+          });
+          taskId = String(created.result!['taskId']);
+          expect((await modern(a, TOKENS.BOT, 'tasks/get', { taskId })).result).toMatchObject({
+            status: 'input_required',
+          });
+        } finally {
+          await doomed.stop('SIGKILL');
+        }
+        const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as typeof import('node:sqlite');
+        const db = new DatabaseSync(`${dir.path}/state.db`);
+        try {
+          db.prepare(`UPDATE toolgate_tasks SET renewed_ms = renewed_ms - 60000 WHERE id = ?`).run(taskId);
+        } finally {
+          db.close();
+        }
+        const onB = await modern(b, TOKENS.BOT, 'tasks/get', { taskId });
+        expect(onB.result).toMatchObject({
+          taskId,
+          status: 'failed',
+          error: { code: -32004, message: expect.stringMatching(/whether the tool ran is not known/) },
+        });
+        expect(JSON.stringify(onB.result)).not.toContain(order);
+        expect((await modern(c, TOKENS.BOT, 'tasks/get', { taskId })).result).toMatchObject({
+          status: 'failed',
+        });
+        expect(refunds()).toBe(before);
+      },
+      60_000,
+    );
+
     it('2025-11-25: a task created in a session on A is listed and its result read in a session on B', async () => {
       const order = `s5-${run}`;
       const before = refunds();
