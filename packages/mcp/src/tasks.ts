@@ -396,7 +396,7 @@ export class ServedTasks {
   }
 }
 
-// Reads never write: an ended task past its TTL reads as gone until the next create sweeps it.
+// Reads never sweep: an ended task past its TTL reads as gone until the next create sweeps it.
 const expired = (task: TaskRecord, now: number): boolean =>
   TERMINAL.has(task.status) && Date.parse(task.createdAt) + task.ttlMs <= now;
 

@@ -148,19 +148,17 @@ export function sqliteTaskRecords(options: SqliteTaskRecordsOptions): SqliteTask
       connection.use('renew task leases', (s) => s.renew.run(atMs, JSON.stringify(ids)));
     },
     async endStale(owner, renewedBeforeMs, ending) {
-      return connection.use(
-        'end stale tasks',
-        (s) =>
-          Number(
-            s.endStale.run(
-              owner.tenant,
-              owner.principal,
-              ending.statusMessage,
-              ending.lastUpdatedAt,
-              JSON.stringify(ending.error),
-              renewedBeforeMs,
-            ).changes,
-          ),
+      return connection.use('end stale tasks', (s) =>
+        Number(
+          s.endStale.run(
+            owner.tenant,
+            owner.principal,
+            ending.statusMessage,
+            ending.lastUpdatedAt,
+            JSON.stringify(ending.error),
+            renewedBeforeMs,
+          ).changes,
+        ),
       );
     },
     async sweep(owner, keep, now) {
