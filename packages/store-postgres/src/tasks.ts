@@ -9,6 +9,8 @@ import {
   STALE_TASK_DROPPED_FIELDS,
   storedTaskRow,
   taskRecordOfStored,
+  type StaleTaskEnding,
+  type TaskOwnerKey,
   type TaskRecordStore,
 } from '@toolgate/core';
 import { Connection, type PostgresStoreOptions } from './connection';
@@ -17,6 +19,10 @@ import { prefixOf } from './schema';
 export type PostgresTaskRecordsOptions = PostgresStoreOptions;
 
 export interface PostgresTaskRecordStore extends TaskRecordStore {
+  /** Renews the lease of running tasks (always kept here): one UPDATE for all of `ids`. */
+  renew(ids: readonly string[], atMs: number): Promise<void>;
+  /** Ends the owner's stale tasks as `failed`: one conditional UPDATE. */
+  endStale(owner: TaskOwnerKey, renewedBeforeMs: number, ending: StaleTaskEnding): Promise<number>;
   /** Ends the pool if the store made it; a pool passed in stays open. */
   close(): Promise<void>;
 }

@@ -8,6 +8,8 @@ import {
   STALE_TASK_DROPPED_FIELDS,
   storedTaskRow,
   taskRecordOfStored,
+  type StaleTaskEnding,
+  type TaskOwnerKey,
   type TaskRecordStore,
 } from '@toolgate/core';
 import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions } from './connection';
@@ -15,6 +17,10 @@ import { Connection, transaction, type SqliteDatabase, type SqliteStoreOptions }
 export type SqliteTaskRecordsOptions = SqliteStoreOptions;
 
 export interface SqliteTaskRecordStore extends TaskRecordStore {
+  /** Renews the lease of running tasks (always kept here): one UPDATE for all of `ids`. */
+  renew(ids: readonly string[], atMs: number): Promise<void>;
+  /** Ends the owner's stale tasks as `failed`: one conditional UPDATE. */
+  endStale(owner: TaskOwnerKey, renewedBeforeMs: number, ending: StaleTaskEnding): Promise<number>;
   /** Closes the database if the store opened it. */
   close(): void;
 }
