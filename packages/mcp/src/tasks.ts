@@ -349,18 +349,20 @@ export class ServedTasks {
     this.poller = setInterval(() => {
       if (reading) return;
       reading = true;
-      void this.tick().finally(() => (reading = false));
+      void this.tick(tickMs).finally(() => (reading = false));
     }, tickMs);
     this.poller.unref?.();
   }
 
-  private async tick(): Promise<void> {
+  // Half a tick of slack: a timer firing a millisecond early must not skip a renewal or a read.
+  private async tick(tickMs: number): Promise<void> {
     const now = Date.now();
-    if (this.leased && now - this.lastRenewedMs >= this.renewEveryMs) {
+    const due = (last: number, every: number) => now - last >= every - tickMs / 2;
+    if (this.leased && due(this.lastRenewedMs, this.renewEveryMs)) {
       this.lastRenewedMs = now;
       await this.renew(now);
     }
-    if (now - this.lastReadMs >= this.sharedPollMs) {
+    if (due(this.lastReadMs, this.sharedPollMs)) {
       this.lastReadMs = now;
       await this.readShared();
     }
