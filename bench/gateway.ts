@@ -25,7 +25,7 @@ import {
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { gatewayCliArgs, writeGoverningConfig } from './gateway/processes';
+import { cpuMsOf, gatewayCliArgs, writeGoverningConfig } from './gateway/processes';
 
 // The SDK client's transport adds an abort listener per request to one signal; 32 in flight for
 // thousands of calls trips Node's leak warning without being one.
@@ -41,8 +41,10 @@ const CALLS_C32 = CALLS_C1 * 2;
 const ROUNDS = 5;
 // Calls each target takes before anything is timed, half one at a time and half at concurrency 32:
 // a Node process is still compiling its hot code (V8's helper threads, counted in CPU per call) for
-// several thousand calls, and a gateway has more code to warm than a bare proxy.
-const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 4000);
+// thousands of calls, and a gateway has more code to warm than a bare proxy. The governing gateway
+// optimizes ~1,600 functions over its first 12,000 calls and a few dozen per 4,000 after 16,000
+// (bench/gateway/jit-phases.ts): the figures are a long-running process's.
+const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 16_000);
 /** How long a proxy may idle after a slice of calls before its CPU time is read. */
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 100);
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1000);
@@ -275,12 +277,6 @@ interface Sample {
   readonly rounds?: number[];
 }
 
-/** User+system CPU of `pid` in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
 /** Adds `calls` calls to `into`, `perSession` at a time on each of `sessions`. */
 async function measure(
   sessions: readonly BenchClient[],
@@ -290,7 +286,7 @@ async function measure(
   pid?: number,
 ): Promise<void> {
   let next = 0;
-  const cpuBefore = pid === undefined ? 0 : cpuMs(pid);
+  const cpuBefore = pid === undefined ? 0 : cpuMsOf(pid);
   const started = performance.now();
   const worker = async (client: BenchClient) => {
     while (next < calls) {
@@ -311,7 +307,7 @@ async function measure(
   // Work the slice left behind (a commit window's batch, a GC, the log lines of the last turn) is
   // counted in it, not in the next slice of the same process (the 2026-07-28 twin shares one).
   await new Promise((done) => setTimeout(done, SETTLE_MS));
-  const used = cpuMs(pid) - cpuBefore;
+  const used = cpuMsOf(pid) - cpuBefore;
   into.cpu += used;
   into.rounds?.push((used / calls) * 1000);
 }

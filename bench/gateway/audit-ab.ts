@@ -2,34 +2,20 @@
 // change moved it. Starts the governing gateway (bench:gateway's configuration) with the audit on
 // and off from one build (CLI, a built `dist/cli.js`) or two (CLI_B: another checkout's build), keeps
 // them all running, and drives BENCH_CALLS tools/call at concurrency C (1, or 32 over 8 sessions)
-// through each in turn, ROUNDS times. Prints each process's CPU per call (every thread, from /proc;
+// through each in turn, ROUNDS times. Prints each process's CPU per call (every thread's on-CPU time, from /proc; split by thread;
 // median of the rounds) and the on ÷ off ratio of each round: ratios taken within a round, so a
 // machine whose load moves between rounds moves both sides. WIN_A/WIN_B set `audit.commitWindow`;
 // ENV_B adds `NAME=value,…` to B's environment. Linux only; nothing asserted.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchClient, writeGoverningConfig } from './processes';
+import { benchClient, cpuMsByThread, writeGoverningConfig } from './processes';
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
 const C = Number(process.env['C'] ?? 1);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 4);
 const clis = [process.env['CLI']!, ...(process.env['CLI_B'] ? [process.env['CLI_B']] : [])];
-
-function cpuMs(pid: number): number {
-  let sum = 0;
-  for (const t of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      sum += (Number(f[11]) + Number(f[12])) * 10;
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return sum;
-}
 
 async function start(cli: string, audit: boolean, window: string | undefined, extraEnv: string | undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'tp-'));
@@ -45,12 +31,14 @@ async function start(cli: string, audit: boolean, window: string | undefined, ex
         (extraEnv ?? '')
           .split(',')
           .filter(Boolean)
-          .map((kv) => kv.split('=')),
+          // The first '=' only: a value may hold more (NODE_OPTIONS=--flag=value).
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
       ),
     },
   });
-  const url = await new Promise<string>((done) => {
+  const url = await new Promise<string>((done, fail) => {
     let seen = '';
+    child.once('exit', (code) => fail(new Error(`a gateway exited (${code}) before it served:\n${seen}`)));
     const look = (chunk: Buffer) => {
       seen += chunk.toString();
       const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
@@ -71,6 +59,8 @@ const targets: {
   audit: boolean;
   window: string | undefined;
   samples: number[];
+  /** µs per call of each thread kind, per round. */
+  threads: Map<string, number[]>;
 }[] = [];
 clis.forEach((cli, i) => {
   for (const audit of [true, false])
@@ -80,6 +70,7 @@ clis.forEach((cli, i) => {
       audit,
       window: process.env[i === 0 ? 'WIN_A' : 'WIN_B'],
       samples: [],
+      threads: new Map(),
     });
 });
 const running = await Promise.all(
@@ -88,7 +79,7 @@ const running = await Promise.all(
   ),
 );
 // Warm, as bench:gateway does (BENCH_WARMUP): V8 compiles a gateway's hot code for thousands of calls.
-const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 4000);
+const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 16_000);
 for (const { clients } of running) {
   let next = 0;
   await Promise.all(
@@ -101,7 +92,7 @@ for (const { clients } of running) {
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, target] of targets.entries()) {
     const { child, clients } = running[i]!;
-    const before = cpuMs(child.pid!);
+    const before = cpuMsByThread(child.pid!);
     let next = 0;
     await Promise.all(
       Array.from({ length: C }, async (_, w) => {
@@ -110,13 +101,30 @@ for (let round = 0; round < ROUNDS; round++) {
       }),
     );
     await new Promise((d) => setTimeout(d, 100));
-    target.samples.push(((cpuMs(child.pid!) - before) * 1000) / CALLS);
+    const after = cpuMsByThread(child.pid!);
+    let total = 0;
+    for (const [kind, ms] of after) {
+      const used = ms - (before.get(kind) ?? 0);
+      total += used;
+      const rounds = target.threads.get(kind) ?? [];
+      rounds.push((used * 1000) / CALLS);
+      target.threads.set(kind, rounds);
+    }
+    target.samples.push((total * 1000) / CALLS);
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 for (const t of targets)
   console.log(
     `${t.name}: ${median(t.samples).toFixed(0)} µs/call  [${t.samples.map((x) => x.toFixed(0)).join(' ')}]`,
+  );
+// Where the CPU went, by thread (median µs per call over the rounds): the main thread's own work,
+// V8's compiler and collector helpers (V8Worker), libuv's pool (fsync).
+for (const t of targets)
+  console.log(
+    `  ${t.name} by thread: ${[...t.threads]
+      .map(([kind, rounds]) => `${kind} ${median(rounds).toFixed(0)}`)
+      .join(', ')}`,
   );
 for (let i = 0; i < targets.length; i += 2) {
   const ratios = targets[i]!.samples.map((on, r) => on / targets[i + 1]!.samples[r]!);

@@ -1,12 +1,13 @@
-// CPU per tools/call of the proxy process itself (user+system from /proc), for the gateway and the
+// CPU per tools/call of the proxy process itself (every thread's on-CPU time, from /proc), for the gateway and the
 // plain SDK pass-through, interleaved: a load-tolerant companion to bench:gateway's latencies.
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   benchClient,
+  cpuMsOf,
   gatewayCliArgs,
   passthrough,
   startProxy,
@@ -21,10 +22,6 @@ const prof =
   process.env['BENCH_PROFILE'] === undefined
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_PROFILE']}`];
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
 const targets = {
   gateway: await startProxy(prof, [...gatewayCliArgs(), 'gateway', '--config', config, '--port', '0']),
   passthrough: await startProxy(prof, [passthrough, process.execPath, upstream]),
@@ -35,7 +32,7 @@ const totals: Record<string, number[]> = { gateway: [], passthrough: [] };
 for (let round = 0; round < 6; round++) {
   for (const name of Object.keys(targets) as (keyof typeof targets)[]) {
     const pid = targets[name].child.pid!;
-    const before = cpuMs(pid);
+    const before = cpuMsOf(pid);
     let next = 0;
     const concurrency = round % 2 === 0 ? 1 : 32;
     await Promise.all(
@@ -46,7 +43,7 @@ for (let round = 0; round < 6; round++) {
         }
       }),
     );
-    if (round > 1) totals[name]!.push(((cpuMs(pid) - before) / CALLS) * 1000);
+    if (round > 1) totals[name]!.push(((cpuMsOf(pid) - before) / CALLS) * 1000);
   }
 }
 for (const [name, values] of Object.entries(totals))

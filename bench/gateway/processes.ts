@@ -2,7 +2,7 @@
 // front of upstream.mjs), each proxy started as its own node process, and an SDK client on it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -40,6 +40,34 @@ function builtCli(tree: string): string {
 export function gatewayCliArgs(tree = root): string[] {
   return FROM_SOURCES ? ['--import', 'tsx', join(tree, 'packages/gateway/src/cli.ts')] : [builtCli(tree)];
 }
+/**
+ * On-CPU time of each thread of `pid` in ms, by the thread's name ('main' for the main thread), from
+ * the scheduler's own count (`/proc/PID/task/TID/schedstat`, nanoseconds). /proc's user and system
+ * times come in clock ticks of 10 ms, each thread's rounded: over a slice of a few hundred ms that
+ * rounding alone moved CPU per call by ±5–10%.
+ */
+export function cpuMsByThread(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      const name =
+        task === String(pid) ? 'main' : readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      byName.set(name, (byName.get(name) ?? 0) + ns / 1e6);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return byName;
+}
+
+/** On-CPU time of every thread of `pid` in ms (see cpuMsByThread). */
+export function cpuMsOf(pid: number): number {
+  let total = 0;
+  for (const ms of cpuMsByThread(pid).values()) total += ms;
+  return total;
+}
+
 /** The bearer token every bench config accepts. */
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef0123';
 

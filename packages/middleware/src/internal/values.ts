@@ -18,16 +18,21 @@ function jsonOf(value: object): string | undefined {
   }
 }
 
+const pathTo = (at: string, key: string): string => (at === '' ? key : `${at}.${key}`);
+
 /**
  * Calls `visit` with every string in `value` and where it stands (`to.0`; a key stands where its
  * object does): strings themselves, keys of plain objects, and other objects through their JSON
  * form; numbers too, as text, when asked. Stops and returns true as soon as `visit` returns true.
+ * A `visit` declared with one parameter is handed '' for `at`: no path is built for it.
  */
 export function someString(
   value: unknown,
   visit: (text: string, at: string) => boolean,
   { numbers = false, keys = true }: { readonly numbers?: boolean; readonly keys?: boolean } = {},
 ): boolean {
+  // A visit that takes no `at` is handed '' and no path is built: most walks only read the strings.
+  const paths = visit.length >= 2;
   const stack: { at: string; node: unknown }[] = [{ at: '', node: value }];
   while (stack.length > 0) {
     const { at, node } = stack.pop()!;
@@ -45,14 +50,14 @@ export function someString(
       if (json !== undefined && visit(json, at)) return true;
       continue;
     }
-    const join = (key: string) => (at === '' ? key : `${at}.${key}`);
     if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) stack.push({ at: join(String(i)), node: node[i] });
+      for (let i = node.length - 1; i >= 0; i--)
+        stack.push({ at: paths ? pathTo(at, String(i)) : '', node: node[i] });
       continue;
     }
     for (const key of Object.keys(node)) {
       if (keys && visit(key, at)) return true;
-      stack.push({ at: join(key), node: (node as Record<string, unknown>)[key] });
+      stack.push({ at: paths ? pathTo(at, key) : '', node: (node as Record<string, unknown>)[key] });
     }
   }
   return false;
