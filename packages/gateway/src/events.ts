@@ -127,6 +127,15 @@ export interface GatewayEventFields {
   readonly 'shutdown.done': Record<never, never>;
   /** `inFlight`: calls and POST responses still in flight. */
   readonly 'shutdown.draining': { readonly inFlight: number };
+  /**
+   * Tasks of one owner that a process stopped renewing (it crashed or froze) were ended `failed`
+   * (TASK_RUNNER_LOST) by this process, which read them: how many, never their arguments.
+   */
+  readonly 'task.runner-lost': {
+    readonly tenant?: string;
+    readonly principal?: string;
+    readonly tasks: number;
+  };
   readonly 'tools.refresh-refused': { readonly error: string };
   readonly 'tools.refreshed': Record<never, never>;
   readonly 'upstream.down': { readonly upstream: string; readonly why: string };

@@ -37,6 +37,7 @@ export const LOG_EVENTS = [
   'sampling.relayed',
   'shutdown.done',
   'shutdown.draining',
+  'task.runner-lost',
   'tools.refresh-refused',
   'tools.refreshed',
   'upstream.down',

@@ -101,7 +101,7 @@ export function gatewayServed(
     ...(sealKey !== undefined ? { requestStateKey: sealKey } : {}),
     checkInTimeoutMs: ELICIT_TIMEOUT_MS,
     // In `stores.state`, so behind a balancer any process answers tasks/get, tasks/update and tasks/cancel.
-    tasks: { store: liveTaskRecords(() => host.current().state.tasks) },
+    tasks: { store: liveTaskRecords(() => host.current().state.tasks, host.log) },
     scope: (identity): McpServeScope | McpServeRefusal => {
       const runtime = host.current();
       const tenant = identity?.tenant === undefined ? undefined : runtime.tenants.get(identity.tenant);
@@ -268,7 +268,7 @@ function ruleOf(outcome: DispatchOutcome): string | undefined {
 }
 
 /** The task store of the configuration serving now (a reload may move `stores.state`). */
-function liveTaskRecords(current: () => TaskRecordStore): TaskRecordStore {
+function liveTaskRecords(current: () => TaskRecordStore, log: GatewayLog): TaskRecordStore {
   return {
     create: (record) => current().create(record),
     get: (id) => current().get(id),
@@ -280,7 +280,18 @@ function liveTaskRecords(current: () => TaskRecordStore): TaskRecordStore {
     sweep: (owner, keep, now) => current().sweep(owner, keep, now),
     // A store without a lease renews nothing and ends nothing, as if these were absent.
     renew: async (ids, atMs) => current().renew?.(ids, atMs),
-    endStale: async (owner, renewedBeforeMs, ending) =>
-      (await current().endStale?.(owner, renewedBeforeMs, ending)) ?? 0,
+    endStale: async (owner, renewedBeforeMs, ending) => {
+      const ended = (await current().endStale?.(owner, renewedBeforeMs, ending)) ?? 0;
+      // Another process died or froze with calls in flight: the operator hears of it here.
+      if (ended > 0)
+        log({
+          msg: 'task.runner-lost',
+          level: 'warn',
+          ...(owner.tenant !== null ? { tenant: owner.tenant } : {}),
+          ...(owner.principal !== null ? { principal: owner.principal } : {}),
+          tasks: ended,
+        });
+      return ended;
+    },
   };
 }

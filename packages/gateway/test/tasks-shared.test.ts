@@ -301,6 +301,13 @@ tenants:
           status: 'failed',
         });
         expect(refunds()).toBe(before);
+        // The process that ended it tells its operator, once, with how many and whose, no values.
+        const lost = b.logs().filter((line) => line['event'] === 'task.runner-lost');
+        expect(lost).toEqual([
+          expect.objectContaining({ level: 'warn', tenant: 'acme', principal: 'bot', tasks: 1 }),
+        ]);
+        expect(JSON.stringify(lost)).not.toContain(order);
+        expect(c.logs().filter((line) => line['event'] === 'task.runner-lost')).toEqual([]);
       }, 60_000);
 
     it('2025-11-25: a task created in a session on A is listed and its result read in a session on B', async () => {
