@@ -41,6 +41,30 @@ const TOKENS: Record<string, { tenant: string; principal: string }> = {
 
 let upstream: McpClient;
 let served: McpServed;
+
+/** A result schema that takes whatever the server answers, for requests the SDK has no schema of. */
+const ANY_RESULT = {
+  '~standard': {
+    version: 1 as const,
+    vendor: 'test',
+    validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+    types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
+  },
+};
+
+/** A 2025-11-25 SDK client connected in memory to `server`, and a request taking any result. */
+async function legacyClientOf(server: McpServed) {
+  const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverEnd);
+  const legacy = new V2Client(
+    { name: 'legacy', version: '1.0.0' },
+    { versionNegotiation: { mode: 'legacy' } },
+  );
+  await legacy.connect(clientEnd);
+  const ask = (method: string, params: Record<string, unknown>) =>
+    legacy.request({ method, params } as never, ANY_RESULT);
+  return { legacy, ask };
+}
 let http: HttpServing;
 const asked: PermissionRequest[] = [];
 
@@ -207,14 +231,6 @@ describe('tasks through mcpServe (server-everything upstream)', () => {
       { name: 'legacy-tasks', version: '1.0.0' },
       { versionNegotiation: { mode: 'legacy' } },
     );
-    const any = {
-      '~standard': {
-        version: 1 as const,
-        vendor: 'test',
-        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
-        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
-      },
-    };
     await client.connect(
       new V2Transport(http.url, { requestInit: { headers: { authorization: 'Bearer bot-token' } } }),
     );
@@ -228,24 +244,24 @@ describe('tasks through mcpServe (server-everything upstream)', () => {
           method: 'tools/call',
           params: { name: TOOL, arguments: { topic: 'kelp' }, task: { ttl: 60_000 } },
         } as never,
-        any,
+        ANY_RESULT,
       );
       const task = created['task'] as { taskId: string; status: string };
       expect(task.status).toBe('working');
       // Another principal's session cannot read, list or cancel it.
       await expect(
-        other.request({ method: 'tasks/get', params: { taskId: task.taskId } } as never, any),
+        other.request({ method: 'tasks/get', params: { taskId: task.taskId } } as never, ANY_RESULT),
       ).rejects.toThrow(/Unknown task/);
       await expect(
-        other.request({ method: 'tasks/cancel', params: { taskId: task.taskId } } as never, any),
+        other.request({ method: 'tasks/cancel', params: { taskId: task.taskId } } as never, ANY_RESULT),
       ).rejects.toThrow(/Unknown task/);
-      const othersList = await other.request({ method: 'tasks/list', params: {} } as never, any);
+      const othersList = await other.request({ method: 'tasks/list', params: {} } as never, ANY_RESULT);
       expect((othersList['tasks'] as unknown[]).length).toBe(0);
-      const mine = await client.request({ method: 'tasks/list', params: {} } as never, any);
+      const mine = await client.request({ method: 'tasks/list', params: {} } as never, ANY_RESULT);
       expect((mine['tasks'] as { taskId: string }[]).map((t) => t.taskId)).toContain(task.taskId);
       const result = await client.request(
         { method: 'tasks/result', params: { taskId: task.taskId } } as never,
-        any,
+        ANY_RESULT,
         {
           timeout: 20_000,
         },
@@ -253,7 +269,7 @@ describe('tasks through mcpServe (server-everything upstream)', () => {
       expect(textOf(result)).toContain('Research Report: kelp');
       const got = await client.request(
         { method: 'tasks/get', params: { taskId: task.taskId } } as never,
-        any,
+        ANY_RESULT,
       );
       expect(got['status']).toBe('completed');
     } finally {
@@ -526,23 +542,7 @@ describe('a task whose runner stopped, read through mcpServe', () => {
       chain: canonicalChain(),
       tasks: { store, leaseMs: 1_000 },
     });
-    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
-    await servedHere.connect(serverEnd);
-    const legacy = new V2Client(
-      { name: 'legacy', version: '1.0.0' },
-      { versionNegotiation: { mode: 'legacy' } },
-    );
-    await legacy.connect(clientEnd);
-    const any = {
-      '~standard': {
-        version: 1 as const,
-        vendor: 'test',
-        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
-        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
-      },
-    };
-    const ask = (method: string, params: Record<string, unknown>) =>
-      legacy.request({ method, params } as never, any);
+    const { legacy, ask } = await legacyClientOf(servedHere);
     try {
       const got = await ask('tasks/get', { taskId: lost.id });
       expect(got).toMatchObject({
@@ -596,27 +596,15 @@ describe('a task store that cannot answer', () => {
       chain: canonicalChain(),
       tasks: { store },
     });
-    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
-    await servedHere.connect(serverEnd);
-    const legacy = new V2Client(
-      { name: 'legacy', version: '1.0.0' },
-      { versionNegotiation: { mode: 'legacy' } },
-    );
-    await legacy.connect(clientEnd);
-    const any = {
-      '~standard': {
-        version: 1 as const,
-        vendor: 'test',
-        validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
-        types: undefined as unknown as { input: Record<string, unknown>; output: Record<string, unknown> },
-      },
-    };
+    const { legacy } = await legacyClientOf(servedHere);
     try {
       for (const method of ['tasks/get', 'tasks/list', 'tasks/cancel']) {
-        const failure = await legacy.request({ method, params: { taskId: 'any-task' } } as never, any).then(
-          () => undefined,
-          (error: Error) => error,
-        );
+        const failure = await legacy
+          .request({ method, params: { taskId: 'any-task' } } as never, ANY_RESULT)
+          .then(
+            () => undefined,
+            (error: Error) => error,
+          );
         expect(failure?.message).toMatch(/task store could not answer/);
         expect(failure?.message).not.toContain('secret-place');
       }
@@ -625,7 +613,7 @@ describe('a task store that cannot answer', () => {
           method: 'tools/call',
           params: { name: 'echo', arguments: { text: 'still here' }, task: { ttl: 1000 } },
         } as never,
-        any,
+        ANY_RESULT,
       );
       expect(plain['task']).toBeUndefined();
       expect(JSON.stringify(plain['content'])).toContain('still here');
