@@ -2,15 +2,15 @@
 // change moved it. Starts the governing gateway (bench:gateway's configuration) with the audit on
 // and off from one build (CLI, a built `dist/cli.js`) or two (CLI_B: another checkout's build), keeps
 // them all running, and drives BENCH_CALLS tools/call at concurrency C (1, or 32 over 8 sessions)
-// through each in turn, ROUNDS times. Prints each process's CPU per call (every thread's on-CPU time, from /proc; split by thread;
-// median of the rounds) and the on ÷ off ratio of each round: ratios taken within a round, so a
-// machine whose load moves between rounds moves both sides. WIN_A/WIN_B set `audit.commitWindow`;
-// ENV_B adds `NAME=value,…` to B's environment. Linux only; nothing asserted.
-import { spawn } from 'node:child_process';
+// through each in turn, ROUNDS times. Prints each process's CPU per call (every thread's on-CPU time
+// from /proc, also split by thread; median of the rounds) and the on ÷ off ratio of each round:
+// ratios taken within a round, so a machine whose load moves between rounds moves both sides.
+// WIN_A/WIN_B set `audit.commitWindow`; ENV_B adds `NAME=value,…` to B's environment. Linux only;
+// nothing asserted.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { benchClient, cpuMsByThread, writeGoverningConfig } from './processes';
+import { join, resolve } from 'node:path';
+import { benchClient, cpuMsByThread, startProxy, writeGoverningConfig } from './processes';
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
 const C = Number(process.env['C'] ?? 1);
@@ -23,32 +23,17 @@ async function start(cli: string, audit: boolean, window: string | undefined, ex
     audit,
     ...(window !== undefined ? { commitWindow: window } : {}),
   });
-  const child = spawn(process.execPath, [cli, 'gateway', '--config', config, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      ...Object.fromEntries(
-        (extraEnv ?? '')
-          .split(',')
-          .filter(Boolean)
-          // The first '=' only: a value may hold more (NODE_OPTIONS=--flag=value).
-          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      ),
-    },
-  });
-  const url = await new Promise<string>((done, fail) => {
-    let seen = '';
-    child.once('exit', (code) => fail(new Error(`a gateway exited (${code}) before it served:\n${seen}`)));
-    const look = (chunk: Buffer) => {
-      seen += chunk.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (m) done(`${m[1]}/mcp`);
-    };
-    child.stdout.on('data', look);
-    child.stderr.on('data', look);
-  });
-  child.stdout.resume();
-  child.stderr.resume();
+  const { child, url } = await startProxy(
+    [],
+    [resolve(cli), 'gateway', '--config', config, '--port', '0'],
+    Object.fromEntries(
+      (extraEnv ?? '')
+        .split(',')
+        .filter(Boolean)
+        // The first '=' only: a value may hold more (NODE_OPTIONS=--flag=value).
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    ),
+  );
   const clients = await Promise.all(Array.from({ length: C === 1 ? 1 : 8 }, () => benchClient(url, 'p')));
   return { child, clients };
 }

@@ -1,5 +1,6 @@
-// CPU per tools/call of the proxy process itself (every thread's on-CPU time, from /proc), for the gateway and the
-// plain SDK pass-through, interleaved: a load-tolerant companion to bench:gateway's latencies.
+// CPU per tools/call of the proxy process itself (every thread's on-CPU time, from /proc), for the
+// gateway and the plain SDK pass-through, interleaved: a load-tolerant companion to bench:gateway's
+// latencies.
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

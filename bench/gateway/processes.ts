@@ -151,22 +151,34 @@ ${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.dura
   return config;
 }
 
-/** Starts `node [nodeFlags] ...args` (through tsx when args[0] is TypeScript) and resolves with the MCP URL it prints. */
+/**
+ * Starts `node [nodeFlags] ...args` (through tsx when args[0] is TypeScript), with `env` added to this
+ * process's environment, and resolves with the MCP URL it prints; rejects if it exits first.
+ */
 export async function startProxy(
   nodeFlags: readonly string[],
   args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ child: ChildProcess; url: string }> {
   const loader = args[0]?.endsWith('.ts') === true ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...nodeFlags, ...loader, ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
-  const url = await new Promise<string>((done) => {
+  const url = await new Promise<string>((done, fail) => {
     let seen = '';
+    child.once('exit', (code) =>
+      fail(new Error(`bench: ${args[0]} exited (${code}) before it served:\n${seen}`)),
+    );
     const look = (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match !== null) done(`${match[1]}/mcp`);
+      if (match === null) return;
+      // Found: the rest of its output (a log line per call) is drained, not kept.
+      child.stdout!.off('data', look);
+      child.stderr!.off('data', look);
+      done(`${match[1]}/mcp`);
     };
     child.stdout!.on('data', look);
     child.stderr!.on('data', look);
