@@ -29,21 +29,12 @@ interface ProfileNode {
 
 if (process.argv[2] === '--drive') {
   // The child: drives the gateway at process.argv[3], WARM calls, then N once the parent says so.
-  const { benchClient } = await import('./processes');
+  const { benchClient, driveCalls } = await import('./processes');
   const clients = await Promise.all(Array.from({ length: 8 }, () => benchClient(process.argv[3]!, 'alloc')));
-  const drive = async (calls: number, concurrency: number) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async (_, worker) => {
-        const client = clients[worker % clients.length]!;
-        while (next++ < calls) await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
-      }),
-    );
-  };
-  await drive(WARM, 32);
+  await driveCalls(clients, WARM, 32);
   process.send!('warm');
   await new Promise((resolve) => process.once('message', resolve));
-  await drive(N, C);
+  await driveCalls(clients, N, C);
   await Promise.all(clients.map((client) => client.close()));
   process.send!('done');
   process.exit(0);

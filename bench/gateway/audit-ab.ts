@@ -10,7 +10,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchClient, cpuMsByThread, startProxy, writeGoverningConfig } from './processes';
+import { benchClient, cpuMsByThread, driveCalls, startProxy, writeGoverningConfig } from './processes';
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
 const C = Number(process.env['C'] ?? 1);
@@ -65,26 +65,12 @@ const running = await Promise.all(
 );
 // Warm, as bench:gateway does (BENCH_WARMUP): V8 compiles a gateway's hot code for thousands of calls.
 const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 16_000);
-for (const { clients } of running) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async (_, w) => {
-      const client = clients[w % clients.length]!;
-      while (next++ < WARMUP) await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
-    }),
-  );
-}
+for (const { clients } of running) await driveCalls(clients, WARMUP, 32);
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, target] of targets.entries()) {
     const { child, clients } = running[i]!;
     const before = cpuMsByThread(child.pid!);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: C }, async (_, w) => {
-        const client = clients[w % clients.length]!;
-        while (next++ < CALLS) await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
-      }),
-    );
+    await driveCalls(clients, CALLS, C);
     await new Promise((d) => setTimeout(d, 100));
     const after = cpuMsByThread(child.pid!);
     let total = 0;

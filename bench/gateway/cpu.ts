@@ -9,6 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   benchClient,
   cpuMsOf,
+  driveCalls,
   gatewayCliArgs,
   passthrough,
   startProxy,
@@ -34,16 +35,7 @@ for (let round = 0; round < 6; round++) {
   for (const name of Object.keys(targets) as (keyof typeof targets)[]) {
     const pid = targets[name].child.pid!;
     const before = cpuMsOf(pid);
-    let next = 0;
-    const concurrency = round % 2 === 0 ? 1 : 32;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < CALLS) {
-          next += 1;
-          await clients[name]!.callTool({ name: 'echo', arguments: { text: 'ping' } });
-        }
-      }),
-    );
+    await driveCalls([clients[name]!], CALLS, round % 2 === 0 ? 1 : 32);
     if (round > 1) totals[name]!.push(((cpuMsOf(pid) - before) / CALLS) * 1000);
   }
 }

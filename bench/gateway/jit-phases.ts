@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchClient, gatewayCliArgs, writeGoverningConfig } from './processes';
+import { benchClient, driveCalls, gatewayCliArgs, writeGoverningConfig } from './processes';
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 4000);
 const PHASES = Number(process.env['PHASES'] ?? 8);
@@ -36,13 +36,7 @@ if (url === undefined) {
 const clients = await Promise.all(Array.from({ length: 8 }, () => benchClient(url, 'jit')));
 for (let phase = 1; phase <= PHASES; phase++) {
   appendFileSync(trace, `\n=== phase ${phase} ===\n`);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async (_, worker) => {
-      const client = clients[worker % clients.length]!;
-      while (next++ < CALLS) await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
-    }),
-  );
+  await driveCalls(clients, CALLS, 32);
   // Compile jobs finishing on the helper threads land in the slice that queued them.
   await new Promise((resolve) => setTimeout(resolve, 300));
 }

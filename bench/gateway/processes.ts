@@ -188,6 +188,29 @@ export async function startProxy(
   return { child, url };
 }
 
+/** What drives a proxy: any MCP client (SDK 1.x or 2.x). */
+export interface EchoCaller {
+  callTool(request: { name: string; arguments: { text: string } }): Promise<unknown>;
+}
+
+/** `calls` echo calls, `concurrency` in flight at once, the workers taking the clients in turn. */
+export async function driveCalls(
+  clients: readonly EchoCaller[],
+  calls: number,
+  concurrency: number,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      const client = clients[worker % clients.length]!;
+      while (next < calls) {
+        next += 1;
+        await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
+      }
+    }),
+  );
+}
+
 /** An SDK client connected to `url` with the bench token. */
 export async function benchClient(url: string, name: string): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });

@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import {
   benchClient,
   BENCH_TOKEN,
+  driveCalls,
   gatewayCliArgs,
   startProxy,
   writeBenchConfig,
@@ -40,16 +41,8 @@ const client =
   process.env['BENCH_CLIENT'] === '2026-07-28' ? await modernClient(url) : await benchClient(url, 'profile');
 const CONCURRENCIES = (process.env['BENCH_CONCURRENCY'] ?? '1,32').split(',').map(Number);
 for (const concurrency of CONCURRENCIES) {
-  let next = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < CALLS) {
-        next += 1;
-        await client.callTool({ name: 'echo', arguments: { text: 'ping' } });
-      }
-    }),
-  );
+  await driveCalls([client], CALLS, concurrency);
   console.log(`c=${concurrency}: ${((CALLS / (performance.now() - started)) * 1000).toFixed(0)} calls/s`);
 }
 await client.close();
