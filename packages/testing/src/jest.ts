@@ -55,3 +55,5 @@ export {
   describeStandingGrantRace,
   describeStandingGrantReopen,
 } from './conformance/standing-grant-processes';
+export type { LeasedTaskRecordStore, TaskLeaseSharedOptions } from './conformance/task-lease-shared';
+export { describeTaskLeaseShared } from './conformance/task-lease-shared';

@@ -13,6 +13,7 @@ import {
   describePinStoreConformance,
   describeSpentStateStoreConformance,
   describeStandingGrantStoreConformance,
+  describeTaskLeaseShared,
   describeTaskRecordStoreConformance,
 } from '@toolgate/testing/jest';
 
@@ -22,3 +23,24 @@ describePinStoreConformance('inMemoryPins', () => inMemoryPins());
 describeStandingGrantStoreConformance('inMemoryStandingGrants', ({ now }) => inMemoryStandingGrants({ now }));
 describeSpentStateStoreConformance('inMemorySpentStates', ({ now }) => inMemorySpentStates({ now }));
 describeTaskRecordStoreConformance('inMemoryTaskRecords', () => inMemoryTaskRecords());
+
+// Two "stores" on one place are one in-memory store here: the shared-lease tests as any store runs them.
+const memoryPlaces = new Map<string, ReturnType<typeof leasedInMemoryTasks>>();
+let memoryPlaceCount = 0;
+function leasedInMemoryTasks() {
+  const store = inMemoryTaskRecords();
+  const { renew, endStale } = store;
+  if (renew === undefined || endStale === undefined) throw new Error('inMemoryTaskRecords keeps no lease');
+  return { ...store, renew, endStale };
+}
+const memoryPlace = (place: string) => {
+  const store = memoryPlaces.get(place) ?? leasedInMemoryTasks();
+  memoryPlaces.set(place, store);
+  return store;
+};
+describeTaskLeaseShared('inMemoryTaskRecords shared by two holders', {
+  place: () => `place-${(memoryPlaceCount += 1)}`,
+  open: memoryPlace,
+  close: () => undefined,
+  writeWithoutRenewal: (place, record) => memoryPlace(place).create(record),
+});
