@@ -3,6 +3,7 @@
 // them, and a task written before leases is never ended as stale.
 
 import pg from 'pg';
+import { storedTaskRow } from '@toolgate/core';
 import { describeTaskLeaseShared, describeTaskRecordStoreConformance } from '@toolgate/testing/jest';
 import { postgresTaskRecords } from '@toolgate/store-postgres';
 import { migrate, MIGRATIONS } from '../src/schema';
@@ -22,28 +23,15 @@ describePostgres('PostgreSQL tasks', () => {
     close: (store) => store.close(),
     // A schema as a version before leases left it: migrated up to the renewal column, the row written by hand.
     async writeWithoutRenewal(name, record) {
+      const { id, tenant, principal, status, createdMs, expiresMs, text } = storedTaskRow(record);
+      const beforeLeases = MIGRATIONS.findIndex((migration) => migration('').includes('renewed_ms'));
       const pool = new pg.Pool({ connectionString: postgresUrl(), max: 1 });
       try {
-        await migrate(
-          pool,
-          name,
-          MIGRATIONS.slice(
-            0,
-            MIGRATIONS.findIndex((migration) => migration('').includes('renewed_ms')),
-          ),
-        );
+        await migrate(pool, name, MIGRATIONS.slice(0, beforeLeases));
         await pool.query(
           `INSERT INTO "${name}".toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record)
            VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [
-            record.id,
-            record.tenant,
-            record.principal,
-            record.status,
-            Date.parse(record.createdAt),
-            Date.parse(record.createdAt) + record.ttlMs,
-            JSON.stringify(record),
-          ],
+          [id, tenant, principal, status, createdMs, expiresMs, text],
         );
       } finally {
         await pool.end();

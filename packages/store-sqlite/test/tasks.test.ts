@@ -3,6 +3,7 @@
 // included; a task written before leases is never ended as stale.
 
 import { DatabaseSync as Database } from 'node:sqlite';
+import { storedTaskRow } from '@toolgate/core';
 import { describeTaskLeaseShared, describeTaskRecordStoreConformance } from '@toolgate/testing/jest';
 import { sqliteTaskRecords } from '@toolgate/store-sqlite';
 import { migrate, MIGRATIONS } from '../src/schema';
@@ -68,28 +69,16 @@ describeTaskLeaseShared('leases on one file shared by two stores', {
   close: (store) => store.close(),
   // A file as a version before leases left it: migrated up to the renewal column, the row written by hand.
   writeWithoutRenewal(file, record) {
+    const { id, tenant, principal, status, createdMs, expiresMs, text } = storedTaskRow(record);
+    const beforeLeases = MIGRATIONS.findIndex((sql) => sql.includes('renewed_ms'));
     const old = new Database(file);
     try {
-      migrate(
-        old,
-        MIGRATIONS.slice(
-          0,
-          MIGRATIONS.findIndex((sql) => sql.includes('renewed_ms')),
-        ),
-      );
+      migrate(old, MIGRATIONS.slice(0, beforeLeases));
       old
         .prepare(
           `INSERT INTO toolgate_tasks (id, tenant, principal, status, created_ms, expires_ms, record) VALUES (?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(
-          record.id,
-          record.tenant,
-          record.principal,
-          record.status,
-          Date.parse(record.createdAt),
-          Date.parse(record.createdAt) + record.ttlMs,
-          JSON.stringify(record),
-        );
+        .run(id, tenant, principal, status, createdMs, expiresMs, text);
     } finally {
       old.close();
     }
