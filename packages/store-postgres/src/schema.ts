@@ -133,6 +133,11 @@ export const MIGRATIONS: readonly Migration[] = [
   (t) => `
   ALTER TABLE ${t}toolgate_tasks ADD COLUMN renewed_ms BIGINT;
   `,
+  // The audit log is read by seq only: an index on it is written by every append and read by nothing.
+  (t) => `
+  DROP INDEX ${t}toolgate_audit_by_tenant;
+  DROP INDEX ${t}toolgate_audit_by_at;
+  `,
 ];
 
 /** `"schema".` for a schema name, or nothing for the connection's current schema. */

@@ -161,4 +161,31 @@ describePostgres('schema migrations', () => {
       await checkIns.close();
     }
   });
+  it('keeps no index on the audit log beside its primary key, and drops the two an older schema has, its records intact', async () => {
+    const name = schema.next();
+    const indexes = async () =>
+      (
+        await pool.query(
+          `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'toolgate_audit' ORDER BY indexname`,
+          [name],
+        )
+      ).rows.map((row: { indexname: string }) => row.indexname);
+    const dropped = MIGRATIONS.findIndex((m) => m('').includes('DROP INDEX toolgate_audit_by_tenant'));
+    expect(dropped).toBeGreaterThan(0);
+    await migrate(pool, name, MIGRATIONS.slice(0, dropped));
+    expect(await indexes()).toEqual([
+      'toolgate_audit_by_at',
+      'toolgate_audit_by_tenant',
+      'toolgate_audit_pkey',
+    ]);
+    await pool.query(
+      `INSERT INTO "${name}".toolgate_audit (seq, at, tenant, tool, kind, hash, record) VALUES (1, '2026-12-05T10:00:00Z', 'acme', 'x', 'result', 'h', '{}')`,
+    );
+    await migrate(pool, name);
+    expect(await indexes()).toEqual(['toolgate_audit_pkey']);
+    expect((await pool.query(`SELECT seq, tenant FROM "${name}".toolgate_audit`)).rows).toEqual([
+      { seq: '1', tenant: 'acme' },
+    ]);
+    expect(await versions(name)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  });
 });

@@ -125,6 +125,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE toolgate_tasks ADD COLUMN renewed_ms INTEGER;
   `,
+  // The audit log is read by seq only: an index on it is a page more written by every commit and read by nothing.
+  `
+  DROP INDEX toolgate_audit_by_tenant;
+  DROP INDEX toolgate_audit_by_at;
+  `,
 ];
 
 const userVersion = (db: SqliteDatabase): number =>

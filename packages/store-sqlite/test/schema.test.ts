@@ -133,4 +133,21 @@ describe('schema migrations', () => {
     expect((await checkIns.get(req.id))?.decision).toEqual(decision);
     checkIns.close();
   });
+  it('keeps no index on the audit log beside its seq, and drops the two an older file has, its records intact', () => {
+    const path = tmp.file('audit-indexes.db');
+    const indexes = (db: Database) =>
+      (db.prepare(`PRAGMA index_list('toolgate_audit')`).all() as { name: string }[]).map((i) => i.name);
+    const dropped = MIGRATIONS.findIndex((sql) => sql.includes('DROP INDEX toolgate_audit_by_tenant'));
+    expect(dropped).toBeGreaterThan(0);
+    const db = new Database(path);
+    migrate(db, MIGRATIONS.slice(0, dropped));
+    expect(indexes(db).sort()).toEqual(['toolgate_audit_by_at', 'toolgate_audit_by_tenant']);
+    db.exec(
+      `INSERT INTO toolgate_audit (seq, at, tenant, tool, kind, hash, record) VALUES (1, 't', 'acme', 'x', 'result', 'h', '{}')`,
+    );
+    migrate(db);
+    expect(indexes(db)).toEqual([]);
+    expect(db.prepare('SELECT seq, tenant FROM toolgate_audit').all()).toEqual([{ seq: 1, tenant: 'acme' }]);
+    db.close();
+  });
 });
