@@ -6,23 +6,26 @@ import { AUDIT_GENESIS, canonicalJson, type AuditHead, type AuditRecord } from '
 import { nativeCrypto } from './native-crypto';
 import { sha256Hex } from './sha256';
 
-/** A record before it joins the chain: everything but `seq`, `prevHash`, `hash` and `signature`. */
+/**
+ * A record before it joins the chain: everything but `seq`, `prevHash`, `hash` and `signature`. A field
+ * that is undefined is left out of the record, as an absent one is.
+ */
 export interface AuditFields {
   readonly at: string;
-  readonly tenant?: string;
-  readonly principal?: string;
-  readonly tool?: string;
-  readonly source?: string;
-  readonly chainId?: string;
-  readonly rule?: string;
+  readonly tenant?: string | undefined;
+  readonly principal?: string | undefined;
+  readonly tool?: string | undefined;
+  readonly source?: string | undefined;
+  readonly chainId?: string | undefined;
+  readonly rule?: string | undefined;
   readonly kind: string;
-  readonly gate?: string;
-  readonly code?: string;
+  readonly gate?: string | undefined;
+  readonly code?: string | undefined;
   readonly ran: boolean;
-  readonly checkInId?: string;
-  readonly approver?: string;
-  readonly argsDigest?: string;
-  readonly resultDigest?: string;
+  readonly checkInId?: string | undefined;
+  readonly approver?: string | undefined;
+  readonly argsDigest?: string | undefined;
+  readonly resultDigest?: string | undefined;
 }
 
 /** Every field of a record, in the order records are written (and exported). */
