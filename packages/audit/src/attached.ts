@@ -44,6 +44,8 @@ export interface AuditCore {
   digestOrNothing(value: unknown): Promise<string | undefined>;
   /** Queues a call's record (kept if the store fails), `digests` computed when it is written; resolves once stored. */
   write(fields: AuditFields, digests?: DigestTexts): Promise<AuditRecord>;
+  /** Queues a call's record as `write` does, for a caller that does not wait: `onFailed` hears a failed append. */
+  queue(fields: AuditFields, digests: DigestTexts | undefined, onFailed: (error: unknown) => void): void;
   readonly pending: number;
   readonly closed: boolean;
 }
@@ -97,6 +99,8 @@ interface CallFacts {
 }
 
 const attachedBy = new WeakMap<Dispatcher, AuditCore>();
+/** A deferred record's failure: the log already said it runs open. */
+const ignoreFailure = (): void => undefined;
 const ADMITTED = { ok: true, recovered: 0 } as const;
 
 export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatcher {
@@ -215,23 +219,22 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     }
     const textForDigest = core.textForDigest;
     let outcome: DispatchOutcome;
-    let written: Promise<AuditRecord>;
+    let fields: AuditFields;
+    let digests: DigestTexts | undefined;
     if (textForDigest !== undefined) {
       // The texts now, as the values were at the call; their digests when the batch is written.
       const argsText = textForDigest(sentArgs(args));
       outcome = await run();
       const resultText = outcome.kind === 'result' ? textForDigest(outcome.value) : undefined;
-      written = core.write(fieldsOf(outcome, facts, undefined, undefined), {
-        args: argsText,
-        result: resultText,
-      });
+      fields = fieldsOf(outcome, facts, undefined, undefined);
+      digests = { args: argsText, result: resultText };
     } else {
       // Digesting the args (Web Crypto, in another thread) runs beside the chain.
       const argsDigesting = core.digestOrNothing(sentArgs(args));
       outcome = await run();
       const argsDigest = await argsDigesting;
       const resultDigest = outcome.kind === 'result' ? await core.digestOrNothing(outcome.value) : undefined;
-      written = core.write(fieldsOf(outcome, facts, argsDigest, resultDigest));
+      fields = fieldsOf(outcome, facts, argsDigest, resultDigest);
     }
     const failed = (error: unknown) => {
       const after = { toolName: outcome.toolName, toolCallId: outcome.toolCallId, chainId: outcome.chainId };
@@ -243,16 +246,16 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
       });
     };
     if (deferred) {
-      written.catch(() => undefined);
+      core.queue(fields, digests, ignoreFailure);
       return outcome;
     }
     if (!core.awaitsRecord) {
       // 'batch': the record is queued (kept if its commit fails); a failure is reported when it happens.
-      written.catch(failed);
+      core.queue(fields, digests, failed);
       return outcome;
     }
     try {
-      await written;
+      await core.write(fields, digests);
     } catch (error) {
       failed(error);
     }

@@ -367,6 +367,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       }
     },
     write: (fields, digests) => writer.enqueue(fields, true, false, digests),
+    queue: (fields, digests, onFailed) => writer.enqueueQuietly(fields, digests, onFailed),
     get pending() {
       return writer.pending;
     },

@@ -24,6 +24,8 @@ interface Item {
   /** Kept when an append fails (the record of something that happened) rather than dropped with an error. */
   readonly keep: boolean;
   waiter?: { resolve(record: AuditRecord): void; reject(error: unknown): void } | undefined;
+  /** Hears the first failed append of a record nobody waits for (`enqueueQuietly`). */
+  onFailed?: ((error: unknown) => void) | undefined;
   /** What a failed append sealed this record as: it may have been stored after all. */
   sealed?: AuditHead | undefined;
   /** Held back by a failed append: the log refuses new calls until it is written. */
@@ -148,6 +150,23 @@ export class AuditWriter {
       void this.#drain();
       if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
     });
+  }
+
+  /**
+   * Queues a record of something that happened (kept if an append fails) that nobody waits for:
+   * `onFailed` hears a failed append, with no promise made per record.
+   */
+  enqueueQuietly(
+    fields: AuditFields,
+    digests: DigestTexts | undefined,
+    onFailed: (error: unknown) => void,
+  ): void {
+    if (digests !== undefined && this.#digestText === undefined) {
+      throw new TypeError('this audit writer was made without a digester; pass digests in the fields');
+    }
+    this.#queue.push({ fields, keep: true, onFailed, digests });
+    void this.#drain();
+    if (this.#queue.length >= MAX_BATCH) this.#commitNow();
   }
 
   /** Writes the records a failed append held back; resolves with whether none is left. */
@@ -300,6 +319,10 @@ export class AuditWriter {
     for (const item of this.#queue) {
       item.waiter?.reject(error);
       item.waiter = undefined;
+      const onFailed = item.onFailed;
+      item.onFailed = undefined;
+      // Heard after this turn, as a rejected waiter is: a listener that throws stops no append.
+      if (onFailed !== undefined) queueMicrotask(() => onFailed(error));
     }
     this.#queue = this.#queue.filter((item) => item.keep);
     for (const item of this.#queue) {
