@@ -77,24 +77,50 @@ export async function recordHash(record: Readonly<Record<string, unknown>>): Pro
 }
 
 /** What a record's hash covers, its keys sorted: every field but `hash` and `signature`. */
-const HASHED_KEYS = RECORD_FIELDS.filter((key) => key !== 'hash' && key !== 'signature').sort();
+export const HASHED_KEYS = RECORD_FIELDS.filter((key) => key !== 'hash' && key !== 'signature').sort();
 
 /**
- * The canonical JSON text of what `record`'s hash covers, written field by field when every value is
- * a string, a boolean or a safe integer (as the log writes records); `canonicalJson` otherwise. The
- * two agree on such a record: verification recomputes the hash with `canonicalJson`.
+ * The canonical JSON text of what `record`'s hash covers: its fields as one object in sorted key order
+ * and one `JSON.stringify` when every value is a string, a boolean or a safe integer (as the log
+ * writes records; an undefined one is left out, as canonical JSON leaves it), `canonicalJson`
+ * otherwise. The two agree on such a record: verification recomputes the hash with `canonicalJson`.
  */
 function hashedText(record: Readonly<Record<string, unknown>>): string {
-  let out = '';
   for (const key of HASHED_KEYS) {
     const value = record[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' && typeof value !== 'boolean' && !Number.isSafeInteger(value)) {
+    if (
+      value !== undefined &&
+      typeof value !== 'string' &&
+      typeof value !== 'boolean' &&
+      !Number.isSafeInteger(value)
+    ) {
       return canonicalJson(hashedBody(record));
     }
-    out += `${out === '' ? '{' : ','}"${key}":${JSON.stringify(value)}`;
   }
-  return out === '' ? canonicalJson(hashedBody(record)) : `${out}}`;
+  return JSON.stringify(sortedHashedBody(record));
+}
+
+/** What a record's hash covers, its keys written in `HASHED_KEYS` order (`test/record-hash.test.ts` holds them equal). */
+export function sortedHashedBody(r: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return {
+    approver: r['approver'],
+    argsDigest: r['argsDigest'],
+    at: r['at'],
+    chainId: r['chainId'],
+    checkInId: r['checkInId'],
+    code: r['code'],
+    gate: r['gate'],
+    kind: r['kind'],
+    prevHash: r['prevHash'],
+    principal: r['principal'],
+    ran: r['ran'],
+    resultDigest: r['resultDigest'],
+    rule: r['rule'],
+    seq: r['seq'],
+    source: r['source'],
+    tenant: r['tenant'],
+    tool: r['tool'],
+  };
 }
 
 function hashedBody(record: Readonly<Record<string, unknown>>): Record<string, unknown> {
