@@ -16,7 +16,7 @@ export type NativeKey = object;
 interface NodeCrypto {
   createHash(algorithm: 'sha256'): Hash;
   /** One-shot digest (Node 21.7+): no Hash object made per record. A string is hashed as its UTF-8 bytes. */
-  hash?(algorithm: 'sha256', data: string | Uint8Array, encoding: 'hex' | 'latin1'): string;
+  hash?(algorithm: 'sha256', data: string | Uint8Array, encoding: 'hex' | 'binary'): string;
   createHmac(algorithm: 'sha256', key: Uint8Array | NativeKey): Hash;
   createSecretKey?(key: Uint8Array): NativeKey;
   /** Ed25519 signs with no digest named: `sign(null, data, key)`. */

@@ -229,7 +229,7 @@ const BLOCK = 64;
  * Undefined for any other key (the caller keeps `createHmac`).
  */
 export function oneShotHmac(
-  hash: (algorithm: 'sha256', data: string | Uint8Array, encoding: 'hex' | 'latin1') => string,
+  hash: (algorithm: 'sha256', data: string | Uint8Array, encoding: 'hex' | 'binary') => string,
   key: Uint8Array,
 ): ((text: string) => string) | undefined {
   if (key.length > BLOCK || key.some((byte) => byte >= 0x80)) return undefined;
@@ -240,7 +240,7 @@ export function oneShotHmac(
     outer[i] = (key[i] ?? 0) ^ 0x5c;
   }
   return (text) => {
-    const inner = hash('sha256', innerPad + text, 'latin1');
+    const inner = hash('sha256', innerPad + text, 'binary');
     for (let i = 0; i < 32; i++) outer[BLOCK + i] = inner.charCodeAt(i);
     return hash('sha256', outer, 'hex');
   };
