@@ -293,12 +293,26 @@ export async function resumeUpstreamTask(
   options: FollowUpstreamTaskOptions,
 ): Promise<FollowedUpstreamTask> {
   const answered = Object.keys(inputResponses);
-  if (answered.length > 0)
+  const requestOptions: RequestOptions = { signal: options.signal, timeout: options.timeoutMs };
+  if (answered.length > 0) {
+    // A state whose round was answered already (replayed) finds its keys no longer asked: the task
+    // is not sent the same answers twice (SEP-2663 keys are new each round).
+    const now = await client.request(
+      { method: 'tasks/get', params: { taskId } } as never,
+      anyResult,
+      requestOptions,
+    );
+    const asking = now['status'] === 'input_required' ? now['inputRequests'] : undefined;
+    if (typeof asking !== 'object' || asking === null || !answered.every((key) => Object.hasOwn(asking, key)))
+      throw new UpstreamTaskError(
+        "the MCP server's task is not waiting for these answers (they were given already, or it ended); call the tool again without a requestState",
+      );
     await client.request(
       { method: 'tasks/update', params: { taskId, inputResponses: { ...inputResponses } } } as never,
       anyResult,
-      { signal: options.signal, timeout: options.timeoutMs },
+      requestOptions,
     );
+  }
   // Read at once: the task may already have ended, or still show the questions just answered.
   return followUpstreamTask(
     client,

@@ -257,7 +257,12 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
       expect(first.requestState).toMatch(/^u1\./);
     }, 30_000);
 
-    const refused = async (who: string, state: string, name = 'jobs_ask_name') => {
+    const refused = async (
+      who: string,
+      state: string,
+      name = 'jobs_ask_name',
+      args: Record<string, unknown> = {},
+    ) => {
       const client = await modernClient(who, elicits, { manual: true });
       const before = runs().length;
       reports.length = 0;
@@ -266,7 +271,7 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
           client.callTool(
             retryParams({
               name,
-              arguments: {},
+              arguments: args,
               inputResponses: { name: { action: 'accept', content: { name: 'Mallory' } } },
               requestState: state,
             }),
@@ -289,6 +294,11 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
     it('edited', async () => refused('alice', `${first.requestState!.slice(0, -4)}AAAA`), 30_000);
     it('replayed by another principal', async () => refused('mallory', first.requestState!), 30_000);
     it('sent with another tool', async () => refused('alice', first.requestState!, 'jobs_ask_twice'), 30_000);
+    it(
+      'sent with other arguments',
+      async () => refused('alice', first.requestState!, 'jobs_ask_name', { a: 1 }),
+      30_000,
+    );
 
     it('and opens for the caller it was given to: the waiting task gets the answer', async () => {
       const client = await modernClient('alice', elicits, { manual: true });
@@ -303,6 +313,27 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
           { allowInputRequired: true },
         );
         expect(text(done)).toBe('Hello, Alice!');
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+
+    it('once answered, the same state replayed by its caller sends the task nothing again', async () => {
+      const client = await modernClient('alice', elicits, { manual: true });
+      const updates = count('update ');
+      try {
+        const replayed = await client.callTool(
+          retryParams({
+            name: 'jobs_ask_name',
+            arguments: {},
+            inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
+            requestState: first.requestState,
+          }),
+          { allowInputRequired: true },
+        );
+        expect(replayed.isError).toBe(true);
+        expect(text(replayed)).toContain('not waiting for these answers');
+        expect(count('update ')).toBe(updates);
       } finally {
         await client.close();
       }
