@@ -231,11 +231,13 @@ export async function followUpstreamTask(
   let task: Loose = handle;
   let pollMs = clampPoll(handle['pollIntervalMs']);
   const deadline = Date.now() + Math.max(options.timeoutMs, TASK_TTL_MS);
+  // A task that keeps showing the answered questions this long is taken to ask them again.
+  const answersReadBy = Date.now() + options.timeoutMs;
   try {
     while (
       task['status'] === 'working' ||
       task['status'] === undefined ||
-      asksOnlyAnswered(task, options.answered) ||
+      (asksOnlyAnswered(task, options.answered) && Date.now() < answersReadBy) ||
       // A handle shows no questions: tasks/get does (SEP-2663).
       (task === handle && task['status'] === 'input_required' && task['inputRequests'] === undefined)
     ) {
