@@ -74,15 +74,20 @@ import {
   type ListedExtras,
 } from './imported';
 import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
+import { answerable } from './input-relay';
 import {
   callAsUpstreamTask,
+  cancelUpstreamTask,
   followUpstreamTask,
   liftTaskResults,
+  resumeUpstreamTask,
   requiresTask,
   TASKS_EXTENSION,
   upstreamTakesTasks,
   UpstreamTaskError,
   upstreamTaskOf,
+  type FollowedUpstreamTask,
+  type UpstreamTaskQuestions,
 } from './upstream-tasks';
 import { InPlaceStdioClientTransport } from './stdio';
 
@@ -874,13 +879,31 @@ export function mcpClient(options: McpClientOptions): McpClient {
     // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
     // input-required answer is handed back to relay, never fulfilled here.
     const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
-    if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = relay.clientCapabilities;
+    // This client follows an upstream's task itself, whatever the caller declared.
+    if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = withTasks(relay.clientCapabilities);
+    const following = {
+      signal: ctx.signal,
+      timeoutMs,
+      ...(relay?.relaysTaskInput === true ? { relayInput: true } : {}),
+    };
     inFlight.set(ctx.toolCallId, secrets);
     let result: CallToolResult | InputRequiredResult;
+    let taskQuestions: UpstreamTaskQuestions | undefined;
     // The chain has decided: the tool runs now (a downstream task is handed out from here on).
     downstream?.started?.();
     try {
-      if (taskRequired && upstreamTakesTasks(client))
+      const resumed = relay?.retry?.upstreamTask;
+      if (resumed !== undefined) {
+        // The client answered an upstream task's questions: the task gets them, no new call is made.
+        downstream?.upstreamTask?.();
+        const followed = await resumeUpstreamTask(
+          client,
+          resumed,
+          relay?.retry?.inputResponses ?? {},
+          following,
+        );
+        ({ result, questions: taskQuestions } = settledTask(followed));
+      } else if (taskRequired && upstreamTakesTasks(client))
         result = await callAsUpstreamTask(
           client,
           { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
@@ -917,9 +940,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
         const handle = isInputRequiredResult(result) ? undefined : upstreamTaskOf(result);
         if (handle !== undefined) {
           downstream?.upstreamTask?.();
-          result = await followUpstreamTask(client, handle, { signal: ctx.signal, timeoutMs });
+          ({ result, questions: taskQuestions } = settledTask(
+            await followUpstreamTask(client, handle, following),
+          ));
         }
       }
+      // Asked only what the client cannot answer, the task would wait for nothing: it is cancelled
+      // (the client gets -32021 as for a direct answer).
+      if (
+        taskQuestions !== undefined &&
+        relay !== undefined &&
+        Object.keys(answerable(taskQuestions.inputRequests, relay.clientCapabilities).inputRequests)
+          .length === 0
+      )
+        await cancelUpstreamTask(client, taskQuestions.taskId);
     } catch (error) {
       // Only a 2026-07-28 caller's own capabilities were what the upstream checked.
       const missing = relay === undefined ? undefined : missingCapabilitiesOf(error);
@@ -929,8 +963,14 @@ export function mcpClient(options: McpClientOptions): McpClient {
       inFlight.delete(ctx.toolCallId);
       if (nonce !== undefined) headerSets.delete(nonce);
     }
-    if (isInputRequiredResult(result)) {
-      const asked = askedOf(result, secrets);
+    if (taskQuestions !== undefined || isInputRequiredResult(result)) {
+      const asked =
+        taskQuestions !== undefined
+          ? {
+              inputRequests: redactValue(taskQuestions.inputRequests, secrets) as Record<string, unknown>,
+              upstreamTask: taskQuestions.taskId,
+            }
+          : askedOf(result as unknown as InputRequiredResult, secrets);
       if (downstream !== undefined) downstream.asked = asked;
       throw new McpInputRequiredError(
         `MCP server '${name}' asked the client for input before '${local}' can finish`,
@@ -1504,6 +1544,22 @@ function textOf(content: readonly ContentBlock[]): string {
     .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
     .map((block) => block['text'] as string)
     .join('\n');
+}
+
+/** A followed task's result, or its questions (with an empty result never read). */
+function settledTask(followed: FollowedUpstreamTask): {
+  result: CallToolResult;
+  questions: UpstreamTaskQuestions | undefined;
+} {
+  return 'questions' in followed
+    ? { result: { content: [] }, questions: followed.questions }
+    : { result: followed.result, questions: undefined };
+}
+
+/** The capabilities an upstream is told for a 2026-07-28 caller: the caller's, and the tasks extension. */
+function withTasks(declared: ClientCapabilities): ClientCapabilities {
+  const extensions = (declared as { extensions?: Record<string, unknown> }).extensions;
+  return { ...declared, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } as ClientCapabilities;
 }
 
 /** The retry fields for a request to a 2026-07-28 upstream: its own state and the client's answers. */

@@ -59,6 +59,7 @@ export function upstreamRetryOf(
   return {
     ...(Object.keys(inputResponses).length > 0 ? { inputResponses } : {}),
     ...(opened.ask.requestState !== undefined ? { requestState: opened.ask.requestState } : {}),
+    ...(opened.ask.upstreamTask !== undefined ? { upstreamTask: opened.ask.upstreamTask } : {}),
   };
 }
 
@@ -79,19 +80,16 @@ function invalidState(target: string): ProtocolError {
 }
 
 /**
- * The input-required result the client sees for an upstream's: the upstream's questions the client
- * declared it can answer, and our state sealing the upstream's. When none is left, the -32021 error
- * naming what the client would have to declare.
+ * Of an upstream's questions, those the client declared it can answer, and the capabilities the
+ * others would need.
  */
-export function relayedInputRequired(
-  states: UpstreamStates,
-  binding: UpstreamStateBinding,
-  asked: UpstreamAsked,
+export function answerable(
+  asked: Readonly<Record<string, unknown>>,
   declared: ClientCapabilities,
-): InputRequiredResult {
+): { readonly inputRequests: InputRequests; readonly missing: ClientCapabilities } {
   const inputRequests: InputRequests = {};
   const missing: ClientCapabilities = {};
-  for (const [key, request] of Object.entries(asked.inputRequests)) {
+  for (const [key, request] of Object.entries(asked)) {
     const method = isRecord(request) ? request['method'] : undefined;
     const needs = typeof method === 'string' ? NEEDS[method] : undefined;
     // A question of a kind MCP does not define cannot be answered by any client.
@@ -102,6 +100,21 @@ export function relayedInputRequired(
     }
     inputRequests[key] = request as InputRequests[string];
   }
+  return { inputRequests, missing };
+}
+
+/**
+ * The input-required result the client sees for an upstream's: the upstream's questions the client
+ * declared it can answer, and our state sealing the upstream's. When none is left, the -32021 error
+ * naming what the client would have to declare.
+ */
+export function relayedInputRequired(
+  states: UpstreamStates,
+  binding: UpstreamStateBinding,
+  asked: UpstreamAsked,
+  declared: ClientCapabilities,
+): InputRequiredResult {
+  const { inputRequests, missing } = answerable(asked.inputRequests, declared);
   // Asked only what this client cannot answer: it would be asked again on every retry.
   if (Object.keys(inputRequests).length === 0 && Object.keys(missing).length > 0)
     throw new MissingRequiredClientCapabilityError({ requiredCapabilities: missing });
@@ -113,6 +126,7 @@ export function relayedInputRequired(
   const requestState = states.seal(binding, {
     ...(asked.requestState !== undefined ? { requestState: asked.requestState } : {}),
     keys: Object.keys(inputRequests),
+    ...(asked.upstreamTask !== undefined ? { upstreamTask: asked.upstreamTask } : {}),
   });
   return {
     resultType: 'input_required',

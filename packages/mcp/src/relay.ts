@@ -52,7 +52,15 @@ export interface DownstreamCall {
    * A 2026-07-28 call: what the client declared in its `_meta` (an upstream is told the same, and asks
    * for input in-band), and the retry for the upstream when the client answered one of its questions.
    */
-  readonly modern?: { readonly clientCapabilities: ClientCapabilities; readonly retry?: UpstreamRetry };
+  readonly modern?: {
+    readonly clientCapabilities: ClientCapabilities;
+    readonly retry?: UpstreamRetry;
+    /**
+     * Whether the questions of an upstream task this call follows are relayed to the client (not when
+     * the client holds a task of ours for the call: that task has no way to ask them yet).
+     */
+    readonly relaysTaskInput?: boolean;
+  };
   /** Set by the imported tool when the upstream answered input-required: relayed, not run as a result. */
   asked?: UpstreamAsked;
   /** Set by the imported tool when the upstream refused with -32021: the client gets the same error. */
@@ -64,12 +72,16 @@ export interface UpstreamAsked {
   readonly inputRequests: Readonly<Record<string, unknown>>;
   /** The upstream's own opaque state, echoed back to it verbatim on the retry. */
   readonly requestState?: string;
+  /** Set when an upstream task asked (SEP-2663): its id, answered with tasks/update on the retry. */
+  readonly upstreamTask?: string;
 }
 
 /** What a retry sends the upstream: its own state and the client's answers to its questions. */
 export interface UpstreamRetry {
   readonly inputResponses?: Readonly<Record<string, unknown>>;
   readonly requestState?: string;
+  /** The upstream task the answers are for: it is sent them and followed, no new call is made. */
+  readonly upstreamTask?: string;
 }
 
 /** Per request of a 2026-07-28 client to an upstream outside tools/call (prompts/get, resources/read). */

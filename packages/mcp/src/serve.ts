@@ -651,7 +651,12 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       modern:
         declared === undefined
           ? undefined
-          : { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) },
+          : {
+              clientCapabilities: declared,
+              ...(retry !== undefined ? { retry } : {}),
+              // A client holding a task of ours for the call is not asked an upstream task's questions.
+              relaysTaskInput: !taskAsked(request, extra, true),
+            },
       canRequest: !isModernRequest(extra),
       logLevel: logLevelOf(server, extra).logLevel,
       traceContext,

@@ -35,6 +35,8 @@ export interface UpstreamStateBinding {
 export interface UpstreamAsk {
   readonly requestState?: string;
   readonly keys: readonly string[];
+  /** The upstream task (SEP-2663) whose questions these are: the retry answers it with tasks/update. */
+  readonly upstreamTask?: string;
 }
 
 interface Claims {
@@ -46,6 +48,8 @@ interface Claims {
   readonly a: string;
   readonly s: string | null;
   readonly k: readonly string[];
+  /** The upstream task asking, when a task asked. */
+  readonly j?: string | null;
   readonly e: number;
 }
 
@@ -97,6 +101,7 @@ export function upstreamStates(
         ...bound(binding),
         s: ask.requestState ?? null,
         k: [...ask.keys],
+        j: ask.upstreamTask ?? null,
         e: now + ttlMs,
       };
       const iv = randomBytes(IV_BYTES);
@@ -139,6 +144,7 @@ export function upstreamStates(
         ask: {
           ...(typeof claims.s === 'string' ? { requestState: claims.s } : {}),
           keys: claims.k.filter((k): k is string => typeof k === 'string'),
+          ...(typeof claims.j === 'string' ? { upstreamTask: claims.j } : {}),
         },
       };
     },

@@ -177,19 +177,70 @@ export function upstreamTaskOf(result: CallToolResult): Loose | undefined {
   return typeof handle === 'object' && handle !== null ? (handle as Loose) : undefined;
 }
 
-/** Follows a 2026-07-28 upstream task with tasks/get until it ends; its result, or a thrown error. */
+/** A followed 2026-07-28 upstream task that waits for answers (status `input_required`). */
+export interface UpstreamTaskQuestions {
+  readonly taskId: string;
+  /** Its `inputRequests` as tasks/get showed them, keyed as tasks/update must answer them. */
+  readonly inputRequests: Readonly<Record<string, unknown>>;
+}
+
+export type FollowedUpstreamTask =
+  { readonly result: CallToolResult } | { readonly questions: UpstreamTaskQuestions };
+
+export interface FollowUpstreamTaskOptions {
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
+  /**
+   * Its questions are handed back to relay (the task is left waiting), not refused with a cancel.
+   * Without it, a task asking for input is cancelled and the call fails.
+   */
+  readonly relayInput?: boolean;
+  /**
+   * The keys just answered with tasks/update: a task still showing only these has not read the
+   * answers yet, and is polled on rather than asking again (SEP-2663 keys are new each round).
+   */
+  readonly answered?: readonly string[];
+}
+
+/** Cancels an upstream task, best effort (it expires on its own otherwise). */
+export const cancelUpstreamTask = (client: Client, taskId: string): Promise<unknown> =>
+  client
+    .request({ method: 'tasks/cancel', params: { taskId } } as never, anyResult, { timeout: 5_000 })
+    .catch(() => undefined);
+
+/** Whether a task showing `input_required` asks only what was just answered. */
+function asksOnlyAnswered(task: Loose, answered: readonly string[] | undefined): boolean {
+  if (answered === undefined || answered.length === 0 || task['status'] !== 'input_required') return false;
+  const asked = task['inputRequests'];
+  if (typeof asked !== 'object' || asked === null) return false;
+  const keys = Object.keys(asked);
+  return keys.length > 0 && keys.every((key) => answered.includes(key));
+}
+
+/**
+ * Follows a 2026-07-28 upstream task with tasks/get until it ends (its result, or a thrown error) or,
+ * with `relayInput`, until it asks for input (its questions).
+ */
 export async function followUpstreamTask(
   client: Client,
   handle: Loose,
-  options: { readonly signal: AbortSignal; readonly timeoutMs: number },
-): Promise<CallToolResult> {
+  options: FollowUpstreamTaskOptions,
+): Promise<FollowedUpstreamTask> {
   const taskId = String(handle['taskId']);
   const requestOptions: RequestOptions = { signal: options.signal, timeout: options.timeoutMs };
   let task: Loose = handle;
   let pollMs = clampPoll(handle['pollIntervalMs']);
   const deadline = Date.now() + Math.max(options.timeoutMs, TASK_TTL_MS);
+  // A task that keeps showing the answered questions this long is taken to ask them again.
+  const answersReadBy = Date.now() + options.timeoutMs;
   try {
-    while (task['status'] === 'working' || task['status'] === undefined) {
+    while (
+      task['status'] === 'working' ||
+      task['status'] === undefined ||
+      (asksOnlyAnswered(task, options.answered) && Date.now() < answersReadBy) ||
+      // A handle shows no questions: tasks/get does (SEP-2663).
+      (task === handle && task['status'] === 'input_required' && task['inputRequests'] === undefined)
+    ) {
       if (Date.now() >= deadline)
         throw new UpstreamTaskError("the MCP server's task did not end before its time to live");
       await delay(pollMs, undefined, { signal: options.signal }).catch(() => undefined);
@@ -202,16 +253,13 @@ export async function followUpstreamTask(
       pollMs = clampPoll(task['pollIntervalMs'] ?? pollMs);
     }
   } catch (error) {
-    if (options.signal.aborted)
-      await client
-        .request({ method: 'tasks/cancel', params: { taskId } } as never, anyResult, { timeout: 5_000 })
-        .catch(() => undefined);
+    if (options.signal.aborted) await cancelUpstreamTask(client, taskId);
     throw error;
   }
   const status = String(task['status']);
   const result = task['result'] as Loose | undefined;
   if (status === 'completed' && Array.isArray(result?.['content']))
-    return result as unknown as CallToolResult;
+    return { result: result as unknown as CallToolResult };
   if (status === 'failed') {
     const message = (task['error'] as { message?: unknown } | undefined)?.message;
     throw new UpstreamTaskError(
@@ -219,11 +267,58 @@ export async function followUpstreamTask(
     );
   }
   if (status === 'input_required') {
+    const inputRequests = task['inputRequests'];
+    // The task waits while the client answers; it expires on its own ttl if the client never does.
+    if (
+      options.relayInput === true &&
+      typeof inputRequests === 'object' &&
+      inputRequests !== null &&
+      !Array.isArray(inputRequests) &&
+      Object.keys(inputRequests).length > 0
+    )
+      return { questions: { taskId, inputRequests: inputRequests as Loose } };
     // Its questions would be answered with tasks/update; nobody downstream is there to answer them.
-    await client
-      .request({ method: 'tasks/cancel', params: { taskId } } as never, anyResult, { timeout: 5_000 })
-      .catch(() => undefined);
+    await cancelUpstreamTask(client, taskId);
     throw new UpstreamTaskError("the MCP server's task asked for input, which this call cannot relay");
   }
   throw new UpstreamTaskError(`the MCP server's task ended ${status}`);
+}
+
+/**
+ * Sends a 2026-07-28 upstream task the client's answers to its questions (tasks/update; nothing when
+ * there are none) and follows it again: it may end, or ask again.
+ */
+export async function resumeUpstreamTask(
+  client: Client,
+  taskId: string,
+  inputResponses: Readonly<Record<string, unknown>>,
+  options: FollowUpstreamTaskOptions,
+): Promise<FollowedUpstreamTask> {
+  const answered = Object.keys(inputResponses);
+  const requestOptions: RequestOptions = { signal: options.signal, timeout: options.timeoutMs };
+  if (answered.length > 0) {
+    // A state whose round was answered already (replayed) finds its keys no longer asked: the task
+    // is not sent the same answers twice (SEP-2663 keys are new each round).
+    const now = await client.request(
+      { method: 'tasks/get', params: { taskId } } as never,
+      anyResult,
+      requestOptions,
+    );
+    const asking = now['status'] === 'input_required' ? now['inputRequests'] : undefined;
+    if (typeof asking !== 'object' || asking === null || !answered.every((key) => Object.hasOwn(asking, key)))
+      throw new UpstreamTaskError(
+        "the MCP server's task is not waiting for these answers (they were given already, or it ended); call the tool again without a requestState",
+      );
+    await client.request(
+      { method: 'tasks/update', params: { taskId, inputResponses: { ...inputResponses } } } as never,
+      anyResult,
+      requestOptions,
+    );
+  }
+  // Read at once: the task may already have ended, or still show the questions just answered.
+  return followUpstreamTask(
+    client,
+    { taskId, status: 'working', pollIntervalMs: MIN_POLL_MS },
+    { ...options, answered },
+  );
 }

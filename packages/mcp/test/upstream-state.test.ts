@@ -31,6 +31,21 @@ describe('upstream states', () => {
     });
   });
 
+  it('carries the upstream task it names, unreadable, and only under the same binding', () => {
+    const token = states.seal(binding, { keys: ['name'], upstreamTask: 'up-task-7f3a' });
+    expect(Buffer.from(token.slice(3), 'base64url').toString('latin1')).not.toContain('up-task');
+    expect(states.open(token, binding)).toEqual({
+      ok: true,
+      ask: { keys: ['name'], upstreamTask: 'up-task-7f3a' },
+    });
+    expect(states.open(token, { ...binding, upstream: 'other' })).toEqual({ ok: false, problem: 'binding' });
+    // A state sealed without a task opens without one: a direct answer's retry calls the tool again.
+    expect(states.open(states.seal(binding, { keys: ['name'] }), binding)).toEqual({
+      ok: true,
+      ask: { keys: ['name'] },
+    });
+  });
+
   it('opens in another process given the same secret (scale-out), never under another secret', () => {
     const token = states.seal(binding, { keys: ['k'] });
     expect(upstreamStates(SECRET).open(token, binding).ok).toBe(true);

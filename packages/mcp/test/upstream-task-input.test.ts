@@ -1,0 +1,389 @@
+// A 2026-07-28 upstream task (SEP-2663) that asks for input, relayed through mcpServe to a 2026-07-28
+// client: the call that follows the task answers the client with the task's questions under a sealed
+// state of ours naming the task (the task is left waiting, not cancelled); the client's retry runs the
+// chain again and sends the task its answers with tasks/update instead of calling the tool again. A
+// state edited or echoed by another principal is refused and nothing reaches the upstream. The
+// upstream is the task-upstream fixture over stdio (its RUN_LOG shows every start, update and cancel);
+// the client is the SDK v2's, over Streamable HTTP.
+
+import type { IncomingMessage } from 'node:http';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Client,
+  InMemoryTransport,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/client';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import {
+  mcpClient,
+  serveHttp,
+  type HttpServing,
+  type McpCallReport,
+  type McpClient,
+  type McpServed,
+} from '@toolgate/mcp';
+import { fixtureCwd, fixtureServer } from './fixtures/reference';
+import { serveUpstreams } from './fixtures/proxy';
+import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
+
+const MODERN = '2026-07-28';
+
+/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
+const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
+
+const tokens: Record<string, AuthInfo> = {
+  alice: { token: 'alice', clientId: 'alice', scopes: [], extra: { tenant: 'acme', principal: 'alice' } },
+  mallory: {
+    token: 'mallory',
+    clientId: 'mallory',
+    scopes: [],
+    extra: { tenant: 'acme', principal: 'mallory' },
+  },
+};
+
+const authenticate = (request: IncomingMessage): AuthInfo | undefined => {
+  const header = request.headers['authorization'];
+  return tokens[typeof header === 'string' ? header.replace(/^Bearer /, '') : ''];
+};
+
+let dir: string;
+let runLog: string;
+let jobs: McpClient;
+let served: McpServed;
+let http: HttpServing;
+const reports: McpCallReport[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-task-input-'));
+  runLog = join(dir, 'runs.log');
+  jobs = mcpClient({
+    name: 'jobs',
+    command: fixtureServer('task-upstream'),
+    cwd: fixtureCwd,
+    env: { ...(process.env as Record<string, string>), RUN_LOG: runLog },
+    stderr: 'ignore',
+    prefix: 'jobs_',
+  });
+  served = await serveUpstreams([jobs], {
+    name: 'relay',
+    identityFrom: (authInfo) => {
+      const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
+      return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };
+    },
+    onCall: (report) => reports.push(report),
+  });
+  http = await serveHttp(served, { authenticate });
+}, 60_000);
+
+afterAll(async () => {
+  await http?.close();
+  await served?.close();
+  await jobs?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const runs = (): string[] => (existsSync(runLog) ? readFileSync(runLog, 'utf8').trim().split('\n') : []);
+const count = (prefix: string) => runs().filter((line) => line.startsWith(prefix)).length;
+
+/** A 2026-07-28 client as `who`; manual: it hands back input-required results instead of answering them. */
+async function modernClient(
+  who: string,
+  capabilities: ClientCapabilities,
+  options: { manual?: boolean } = {},
+): Promise<Client> {
+  const client = new Client(
+    { name: `client-${who}`, version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: MODERN } },
+      capabilities,
+      ...(options.manual === true ? { inputRequired: { autoFulfill: false } } : {}),
+    },
+  );
+  if (capabilities.elicitation !== undefined)
+    client.setRequestHandler('elicitation/create', (request) => {
+      const message = (request.params as { message?: string }).message ?? '';
+      return {
+        action: 'accept',
+        content: /color/i.test(message) ? { color: 'teal' } : { name: 'Ada' },
+      };
+    });
+  await client.connect(
+    new StreamableHTTPClientTransport(http.url, {
+      requestInit: { headers: { authorization: `Bearer ${who}` } },
+    }),
+  );
+  return client;
+}
+
+const text = (result: unknown): string =>
+  ((result as CallToolResult).content ?? [])
+    .map((block) => (block.type === 'text' ? block.text : ''))
+    .join('');
+
+interface Asked {
+  resultType: 'input_required';
+  inputRequests?: Record<string, { method: string; params: { message?: string } }>;
+  requestState?: string;
+}
+
+async function ask(client: Client, name: string): Promise<Asked> {
+  return (await client.callTool({ name, arguments: {} }, { allowInputRequired: true })) as unknown as Asked;
+}
+
+async function protocolError(promise: Promise<unknown>): Promise<ProtocolError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ProtocolError) return error;
+    throw error;
+  }
+  throw new Error('expected a protocol error');
+}
+
+const elicits = { elicitation: { form: {} } } as const;
+
+describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client", () => {
+  it('asks the client, sends the task the answer with tasks/update, and answers with its result', async () => {
+    const client = await modernClient('alice', elicits);
+    const starts = count('start ask_name');
+    const updates = count('update ');
+    try {
+      const done = await client.callTool({ name: 'jobs_ask_name', arguments: {} });
+      expect(done.isError).not.toBe(true);
+      expect(text(done)).toBe('Hello, Ada!');
+      // One call upstream; the answer went to the task, not to a second tools/call.
+      expect(count('start ask_name')).toBe(starts + 1);
+      expect(
+        runs()
+          .filter((line) => line.startsWith('update '))
+          .slice(updates),
+      ).toEqual([expect.stringMatching(/^update up-\w+ name$/)]);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('over two rounds: each question reaches the client in turn, the result carries both answers', async () => {
+    const client = await modernClient('alice', elicits);
+    const updates = count('update ');
+    try {
+      const done = await client.callTool({ name: 'jobs_ask_twice', arguments: {} });
+      expect(text(done)).toBe('Ada likes teal');
+      const sent = runs()
+        .filter((line) => line.startsWith('update '))
+        .slice(updates);
+      expect(sent.map((line) => line.split(' ')[2])).toEqual(['name', 'color']);
+      // Both rounds answered the same upstream task.
+      expect(new Set(sent.map((line) => line.split(' ')[1])).size).toBe(1);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it("shows the task's question under a state of ours, and leaves the task waiting (not cancelled)", async () => {
+    const client = await modernClient('alice', elicits, { manual: true });
+    const cancels = count('cancel ');
+    try {
+      const asked = await ask(client, 'jobs_ask_name');
+      expect(asked.resultType).toBe('input_required');
+      expect(Object.keys(asked.inputRequests ?? {})).toEqual(['name']);
+      expect(asked.inputRequests?.['name']).toMatchObject({
+        method: 'elicitation/create',
+        params: { message: 'What is your name?' },
+      });
+      expect(asked.requestState).toMatch(/^u1\.[A-Za-z0-9_-]+$/);
+      // The upstream's task id is sealed, not shown.
+      expect(JSON.stringify(asked)).not.toMatch(/up-\w+/);
+      expect(reports.at(-1)).toMatchObject({
+        toolName: 'jobs_ask_name',
+        settled: { kind: 'input-required', asker: 'upstream' },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(count('cancel ')).toBe(cancels);
+      const retried = await client.callTool(
+        retryParams({
+          name: 'jobs_ask_name',
+          arguments: {},
+          inputResponses: {
+            name: { action: 'accept', content: { name: 'Grace' } },
+            // A key the task did not ask is not passed on.
+            color: { action: 'accept', content: { color: 'red' } },
+          },
+          requestState: asked.requestState,
+        }),
+        { allowInputRequired: true },
+      );
+      expect(text(retried)).toBe('Hello, Grace!');
+      expect(
+        runs()
+          .filter((line) => line.startsWith('update '))
+          .at(-1),
+      ).toMatch(/ name$/);
+      expect(count('cancel ')).toBe(cancels);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('answers -32021 naming elicitation to a client that did not declare it, and cancels the task', async () => {
+    const client = await modernClient('alice', { sampling: {} });
+    const cancels = count('cancel ');
+    try {
+      const error = await protocolError(client.callTool({ name: 'jobs_ask_name', arguments: {} }));
+      expect(error.code).toBe(-32021);
+      expect((error.data as { requiredCapabilities?: unknown }).requiredCapabilities).toEqual({
+        elicitation: {},
+      });
+      // Nobody will answer it: the task is not left waiting.
+      expect(count('cancel ')).toBe(cancels + 1);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  describe('refuses a state that is not this caller’s, and sends nothing upstream', () => {
+    let first: Asked;
+    beforeAll(async () => {
+      const alice = await modernClient('alice', elicits, { manual: true });
+      try {
+        first = await ask(alice, 'jobs_ask_name');
+      } finally {
+        await alice.close();
+      }
+      expect(first.requestState).toMatch(/^u1\./);
+    }, 30_000);
+
+    const refused = async (
+      who: string,
+      state: string,
+      name = 'jobs_ask_name',
+      args: Record<string, unknown> = {},
+    ) => {
+      const client = await modernClient(who, elicits, { manual: true });
+      const before = runs().length;
+      reports.length = 0;
+      try {
+        const error = await protocolError(
+          client.callTool(
+            retryParams({
+              name,
+              arguments: args,
+              inputResponses: { name: { action: 'accept', content: { name: 'Mallory' } } },
+              requestState: state,
+            }),
+            { allowInputRequired: true },
+          ),
+        );
+        expect(error.code).toBe(-32602);
+        expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
+        expect(reports).toHaveLength(1);
+        expect(reports[0]).toMatchObject({ settled: { kind: 'refused', code: 'CHECKIN_STATE_INVALID' } });
+        expect(reports[0]?.first).toBeUndefined();
+        // No start, no update, no cancel reached the upstream.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(runs().slice(before)).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    };
+
+    it('edited', async () => refused('alice', `${first.requestState!.slice(0, -4)}AAAA`), 30_000);
+    it('replayed by another principal', async () => refused('mallory', first.requestState!), 30_000);
+    it('sent with another tool', async () => refused('alice', first.requestState!, 'jobs_ask_twice'), 30_000);
+    it(
+      'sent with other arguments',
+      async () => refused('alice', first.requestState!, 'jobs_ask_name', { a: 1 }),
+      30_000,
+    );
+
+    it('and opens for the caller it was given to: the waiting task gets the answer', async () => {
+      const client = await modernClient('alice', elicits, { manual: true });
+      try {
+        const done = await client.callTool(
+          retryParams({
+            name: 'jobs_ask_name',
+            arguments: {},
+            inputResponses: { name: { action: 'accept', content: { name: 'Alice' } } },
+            requestState: first.requestState,
+          }),
+          { allowInputRequired: true },
+        );
+        expect(text(done)).toBe('Hello, Alice!');
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+
+    it('once answered, the same state replayed by its caller sends the task nothing again', async () => {
+      const client = await modernClient('alice', elicits, { manual: true });
+      const updates = count('update ');
+      try {
+        const replayed = await client.callTool(
+          retryParams({
+            name: 'jobs_ask_name',
+            arguments: {},
+            inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
+            requestState: first.requestState,
+          }),
+          { allowInputRequired: true },
+        );
+        expect(replayed.isError).toBe(true);
+        expect(text(replayed)).toContain('not waiting for these answers');
+        expect(count('update ')).toBe(updates);
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+  });
+});
+
+describe('the same task, for a 2026-07-28 client holding a task of ours for the call', () => {
+  it('cancels the upstream task and fails our task: its questions have no way to that client yet', async () => {
+    const cancels = count('cancel ');
+    const capabilities = { ...WITH_TASKS, elicitation: { form: {} } };
+    const created = await modernRequest(
+      http.url,
+      'alice',
+      'tools/call',
+      { name: 'jobs_ask_name', arguments: {} },
+      capabilities,
+    );
+    expect(created.result).toMatchObject({ resultType: 'task' });
+    const taskId = String(created.result!['taskId']);
+    let task: Record<string, unknown> = {};
+    for (let i = 0; i < 100; i++) {
+      task = (await modernRequest(http.url, 'alice', 'tasks/get', { taskId }, capabilities)).result ?? {};
+      if (task['status'] !== 'working') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(task['status']).toBe('completed');
+    expect(JSON.stringify(task['result'])).toContain('asked for input, which this call cannot relay');
+    expect(count('cancel ')).toBe(cancels + 1);
+  }, 30_000);
+});
+
+describe('the same task, asked by a 2025-11-25 client', () => {
+  it('cancels the upstream task and fails with the reason, as no question can reach that client', async () => {
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    await served.connect(serverEnd);
+    const legacy = new Client(
+      { name: 'legacy', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' }, capabilities: elicits },
+    );
+    await legacy.connect(clientEnd);
+    const cancels = count('cancel ');
+    try {
+      const failed = await legacy.callTool({ name: 'jobs_ask_name', arguments: {} });
+      expect(failed.isError).toBe(true);
+      expect(text(failed)).toContain('asked for input, which this call cannot relay');
+      expect(count('cancel ')).toBe(cancels + 1);
+    } finally {
+      await legacy.close();
+    }
+  }, 30_000);
+});
