@@ -5,7 +5,8 @@
 // through each in turn, ROUNDS times. Prints each process's CPU per call (every thread's on-CPU time
 // from /proc, also split by thread; median of the rounds) and the on ÷ off ratio of each round:
 // ratios taken within a round, so a machine whose load moves between rounds moves both sides.
-// WIN_A/WIN_B set `audit.commitWindow`; ENV_B adds `NAME=value,…` to B's environment. Linux only;
+// WIN_A/WIN_B set `audit.commitWindow`; ENV_B adds `NAME=value,…` to B's environment; PIN=1 runs each
+// gateway on the second core and this process and the upstreams on the first (taskset). Linux only;
 // nothing asserted.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,6 +64,22 @@ const running = await Promise.all(
     start(t.cli, t.audit, t.window, t.name.startsWith('B') ? process.env['ENV_B'] : undefined),
   ),
 );
+if (process.env['PIN'] !== undefined) {
+  // Each gateway on one core, this process and the upstreams on the other: the gateways' CPU per
+  // call no longer moves with what shares their core.
+  const { execFileSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const pin = (pid: number, cpu: number) =>
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
+  pin(process.pid, 0);
+  for (const { child } of running) {
+    pin(child.pid!, 1);
+    for (const upstream of readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean))
+      pin(Number(upstream), 0);
+  }
+}
 // Warm, as bench:gateway does (BENCH_WARMUP): V8 compiles a gateway's hot code for thousands of calls.
 const WARMUP = Number(process.env['BENCH_WARMUP'] ?? 16_000);
 for (const { clients } of running) await driveCalls(clients, WARMUP, 32);
