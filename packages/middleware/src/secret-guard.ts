@@ -136,7 +136,9 @@ function assertValues(values: unknown): readonly string[] {
   if (values === undefined) return [];
   if (!Array.isArray(values) || values.some((v) => typeof v !== 'string' || v.length < MIN_SECRET_CHARS))
     throw new TypeError(`secretGuard: values must be strings of at least ${MIN_SECRET_CHARS} characters.`);
-  return values as string[];
+  // A frozen copy: the caller's array changing later changes nothing, and redaction finds its
+  // redactor by the list (a list it has not seen is joined and looked up on every call).
+  return Object.freeze([...(values as string[])]);
 }
 
 /**
@@ -162,14 +164,19 @@ export function secretGuard(options: SecretGuardOptions = {}): Middleware {
   const fixed = assertValues(options.values);
   // Resolved credential values, oldest first; kept in this closure only, never logged or serialized.
   const resolved = new Set<string>();
-  const known = (): readonly string[] => (resolved.size === 0 ? fixed : [...fixed, ...resolved]);
+  // One frozen list until a value is learned or forgotten, for the same reason as `fixed`.
+  let knownList = fixed;
+  const known = (): readonly string[] => knownList;
   const learn = (ctx: ToolMiddlewareContext) => {
+    let changed = false;
     for (const secret of ctx.credential?.secrets() ?? []) {
       if (secret.length < MIN_SECRET_CHARS || remember === 0) continue;
+      changed ||= !resolved.has(secret);
       resolved.delete(secret);
       resolved.add(secret);
       if (resolved.size > remember) resolved.delete(resolved.values().next().value as string);
     }
+    if (changed) knownList = Object.freeze([...fixed, ...resolved]);
   };
   const everywhereExcept = new Set(options.except ?? []);
   const rulesFor = new WeakMap<Tool, readonly CredentialRule[]>();

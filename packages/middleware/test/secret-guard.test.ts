@@ -162,6 +162,14 @@ describe('secret guard: arguments', () => {
     expect(() => secretGuard({ values: ['short'] })).toThrow(/at least 8 characters/);
   });
 
+  it('keeps the values it was built with: changing the array afterwards neither adds nor drops one', async () => {
+    const values = ['correct-horse-battery'];
+    const { call } = setup({ values });
+    values.splice(0, 1, 'another-secret-value');
+    expect(expectRefused(await call('pw is correct-horse-battery')).code).toBe('SECRET_IN_ARGS');
+    expectResult(await call('pw is another-secret-value'));
+  });
+
   it('refuses a given value however short the argument that carries it: percent-encoded, reversed, at the run lengths', async () => {
     const secret = 'hunter2!x';
     const { call, send } = setup({ values: [secret] });
