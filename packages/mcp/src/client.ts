@@ -73,7 +73,13 @@ import {
   type ImportDeclaration,
   type ListedExtras,
 } from './imported';
-import { downstreamOf, UpstreamAskedError, type UpstreamAsked, type UpstreamRelay } from './relay';
+import {
+  downstreamOf,
+  UpstreamAskedError,
+  type DownstreamCall,
+  type UpstreamAsked,
+  type UpstreamRelay,
+} from './relay';
 import { answerable } from './input-relay';
 import {
   callAsUpstreamTask,
@@ -87,6 +93,7 @@ import {
   UpstreamTaskError,
   upstreamTaskOf,
   type FollowedUpstreamTask,
+  type FollowUpstreamTaskOptions,
   type UpstreamTaskQuestions,
 } from './upstream-tasks';
 import { InPlaceStdioClientTransport } from './stdio';
@@ -881,10 +888,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
     const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
     // This client follows an upstream's task itself, whatever the caller declared.
     if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = withTasks(relay.clientCapabilities);
+    // A client holding a task of ours for the call is asked an upstream task's questions through it.
+    const askThroughTask = relay !== undefined ? downstream?.askThroughTask : undefined;
     const following = {
       signal: ctx.signal,
       timeoutMs,
-      ...(relay?.relaysTaskInput === true ? { relayInput: true } : {}),
+      ...(relay?.relaysTaskInput === true || askThroughTask !== undefined ? { relayInput: true } : {}),
     };
     inFlight.set(ctx.toolCallId, secrets);
     let result: CallToolResult | InputRequiredResult;
@@ -940,9 +949,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
         const handle = isInputRequiredResult(result) ? undefined : upstreamTaskOf(result);
         if (handle !== undefined) {
           downstream?.upstreamTask?.();
-          ({ result, questions: taskQuestions } = settledTask(
-            await followUpstreamTask(client, handle, following),
-          ));
+          let followed = await followUpstreamTask(client, handle, following);
+          if (askThroughTask !== undefined)
+            followed = await answeredThroughTask(client, followed, {
+              ask: askThroughTask,
+              declared: relay!.clientCapabilities,
+              secrets,
+              following,
+              downstream: downstream!,
+            });
+          ({ result, questions: taskQuestions } = settledTask(followed));
         }
       }
       // Asked only what the client cannot answer, the task would wait for nothing: it is cancelled
@@ -1544,6 +1560,51 @@ function textOf(content: readonly ContentBlock[]): string {
     .filter((block) => block.type === 'text' && typeof block['text'] === 'string')
     .map((block) => block['text'] as string)
     .join('\n');
+}
+
+/**
+ * Follows an upstream task whose questions are asked through the client's task of ours, round after
+ * round, until it ends. The client is asked only what it declared it can answer; asked nothing it
+ * can, the task is cancelled (and the client told which capabilities it lacks). A question left
+ * unanswered (a cancel of our task, its time to live) cancels the upstream task.
+ */
+async function answeredThroughTask(
+  client: Client,
+  first: FollowedUpstreamTask,
+  through: {
+    readonly ask: NonNullable<DownstreamCall['askThroughTask']>;
+    readonly declared: ClientCapabilities;
+    readonly secrets: readonly string[];
+    readonly following: FollowUpstreamTaskOptions;
+    readonly downstream: DownstreamCall;
+  },
+): Promise<FollowedUpstreamTask> {
+  let followed = first;
+  while ('questions' in followed) {
+    const { taskId } = followed.questions;
+    const { inputRequests, missing } = answerable(followed.questions.inputRequests, through.declared);
+    if (Object.keys(inputRequests).length === 0) {
+      await cancelUpstreamTask(client, taskId);
+      if (Object.keys(missing).length > 0) through.downstream.missingCapabilities = missing;
+      throw new UpstreamTaskError(
+        "the MCP server's task asked for input this client did not declare it can answer",
+      );
+    }
+    let answers: Readonly<Record<string, unknown>>;
+    try {
+      answers = await through.ask(
+        redactValue(inputRequests, through.secrets) as Record<string, unknown>,
+        through.following.signal,
+      );
+    } catch (error) {
+      await cancelUpstreamTask(client, taskId);
+      throw error instanceof UpstreamTaskError
+        ? error
+        : new UpstreamTaskError(`its task's questions went unanswered: ${describe(error)}`);
+    }
+    followed = await resumeUpstreamTask(client, taskId, answers, through.following);
+  }
+  return followed;
 }
 
 /** A followed task's result, or its questions (with an empty result never read). */

@@ -56,11 +56,21 @@ export interface DownstreamCall {
     readonly clientCapabilities: ClientCapabilities;
     readonly retry?: UpstreamRetry;
     /**
-     * Whether the questions of an upstream task this call follows are relayed to the client (not when
-     * the client holds a task of ours for the call: that task has no way to ask them yet).
+     * Whether the questions of an upstream task this call follows are relayed to the client in an
+     * input-required answer (not when the client holds a task of ours for the call: see askThroughTask).
      */
     readonly relaysTaskInput?: boolean;
   };
+  /**
+   * Present when the client asked for a task of ours for the call: shows an upstream task's questions
+   * (those the client can answer) on our task and resolves with the client's answers (only those keys)
+   * given with tasks/update. Rejects when there is no such task to ask through, on a cancel, or past
+   * the task's time to live.
+   */
+  readonly askThroughTask?: (
+    inputRequests: Readonly<Record<string, unknown>>,
+    signal: AbortSignal,
+  ) => Promise<Readonly<Record<string, unknown>>>;
   /** Set by the imported tool when the upstream answered input-required: relayed, not run as a result. */
   asked?: UpstreamAsked;
   /** Set by the imported tool when the upstream refused with -32021: the client gets the same error. */

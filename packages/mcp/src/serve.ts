@@ -58,6 +58,7 @@ import {
   taskCapable,
   TASKS_EXTENSION,
   type McpTaskControl,
+  type RunningTask,
   type ServedTasksOptions,
 } from './tasks';
 import { upstreamStates, type UpstreamStateBinding } from './upstream-state';
@@ -643,6 +644,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const toolStarted = new Promise<void>((resolve) => (markStarted = resolve));
     let markUpstreamTask!: () => void;
     const upstreamTask = new Promise<void>((resolve) => (markUpstreamTask = resolve));
+    // A 2026-07-28 client holding a task of ours for the call is asked an upstream task's questions
+    // through it, once it is handed out (told undefined when the call is answered without one).
+    const holdsTask = declared !== undefined && taskAsked(request, extra, true);
+    let markRunning!: (task: RunningTask | undefined) => void;
+    const running = new Promise<RunningTask | undefined>((resolve) => (markRunning = resolve));
     const downstream = new ServedDownstream({
       server,
       extra,
@@ -663,6 +669,20 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       checkInTimeoutMs,
       started: markStarted,
       upstreamTask: markUpstreamTask,
+      ...(holdsTask
+        ? {
+            askThroughTask: async (inputRequests: Readonly<Record<string, unknown>>, signal: AbortSignal) => {
+              const task = await running;
+              if (task === undefined)
+                throw new Error('the call has no task of the client to ask its questions through');
+              return task.ask(
+                inputRequests,
+                `'${toolName}' waits for answers to its MCP server's questions.`,
+                signal,
+              );
+            },
+          }
+        : {}),
     });
     const close = openDownstream(toolCallId, downstream);
     const paused = (): McpPausedCall => ({
@@ -744,6 +764,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
             : {}),
           finish: (settled, first) => answer(settled, first) as CallToolResult,
           release: releaseAll,
+          running: markRunning,
         });
         if (asTask.kind === 'task') {
           detached = true;
@@ -752,13 +773,17 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           return asTask.result as unknown as CallToolResult;
         }
         first = asTask.first;
-      } else first = await dispatch(extra.mcpReq.signal);
+      } else {
+        markRunning(undefined);
+        first = await dispatch(extra.mcpReq.signal);
+      }
       const settled: McpSettled =
         first.kind === 'paused'
           ? await (options.settlePaused ?? settleByElicitation)(first, paused())
           : { kind: 'outcome', outcome: first };
       return answer(settled, first);
     } finally {
+      markRunning(undefined);
       if (!detached) releaseAll();
     }
   }

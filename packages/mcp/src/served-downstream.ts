@@ -33,6 +33,8 @@ export interface ServedDownstreamFacts {
   /** Told when the tool starts upstream, and when its upstream answered with a task. */
   readonly started: () => void;
   readonly upstreamTask: () => void;
+  /** The client asked for a task of ours: an upstream task's questions are asked through it. */
+  readonly askThroughTask?: NonNullable<DownstreamCall['askThroughTask']>;
 }
 
 export class ServedDownstream implements DownstreamCall {
@@ -46,6 +48,7 @@ export class ServedDownstream implements DownstreamCall {
   declare readonly traceContext?: TraceContext;
   readonly started: () => void;
   readonly upstreamTask: () => void;
+  declare readonly askThroughTask?: NonNullable<DownstreamCall['askThroughTask']>;
   declare readonly authInfo?: AuthInfo;
   declare errorResult?: CallToolResult;
   declare readonly modern?: NonNullable<DownstreamCall['modern']>;
@@ -68,6 +71,7 @@ export class ServedDownstream implements DownstreamCall {
     const self = this as { -readonly [K in keyof ServedDownstream]: ServedDownstream[K] };
     if (facts.identity !== undefined) self.identity = facts.identity;
     if (facts.modern !== undefined) self.modern = facts.modern;
+    if (facts.askThroughTask !== undefined) self.askThroughTask = facts.askThroughTask;
     // A 2026-07-28 request has no server-to-client request to carry an upstream's question.
     this.canElicit = facts.canRequest && canElicitForm(server);
     this.canSample = facts.canRequest && server.getClientCapabilities()?.sampling !== undefined;

@@ -7,6 +7,7 @@
 
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   type CallToolRequest,
@@ -77,6 +78,24 @@ export interface McpTaskControl {
   working(message: string): void;
   /** Answers the `inputResponses` of the owner's tasks/update. */
   onUpdate(handler: (responses: Readonly<Record<string, unknown>>) => Promise<void> | void): void;
+}
+
+/**
+ * What the call of a task handed out once its tool started can do through that task: ask its owner
+ * the questions the tool's server asked (an upstream task waiting for input, SEP-2663).
+ */
+export interface RunningTask {
+  /**
+   * Shows `inputRequests` on the task (input_required, read by tasks/get) and resolves with the
+   * owner's answers to them (only their keys) from the first tasks/update answering any of them; the
+   * task is working again by then. Rejects when `signal` aborts (a cancel) or the task's time to live
+   * runs out first.
+   */
+  ask(
+    inputRequests: Readonly<Record<string, unknown>>,
+    message: string,
+    signal: AbortSignal,
+  ): Promise<Readonly<Record<string, unknown>>>;
 }
 
 /** A task this process runs: what cannot be shared (its abort, the code answering tasks/update). */
@@ -443,6 +462,11 @@ export interface TaskCall {
   finish(settled: McpSettled, first: DispatchOutcome): CallToolResult;
   /** Releases what the call held; called once when the task ends. */
   release(): void;
+  /**
+   * Told once what the running call can ask through: the task handed out when the tool started, or
+   * undefined when there is none to ask through (answered without a task, or a paused call's task).
+   */
+  readonly running?: (task: RunningTask | undefined) => void;
 }
 
 export type TaskCallAnswer =
@@ -469,25 +493,27 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
     call.requestSignal.removeEventListener('abort', follow);
     task.abort.signal.addEventListener('abort', () => own.abort(task.abort.signal.reason), { once: true });
   };
-  const failed = (task: LocalTask) =>
-    fail(tasks, task, { code: ProtocolErrorCode.InternalError, message: 'The call failed.' });
+  const failed = (task: LocalTask, error?: unknown) => fail(tasks, task, taskErrorOf(error));
   if (first === 'started') {
     let task: LocalTask;
     try {
-      task = await tasks.create(owner, 'working', 'The tool is running.');
+      task = await tasks.create(owner, 'working', TOOL_RUNNING);
     } catch (error) {
       // No task could be recorded: the call still runs, answered as without a task.
       call.requestSignal.removeEventListener('abort', follow);
       void error;
+      call.running?.(undefined);
       return { kind: 'plain', first: await dispatching };
     }
     detach(task);
+    call.running?.(runningTask(tasks, task));
     void dispatching
       .then((outcome) => conclude(tasks, task, call.finish({ kind: 'outcome', outcome }, outcome), false))
-      .catch(() => failed(task))
+      .catch((error: unknown) => failed(task, error))
       .finally(() => call.release());
     return { kind: 'task', result: handle(task, call.modern, tasks.pollIntervalMs) };
   }
+  call.running?.(undefined);
   if (first.kind !== 'paused' || call.settlePaused === undefined) {
     call.requestSignal.removeEventListener('abort', follow);
     return { kind: 'plain', first };
@@ -533,6 +559,61 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
     });
   await asked;
   return { kind: 'task', result: handle(task, call.modern, tasks.pollIntervalMs) };
+}
+
+/** How a task whose result could not be made fails: the client's missing capabilities by name, else nothing. */
+function taskErrorOf(error: unknown): TaskError {
+  if (error instanceof MissingRequiredClientCapabilityError)
+    return {
+      code: error.code,
+      message:
+        "The tool's MCP server asked for input this client did not declare it can answer; declare the capabilities in data.requiredCapabilities and call again",
+      data: { requiredCapabilities: error.requiredCapabilities },
+    };
+  return { code: ProtocolErrorCode.InternalError, message: 'The call failed.' };
+}
+
+const TOOL_RUNNING = 'The tool is running.';
+
+function runningTask(tasks: ServedTasks, task: LocalTask): RunningTask {
+  return {
+    ask(inputRequests, message, signal) {
+      const keys = Object.keys(inputRequests);
+      return new Promise((resolve, reject) => {
+        const done = () => {
+          clearTimeout(expiry);
+          signal.removeEventListener('abort', aborted);
+          if (task.update === answer) delete task.update;
+        };
+        const aborted = () => {
+          done();
+          reject(new Error('the task ended while it waited for its requester'));
+        };
+        const answer = async (responses: Readonly<Record<string, unknown>>) => {
+          // Only the keys asked travel on; an update answering none of them leaves the task waiting.
+          const given = Object.fromEntries(
+            keys.filter((key) => Object.hasOwn(responses, key)).map((key) => [key, responses[key]]),
+          );
+          if (Object.keys(given).length === 0 || task.update !== answer) return;
+          done();
+          await tasks.change(task, { status: 'working', statusMessage: TOOL_RUNNING });
+          resolve(given);
+        };
+        const expiry = setTimeout(
+          () => {
+            done();
+            reject(new Error("the task's requester did not answer before the task's time to live"));
+          },
+          Math.max(0, Date.parse(task.createdAt) + task.ttlMs - Date.now()),
+        );
+        expiry.unref?.();
+        if (signal.aborted) return aborted();
+        signal.addEventListener('abort', aborted, { once: true });
+        task.update = answer;
+        void tasks.change(task, { status: 'input_required', statusMessage: message, inputRequests });
+      });
+    },
+  };
 }
 
 // A paused call refused in the end (declined, withdrawn, expired) fails with the refusal as its error;
