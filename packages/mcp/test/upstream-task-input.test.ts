@@ -29,7 +29,6 @@ import {
 } from '@toolgate/mcp';
 import { fixtureCwd, fixtureServer } from './fixtures/reference';
 import { serveUpstreams } from './fixtures/proxy';
-import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
 
 const MODERN = '2026-07-28';
 
@@ -342,30 +341,7 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
   });
 });
 
-describe('the same task, for a 2026-07-28 client holding a task of ours for the call', () => {
-  it('cancels the upstream task and fails our task: its questions have no way to that client yet', async () => {
-    const cancels = count('cancel ');
-    const capabilities = { ...WITH_TASKS, elicitation: { form: {} } };
-    const created = await modernRequest(
-      http.url,
-      'alice',
-      'tools/call',
-      { name: 'jobs_ask_name', arguments: {} },
-      capabilities,
-    );
-    expect(created.result).toMatchObject({ resultType: 'task' });
-    const taskId = String(created.result!['taskId']);
-    let task: Record<string, unknown> = {};
-    for (let i = 0; i < 100; i++) {
-      task = (await modernRequest(http.url, 'alice', 'tasks/get', { taskId }, capabilities)).result ?? {};
-      if (task['status'] !== 'working') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(task['status']).toBe('completed');
-    expect(JSON.stringify(task['result'])).toContain('asked for input, which this call cannot relay');
-    expect(count('cancel ')).toBe(cancels + 1);
-  }, 30_000);
-});
+// A client holding a task of ours for the call is asked through that task: task-held-upstream-input.test.ts.
 
 describe('the same task, asked by a 2025-11-25 client', () => {
   it('cancels the upstream task and fails with the reason, as no question can reach that client', async () => {
