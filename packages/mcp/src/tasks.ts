@@ -463,8 +463,8 @@ export interface TaskCall {
   /** Releases what the call held; called once when the task ends. */
   release(): void;
   /**
-   * Told once what the running call can ask through: the task handed out when the tool started, or
-   * undefined when there is none to ask through (answered without a task, or a paused call's task).
+   * Told once what the running call can ask through: the task handed out (when the tool started, or
+   * for a paused call), or undefined when the call is answered without one.
    */
   readonly running?: (task: RunningTask | undefined) => void;
 }
@@ -513,8 +513,8 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
       .finally(() => call.release());
     return { kind: 'task', result: handle(task, call.modern, tasks.pollIntervalMs) };
   }
-  call.running?.(undefined);
   if (first.kind !== 'paused' || call.settlePaused === undefined) {
+    call.running?.(undefined);
     call.requestSignal.removeEventListener('abort', follow);
     return { kind: 'plain', first };
   }
@@ -522,10 +522,13 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
   try {
     task = await tasks.create(owner, 'input_required', `'${first.toolName}' awaits a person's approval.`);
   } catch {
+    call.running?.(undefined);
     call.requestSignal.removeEventListener('abort', follow);
     return { kind: 'plain', first };
   }
   detach(task);
+  // Once approved, the tool runs under this task and may ask through it too.
+  call.running?.(runningTask(tasks, task));
   // The handle is handed out once the task says what it waits for (or ended), so it is accurate.
   let markAsked!: () => void;
   const asked = new Promise<void>((resolve) => (markAsked = resolve));
@@ -552,7 +555,7 @@ export async function dispatchAsTask(call: TaskCall): Promise<TaskCallAnswer> {
   void call
     .settlePaused(first, control)
     .then((settled) => conclude(tasks, task, call.finish(settled, first), true))
-    .catch(() => failed(task))
+    .catch((error: unknown) => failed(task, error))
     .finally(() => {
       markAsked();
       call.release();
@@ -579,11 +582,15 @@ function runningTask(tasks: ServedTasks, task: LocalTask): RunningTask {
   return {
     ask(inputRequests, message, signal) {
       const keys = Object.keys(inputRequests);
+      // A paused call's task answered its approval through a handler of its own: it is put back.
+      const before = task.update;
       return new Promise((resolve, reject) => {
         const done = () => {
           clearTimeout(expiry);
           signal.removeEventListener('abort', aborted);
-          if (task.update === answer) delete task.update;
+          if (task.update !== answer) return;
+          if (before !== undefined) task.update = before;
+          else delete task.update;
         };
         const aborted = () => {
           done();

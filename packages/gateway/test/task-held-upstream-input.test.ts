@@ -1,0 +1,108 @@
+// A call held as a task of ours through `toolgate gateway` that first waits for approval and then,
+// once approved, runs a 2026-07-28 upstream task that asks for input (SEP-2663): the same task shows
+// the approval question, then the upstream task's question; the caller's answers reach the check-in,
+// then the upstream task (tasks/update); the task completes with the tool's result. No answer reaches
+// the gateway's log. The upstream is the mcp package's task-upstream fixture; the client speaks the
+// wire (the SDK v2 client rejects `resultType: "task"`).
+
+import { join } from 'node:path';
+import {
+  authYaml,
+  CHECKIN_KEY,
+  repoRoot,
+  startGateway,
+  tempDir,
+  textOf,
+  tokenEnv,
+  tsxLoader,
+  type GatewayProcess,
+  type TempDir,
+} from './helpers';
+import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
+
+const CALLERS = {
+  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
+};
+const TOKENS = tokenEnv(CALLERS);
+const fixture = join(repoRoot, 'packages', 'mcp', 'test', 'fixtures', 'task-upstream.ts');
+const CAPABILITIES = { ...WITH_TASKS, elicitation: { form: {} } };
+
+function config(dir: TempDir): string {
+  return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
+upstreams:
+  jobs:
+    command: [node, --import, ${JSON.stringify(tsxLoader)}, ${JSON.stringify(fixture)}]
+    prefix: jobs_
+    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
+policy:
+  rules:
+    - { name: names-need-approval, tools: [jobs_ask_name], effect: ask, reason: asking a name needs a person }
+  default: allow
+tenants:
+  acme: { upstreams: [jobs] }
+`;
+}
+
+describe("an approved call's upstream task asking for input, through the caller's task of ours", () => {
+  let dir: TempDir;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
+      ...TOKENS,
+      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.stop();
+    dir?.remove();
+  });
+
+  const request = (method: string, params: Record<string, unknown>) =>
+    modernRequest(gateway.url, TOKENS.BOT_TOKEN, method, params, CAPABILITIES);
+
+  /** Polls tasks/get until the task shows input_required asking `key`, or ends. */
+  async function until(taskId: string, key?: string): Promise<Record<string, unknown>> {
+    for (let i = 0; i < 300; i++) {
+      const got = (await request('tasks/get', { taskId })).result;
+      if (got === undefined) throw new Error('tasks/get failed');
+      const status = got['status'];
+      if (status === 'completed' || status === 'failed' || status === 'cancelled') return got;
+      if (status === 'input_required' && key !== undefined && Object.hasOwn(got['inputRequests'] as object, key))
+        return got;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('the task did not get there in time');
+  }
+
+  it('shows the approval, then the upstream question; both answers reach their ends; it completes', async () => {
+    const created = await request('tools/call', { name: 'jobs_ask_name', arguments: {} });
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'input_required' });
+    const taskId = String(created.result!['taskId']);
+    await until(taskId, 'approval');
+    // Nothing ran before the approval.
+    expect(dir.runs()).toEqual([]);
+    await request('tasks/update', {
+      taskId,
+      inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
+    });
+    const asking = await until(taskId, 'name');
+    expect(asking['status']).toBe('input_required');
+    expect(Object.keys(asking['inputRequests'] as object)).toEqual(['name']);
+    expect(JSON.stringify(asking)).not.toMatch(/up-[a-z0-9]+/);
+    await request('tasks/update', {
+      taskId,
+      inputResponses: { name: { action: 'accept', content: { name: 'Qx-answer-91' } } },
+    });
+    const done = await until(taskId);
+    expect(done['status']).toBe('completed');
+    expect(textOf(done['result'])).toBe('Hello, Qx-answer-91!');
+    expect(dir.runs().filter((line) => line.startsWith('start ') || line.startsWith('update '))).toEqual([
+      'start ask_name',
+      expect.stringMatching(/^update up-\w+ name$/),
+    ]);
+    // The answer is the tool's own result's business: the gateway's log does not carry it.
+    expect(JSON.stringify(gateway.logs())).not.toContain('Qx-answer-91');
+  }, 60_000);
+});
