@@ -69,7 +69,11 @@ describe("an approved call's upstream task asking for input, through the caller'
       if (got === undefined) throw new Error('tasks/get failed');
       const status = got['status'];
       if (status === 'completed' || status === 'failed' || status === 'cancelled') return got;
-      if (status === 'input_required' && key !== undefined && Object.hasOwn(got['inputRequests'] as object, key))
+      if (
+        status === 'input_required' &&
+        key !== undefined &&
+        Object.hasOwn(got['inputRequests'] as object, key)
+      )
         return got;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -660,7 +660,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           : {
               clientCapabilities: declared,
               ...(retry !== undefined ? { retry } : {}),
-              // A client holding a task of ours for the call is not asked an upstream task's questions.
+              // A client holding a task of ours for the call is asked an upstream task's questions
+              // through that task (askThroughTask), not in an input_required answer.
               relaysTaskInput: !taskAsked(request, extra, true),
             },
       canRequest: !isModernRequest(extra),

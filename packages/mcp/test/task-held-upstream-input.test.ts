@@ -182,7 +182,10 @@ describe("an upstream task's questions, asked through the client's task of ours"
     });
     const done = await next(taskId, ['name']);
     expect(done['status']).toBe('completed');
-    expect(done['result']).toMatchObject({ isError: true, content: [{ type: 'text', text: 'declined name' }] });
+    expect(done['result']).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'declined name' }],
+    });
     expect(reports).toHaveLength(1);
     expect(logged.join('\n')).not.toContain('Zq-secret-answer');
     expect(JSON.stringify(done)).not.toContain('Zq-secret-answer');
