@@ -224,6 +224,36 @@ describe("an upstream task's questions, asked through the client's task of ours"
     });
     expect(count('cancel ')).toBe(cancels + 1);
     expect(count('update ')).toBe(before);
+    expect(reports.at(-1)).toMatchObject({
+      toolName: 'jobs_ask_name',
+      settled: { kind: 'refused', code: 'MISSING_CLIENT_CAPABILITY' },
+    });
+  }, 30_000);
+
+  it("a question left unanswered past our task's time to live cancels the upstream task", async () => {
+    const short = await serveUpstreams([jobs], {
+      name: 'relay',
+      identityFrom: () => ({ tenant: 'acme', principal: 'alice' }),
+      tasks: { ttlMs: 1_500, pollIntervalMs: 100 },
+    });
+    const shortHttp = await serveHttp(short, { authenticate });
+    const cancels = count('cancel ');
+    try {
+      const created = await request(
+        'alice',
+        'tools/call',
+        { name: 'jobs_ask_name', arguments: {} },
+        ELICITS,
+        shortHttp,
+      );
+      const taskId = String(created.result!['taskId']);
+      expect((await next(taskId, [], shortHttp))['status']).toBe('input_required');
+      for (let i = 0; i < 60 && count('cancel ') === cancels; i++) await wait(100);
+      expect(count('cancel ')).toBe(cancels + 1);
+    } finally {
+      await shortHttp.close();
+      await short.close();
+    }
   }, 30_000);
 
   it('tasks/cancel on our task while it waits cancels the upstream task; nothing is sent it', async () => {
@@ -262,7 +292,14 @@ describe("an upstream task's questions, asked through the client's task of ours"
     expect((await request('alice', 'tasks/get', { taskId })).result).toMatchObject({
       status: 'input_required',
     });
-    // Its owner still can.
+    // Its owner's update answering none of the asked keys is no answer: the task keeps waiting.
+    await request('alice', 'tasks/update', { taskId, inputResponses: answer('color', 'color', 'red') });
+    await wait(300);
+    expect(count('update ')).toBe(before);
+    expect((await request('alice', 'tasks/get', { taskId })).result).toMatchObject({
+      status: 'input_required',
+    });
+    // Its owner's answer does reach it.
     await request('alice', 'tasks/update', { taskId, inputResponses: answer('name', 'name', 'Alice') });
     const done = await next(taskId, ['name']);
     expect(done['result']).toMatchObject({ content: [{ type: 'text', text: 'Hello, Alice!' }] });
