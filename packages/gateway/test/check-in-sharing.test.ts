@@ -7,10 +7,10 @@ import {
   CHECKIN_KEY,
   connectClient,
   fixtureServer,
+  gatewayPerSuite,
   startGateway,
   tempDir,
   textOf,
-  type GatewayProcess,
   type TempDir,
 } from './helpers';
 
@@ -46,23 +46,10 @@ const refusalOf = (result: unknown) =>
     { code: string; checkInId?: string } | undefined;
 
 describe('one check-in per pending call, through a gateway process', () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
-
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
-  });
+  const suite = gatewayPerSuite(config, TOKENS);
 
   const api = async (path: string, body?: unknown) => {
-    const response = await fetch(new URL(`/inbox/api/check-ins${path}`, gateway.url), {
+    const response = await fetch(new URL(`/inbox/api/check-ins${path}`, suite.gateway.url), {
       method: body === undefined ? 'GET' : 'POST',
       headers: {
         authorization: `Bearer ${TOKENS.ANA_TOKEN}`,
@@ -72,11 +59,11 @@ describe('one check-in per pending call, through a gateway process', () => {
     });
     return (await response.json()) as Record<string, any>;
   };
-  const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
+  const refunds = () => suite.dir.runs().filter((tool) => tool === 'refund').length;
 
   it('three retries make one row; one approval runs the call once; the cap refuses the fourth call', async () => {
-    const bot = await connectClient(gateway.url, TOKENS.BOT_TOKEN);
-    const other = await connectClient(gateway.url, TOKENS.OTHER_TOKEN);
+    const bot = await connectClient(suite.gateway.url, TOKENS.BOT_TOKEN);
+    const other = await connectClient(suite.gateway.url, TOKENS.OTHER_TOKEN);
     try {
       const args = { amount: 500, order: 'o-retry' };
       const ids = [];

@@ -7,6 +7,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import {
+  Client as ModernClient,
+  ProtocolError,
+  StreamableHTTPClientTransport as ModernTransport,
+  type ClientCapabilities as ModernCapabilities,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
@@ -200,6 +206,168 @@ export function tokenEnv<Name extends string>(
   return Object.fromEntries(
     Object.entries<TestCaller>(callers).map(([name, caller]) => [name, caller.token]),
   ) as Record<Name, string>;
+}
+
+/** The callers the relay and task tests let in; a test picks those its config's tenants hold. */
+export const CALLERS = {
+  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
+  EVE_TOKEN: { token: 'eve-token-0123456789abcdef-0123456789abc', principal: 'eve' },
+  GLOBEX_TOKEN: {
+    token: 'globex-token-0123456789abcdef-012345678',
+    tenant: 'globex',
+    principal: 'support-bot',
+  },
+  ANA_TOKEN: { token: 'ana-approver-token-0123456789-0123456789', principal: 'ana', roles: ['approver'] },
+} as const satisfies Record<string, TestCaller>;
+
+/** The mcp package's task-upstream fixture: a 2026-07-28 upstream answering tools/call with tasks. */
+export const taskUpstreamFixture = join(repoRoot, 'packages', 'mcp', 'test', 'fixtures', 'task-upstream.ts');
+
+/** One stdio upstream under `upstreams:`, run by node (through tsx when `tsx`), logging to `runLog` if given. */
+export interface ConfigUpstream {
+  readonly name: string;
+  readonly script: string;
+  readonly tsx?: boolean;
+  readonly args?: readonly string[];
+  readonly runLog?: string;
+}
+
+/**
+ * A gateway config letting `callers` in, holding check-ins 200ms under the key in
+ * TOOLGATE_CHECKIN_KEY, serving `upstream` (prefixed `<name>_`) to each of `tenants`, allowing what
+ * no rule in `rules` (YAML flow maps) decides.
+ */
+export function relayConfig(
+  callers: Readonly<Record<string, TestCaller>>,
+  upstream: ConfigUpstream,
+  options: { rules?: readonly string[]; tenants?: readonly string[] } = {},
+): string {
+  const command = [
+    'node',
+    ...(upstream.tsx === true ? ['--import', JSON.stringify(tsxLoader)] : []),
+    JSON.stringify(upstream.script),
+    ...(upstream.args ?? []),
+  ];
+  const env =
+    upstream.runLog === undefined ? '' : `    env: { RUN_LOG: ${JSON.stringify(upstream.runLog)} }\n`;
+  const rules =
+    options.rules === undefined ? '' : `  rules:\n${options.rules.map((rule) => `    - ${rule}\n`).join('')}`;
+  const tenants = (options.tenants ?? ['acme']).map(
+    (tenant) => `  ${tenant}: { upstreams: [${upstream.name}] }\n`,
+  );
+  return `${authYaml(callers)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
+upstreams:
+  ${upstream.name}:
+    command: [${command.join(', ')}]
+    prefix: ${upstream.name}_
+${env}policy:
+${rules}  default: allow
+tenants:
+${tenants.join('')}`;
+}
+
+/** A gateway started from `config(dir)` before the suite's tests and stopped after them. */
+export interface SuiteGateway {
+  readonly dir: TempDir;
+  readonly gateway: GatewayProcess;
+}
+
+/**
+ * Registers the suite's beforeAll/afterAll: a temp folder, `config(dir)` written to toolgate.yaml, a
+ * gateway started with `env` and the check-in key. Read its fields inside tests (they are set then).
+ */
+export function gatewayPerSuite(
+  config: (dir: TempDir) => string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): SuiteGateway {
+  let dir: TempDir | undefined;
+  let gateway: GatewayProcess | undefined;
+  beforeAll(async () => {
+    dir = tempDir();
+    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
+      ...env,
+      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
+    });
+  }, timeoutMs);
+  afterAll(async () => {
+    await gateway?.stop();
+    dir?.remove();
+  });
+  return {
+    get dir() {
+      if (dir === undefined) throw new Error('the suite has not started its gateway');
+      return dir;
+    },
+    get gateway() {
+      if (gateway === undefined) throw new Error('the suite has not started its gateway');
+      return gateway;
+    },
+  };
+}
+
+/**
+ * An SDK v2 client on 2026-07-28 with a bearer token, answering what it declared: an elicitation
+ * asking a color with green, else a name with Ana; sampling with Paris. Not `auto`: it hands back
+ * input-required results instead of answering them.
+ */
+export async function modernClient(
+  url: string,
+  token: string,
+  capabilities: ModernCapabilities,
+  auto = true,
+  name = 'relay-test',
+): Promise<ModernClient> {
+  const made = new ModernClient(
+    { name, version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities,
+      ...(auto ? {} : { inputRequired: { autoFulfill: false } }),
+    },
+  );
+  if (capabilities.elicitation !== undefined)
+    made.setRequestHandler('elicitation/create', (request) => ({
+      action: 'accept',
+      content: /color/i.test(String(request.params.message)) ? { color: 'green' } : { name: 'Ana' },
+    }));
+  if (capabilities.sampling !== undefined)
+    made.setRequestHandler('sampling/createMessage', () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'Paris' },
+      model: 'test',
+    }));
+  await made.connect(
+    new ModernTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return made;
+}
+
+/** A client's retry of `name` with no arguments: its answers and the requestState it was given. */
+export function retryWith(
+  client: ModernClient,
+  name: string,
+  inputResponses: Record<string, unknown>,
+  requestState: string,
+) {
+  // The SDK types callTool without the retry fields its own driver adds.
+  const params = { name, arguments: {}, inputResponses, requestState } as Parameters<
+    ModernClient['callTool']
+  >[0];
+  return client.callTool(params, { allowInputRequired: true });
+}
+
+/** The ProtocolError `promise` rejects with; a result or any other error fails the test. */
+export async function protocolErrorOf(promise: Promise<unknown>): Promise<ProtocolError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ProtocolError) return error;
+    throw error;
+  }
+  throw new Error('expected a protocol error');
 }
 
 /** The fixture `shop` upstream under `upstreams:`, logging each run to `dir`'s runs.log. */

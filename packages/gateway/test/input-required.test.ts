@@ -9,15 +9,7 @@ import {
   StreamableHTTPClientTransport as V2Transport,
   type ClientCapabilities,
 } from '@modelcontextprotocol/client';
-import {
-  CHECKIN_KEY,
-  fixtureServer,
-  startGateway,
-  tempDir,
-  textOf,
-  type GatewayProcess,
-  type TempDir,
-} from './helpers';
+import { fixtureServer, gatewayPerSuite, textOf, type TempDir } from './helpers';
 
 const TOKENS = {
   BOT_TOKEN: 'bot-token-0123456789abcdef-0123456789abc',
@@ -63,24 +55,13 @@ const refusalOf = (result: unknown) =>
     { gate: string; code: string; retryable: boolean } | undefined;
 
 describe('input-required answers to 2026-07-28 clients through toolgate gateway', () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
+  const suite = gatewayPerSuite(config, TOKENS);
   let inbox: string;
-
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-    inbox = new URL('/inbox', gateway.url).href;
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
+  beforeAll(() => {
+    inbox = new URL('/inbox', suite.gateway.url).href;
   });
 
-  const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
+  const refunds = () => suite.dir.runs().filter((tool) => tool === 'refund').length;
 
   const inboxApi = async (path: string, body?: unknown) => {
     const response = await fetch(`${inbox}/api/check-ins${path}`, {
@@ -112,7 +93,7 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
     if (answer !== undefined)
       made.setRequestHandler('elicitation/create', async (request) => answer(request.params as never));
     await made.connect(
-      new V2Transport(new URL(gateway.url), {
+      new V2Transport(new URL(suite.gateway.url), {
         requestInit: { headers: { authorization: `Bearer ${token}` } },
       }),
     );
@@ -153,7 +134,7 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
       expect(result.isError).toBeFalsy();
       expect(textOf(result)).toContain('u-1');
       expect(opened).toHaveLength(1);
-      expect(opened[0]).toMatch(new RegExp(`^${new URL(gateway.url).origin}/inbox/check-ins/[^/]+$`));
+      expect(opened[0]).toMatch(new RegExp(`^${new URL(suite.gateway.url).origin}/inbox/check-ins/[^/]+$`));
       expect(refunds()).toBe(before + 1);
       // The page is the check-in's own, with every argument.
       const shown = await inboxApi(`/${encodeURIComponent(checkInIdOf(opened[0]!))}`);
@@ -269,7 +250,7 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
       const replayed = await round(bot, args, first.requestState!, { approval: { action: 'accept' } });
       expect(refusalOf(replayed)?.code).toBe('CHECKIN_STATE_INVALID');
       expect(refunds()).toBe(before + 1);
-      const logged = await gateway.waitForLog(
+      const logged = await suite.gateway.waitForLog(
         (line) => line['msg'] === 'call' && line['kind'] === 'input-required' && line['checkInId'] === id,
       );
       expect(JSON.stringify(logged)).not.toContain('r-1');
@@ -317,19 +298,7 @@ describe('input-required answers to 2026-07-28 clients through toolgate gateway'
 });
 
 describe('an expired requestState', () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config(dir, '1s')), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
-  });
+  const suite = gatewayPerSuite((dir) => config(dir, '1s'), TOKENS);
 
   it('is CHECKIN_STATE_INVALID once its check-in expired, and the tool never runs', async () => {
     const bot = new V2Client(
@@ -341,7 +310,7 @@ describe('an expired requestState', () => {
       },
     );
     await bot.connect(
-      new V2Transport(new URL(gateway.url), {
+      new V2Transport(new URL(suite.gateway.url), {
         requestInit: { headers: { authorization: `Bearer ${TOKENS.BOT_TOKEN}` } },
       }),
     );
@@ -359,7 +328,7 @@ describe('an expired requestState', () => {
         inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
       });
       expect(refusalOf(late)?.code).toBe('CHECKIN_STATE_INVALID');
-      expect(dir.runs()).not.toContain('refund');
+      expect(suite.dir.runs()).not.toContain('refund');
     } finally {
       await bot.close();
     }

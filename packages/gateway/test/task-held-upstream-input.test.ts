@@ -5,62 +5,37 @@
 // the gateway's log. The upstream is the mcp package's task-upstream fixture; the client speaks the
 // wire (the SDK v2 client rejects `resultType: "task"`).
 
-import { join } from 'node:path';
 import {
-  authYaml,
-  CHECKIN_KEY,
-  repoRoot,
-  startGateway,
-  tempDir,
+  CALLERS as ALL_CALLERS,
+  gatewayPerSuite,
+  relayConfig,
+  taskUpstreamFixture,
   textOf,
   tokenEnv,
-  tsxLoader,
-  type GatewayProcess,
   type TempDir,
 } from './helpers';
 import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
 
-const CALLERS = {
-  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
-};
+const CALLERS = { BOT_TOKEN: ALL_CALLERS.BOT_TOKEN };
 const TOKENS = tokenEnv(CALLERS);
-const fixture = join(repoRoot, 'packages', 'mcp', 'test', 'fixtures', 'task-upstream.ts');
 const CAPABILITIES = { ...WITH_TASKS, elicitation: { form: {} } };
 
-function config(dir: TempDir): string {
-  return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
-upstreams:
-  jobs:
-    command: [node, --import, ${JSON.stringify(tsxLoader)}, ${JSON.stringify(fixture)}]
-    prefix: jobs_
-    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
-policy:
-  rules:
-    - { name: names-need-approval, tools: [jobs_ask_name], effect: ask, reason: asking a name needs a person }
-  default: allow
-tenants:
-  acme: { upstreams: [jobs] }
-`;
-}
+const config = (dir: TempDir): string =>
+  relayConfig(
+    CALLERS,
+    { name: 'jobs', script: taskUpstreamFixture, tsx: true, runLog: `${dir.path}/runs.log` },
+    {
+      rules: [
+        '{ name: names-need-approval, tools: [jobs_ask_name], effect: ask, reason: asking a name needs a person }',
+      ],
+    },
+  );
 
 describe("an approved call's upstream task asking for input, through the caller's task of ours", () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
-
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
-  });
+  const suite = gatewayPerSuite(config, TOKENS);
 
   const request = (method: string, params: Record<string, unknown>) =>
-    modernRequest(gateway.url, TOKENS.BOT_TOKEN, method, params, CAPABILITIES);
+    modernRequest(suite.gateway.url, TOKENS.BOT_TOKEN, method, params, CAPABILITIES);
 
   /** Polls tasks/get until the task shows input_required asking `key`, or ends. */
   async function until(taskId: string, key?: string): Promise<Record<string, unknown>> {
@@ -86,7 +61,7 @@ describe("an approved call's upstream task asking for input, through the caller'
     const taskId = String(created.result!['taskId']);
     await until(taskId, 'approval');
     // Nothing ran before the approval.
-    expect(dir.runs()).toEqual([]);
+    expect(suite.dir.runs()).toEqual([]);
     await request('tasks/update', {
       taskId,
       inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
@@ -102,11 +77,10 @@ describe("an approved call's upstream task asking for input, through the caller'
     const done = await until(taskId);
     expect(done['status']).toBe('completed');
     expect(textOf(done['result'])).toBe('Hello, Qx-answer-91!');
-    expect(dir.runs().filter((line) => line.startsWith('start ') || line.startsWith('update '))).toEqual([
-      'start ask_name',
-      expect.stringMatching(/^update up-\w+ name$/),
-    ]);
+    expect(
+      suite.dir.runs().filter((line) => line.startsWith('start ') || line.startsWith('update ')),
+    ).toEqual(['start ask_name', expect.stringMatching(/^update up-\w+ name$/)]);
     // The answer is the tool's own result's business: the gateway's log does not carry it.
-    expect(JSON.stringify(gateway.logs())).not.toContain('Qx-answer-91');
+    expect(JSON.stringify(suite.gateway.logs())).not.toContain('Qx-answer-91');
   }, 60_000);
 });

@@ -13,27 +13,15 @@ import {
 } from '@modelcontextprotocol/client';
 import {
   authYaml,
-  CHECKIN_KEY,
+  CALLERS,
+  gatewayPerSuite,
   referenceServer,
   shopUpstream,
-  startGateway,
-  tempDir,
   tokenEnv,
-  type GatewayProcess,
   type TempDir,
 } from './helpers';
 import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
 
-const CALLERS = {
-  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
-  EVE_TOKEN: { token: 'eve-token-0123456789abcdef-0123456789abc', principal: 'eve' },
-  GLOBEX_TOKEN: {
-    token: 'globex-token-0123456789abcdef-012345678',
-    tenant: 'globex',
-    principal: 'support-bot',
-  },
-  ANA_TOKEN: { token: 'ana-approver-token-0123456789-0123456789', principal: 'ana', roles: ['approver'] },
-};
 const TOKENS = tokenEnv(CALLERS);
 
 function config(dir: TempDir): string {
@@ -56,31 +44,20 @@ tenants:
 type Answer = ModernAnswer;
 
 describe('tasks through toolgate gateway', () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
+  const suite = gatewayPerSuite(config, TOKENS);
   let inbox: string;
-
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-    inbox = new URL('/inbox', gateway.url).href;
-  }, 60_000);
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
+  beforeAll(() => {
+    inbox = new URL('/inbox', suite.gateway.url).href;
   });
 
-  const refunds = () => dir.runs().filter((tool) => tool === 'refund').length;
+  const refunds = () => suite.dir.runs().filter((tool) => tool === 'refund').length;
 
   const modern = (
     token: string,
     method: string,
     params: Record<string, unknown>,
     capabilities: Record<string, unknown> = WITH_TASKS,
-  ): Promise<Answer> => modernRequest(gateway.url, token, method, params, capabilities);
+  ): Promise<Answer> => modernRequest(suite.gateway.url, token, method, params, capabilities);
 
   async function until(token: string, taskId: string, done: (status: string) => boolean) {
     for (let i = 0; i < 300; i++) {
@@ -128,7 +105,7 @@ describe('tasks through toolgate gateway', () => {
       { versionNegotiation: { mode: 'legacy' } },
     );
     await legacy.connect(
-      new V2Transport(new URL(gateway.url), {
+      new V2Transport(new URL(suite.gateway.url), {
         requestInit: { headers: { authorization: `Bearer ${TOKENS.BOT_TOKEN}` } },
       }),
     );
@@ -161,7 +138,7 @@ describe('tasks through toolgate gateway', () => {
     const waiting = await modern(TOKENS.BOT_TOKEN, 'tasks/get', { taskId });
     expect(waiting.result).toMatchObject({ status: 'input_required' });
     const url = urlOf(waiting.result!);
-    expect(url).toMatch(new RegExp(`^${new URL(gateway.url).origin}/inbox/check-ins/[^/]+$`));
+    expect(url).toMatch(new RegExp(`^${new URL(suite.gateway.url).origin}/inbox/check-ins/[^/]+$`));
     expect(refunds()).toBe(before);
     // Another principal of the tenant, and the same principal name in another tenant, see nothing.
     for (const token of [TOKENS.EVE_TOKEN, TOKENS.GLOBEX_TOKEN])
@@ -172,7 +149,7 @@ describe('tasks through toolgate gateway', () => {
     expect(textOf(done['result'])).toContain('t-1');
     expect(refunds()).toBe(before + 1);
     // The call's log line is written when the task ends, naming the check-in and how it was decided.
-    const line = await gateway.waitForLog(
+    const line = await suite.gateway.waitForLog(
       (l) => l['msg'] === 'call' && l['checkInId'] === checkInIdOf(url) && l['ran'] === true,
     );
     expect(line).toMatchObject({
@@ -202,7 +179,7 @@ describe('tasks through toolgate gateway', () => {
         { versionNegotiation: { mode: 'legacy' } },
       );
       await made.connect(
-        new V2Transport(new URL(gateway.url), {
+        new V2Transport(new URL(suite.gateway.url), {
           requestInit: { headers: { authorization: `Bearer ${token}` } },
         }),
       );

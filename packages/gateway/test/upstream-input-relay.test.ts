@@ -5,55 +5,32 @@
 // and the call is refused before the chain. A tool needing what the client did not declare: -32021.
 
 import { join } from 'node:path';
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import {
-  Client,
-  ProtocolError,
-  StreamableHTTPClientTransport,
-  type ClientCapabilities,
-} from '@modelcontextprotocol/client';
-import {
-  authYaml,
-  CHECKIN_KEY,
+  CALLERS as ALL_CALLERS,
+  gatewayPerSuite,
+  modernClient,
+  protocolErrorOf,
+  relayConfig,
   repoRoot,
-  startGateway,
-  tempDir,
+  retryWith,
   textOf,
   tokenEnv,
-  tsxLoader,
   until,
-  type GatewayProcess,
-  type TempDir,
 } from './helpers';
 
-const CALLERS = {
-  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
-  EVE_TOKEN: { token: 'eve-token-0123456789abcdef-0123456789abc', principal: 'eve' },
-  GLOBEX_TOKEN: {
-    token: 'globex-token-0123456789abcdef-012345678',
-    tenant: 'globex',
-    principal: 'support-bot',
-  },
-};
+const { BOT_TOKEN, EVE_TOKEN, GLOBEX_TOKEN } = ALL_CALLERS;
+const CALLERS = { BOT_TOKEN, EVE_TOKEN, GLOBEX_TOKEN };
 const TOKENS = tokenEnv(CALLERS);
-const MODERN = '2026-07-28';
 
-/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
-const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
 const reference = join(repoRoot, 'test-support', 'conformance', 'reference-upstream.ts');
 
-function config(): string {
-  return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
-upstreams:
-  ref:
-    command: [node, --import, ${JSON.stringify(tsxLoader)}, ${JSON.stringify(reference)}, --stdio]
-    prefix: ref_
-policy:
-  default: allow
-tenants:
-  acme: { upstreams: [ref] }
-  globex: { upstreams: [ref] }
-`;
-}
+const config = (): string =>
+  relayConfig(
+    CALLERS,
+    { name: 'ref', script: reference, tsx: true, args: ['--stdio'] },
+    { tenants: ['acme', 'globex'] },
+  );
 
 interface Asked {
   resultType?: string;
@@ -64,68 +41,20 @@ interface Asked {
 const all: ClientCapabilities = { elicitation: { form: {} }, sampling: {}, roots: {} };
 
 describe("an upstream's input-required answer through toolgate gateway", () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
+  const suite = gatewayPerSuite(config, TOKENS);
 
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config()), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
-  });
+  const client = (token: string, capabilities: ClientCapabilities, auto = true) =>
+    modernClient(suite.gateway.url, token, capabilities, auto);
 
-  async function client(token: string, capabilities: ClientCapabilities, auto = true): Promise<Client> {
-    const made = new Client(
-      { name: 'relay-test', version: '1.0.0' },
-      {
-        versionNegotiation: { mode: { pin: MODERN } },
-        capabilities,
-        ...(auto ? {} : { inputRequired: { autoFulfill: false } }),
-      },
-    );
-    if (capabilities.elicitation !== undefined)
-      made.setRequestHandler('elicitation/create', (request) => ({
-        action: 'accept',
-        content: /color/i.test(String(request.params.message)) ? { color: 'green' } : { name: 'Ana' },
-      }));
-    if (capabilities.sampling !== undefined)
-      made.setRequestHandler('sampling/createMessage', () => ({
-        role: 'assistant',
-        content: { type: 'text', text: 'Paris' },
-        model: 'test',
-      }));
-    await made.connect(
-      new StreamableHTTPClientTransport(new URL(gateway.url), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
-    return made;
-  }
-
-  async function refusedState(token: string, state: string, name: string): Promise<ProtocolError> {
+  async function refusedState(token: string, state: string, name: string) {
     const retrying = await client(token, all, false);
     try {
-      await retrying.callTool(
-        retryParams({
-          name,
-          arguments: {},
-          inputResponses: { user_name: { action: 'accept', content: { name: 'Mallory' } } },
-          requestState: state,
-        }),
-        { allowInputRequired: true },
+      return await protocolErrorOf(
+        retryWith(retrying, name, { user_name: { action: 'accept', content: { name: 'Mallory' } } }, state),
       );
-    } catch (error) {
-      if (error instanceof ProtocolError) return error;
-      throw error;
     } finally {
       await retrying.close();
     }
-    throw new Error('expected the state to be refused');
   }
 
   it('lets the client answer and finishes the call, over several rounds', async () => {
@@ -142,10 +71,10 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
       });
       expect(textOf(rounds)).toBe('Done: Ana likes green');
       // Each relayed question is one call line: input-required, asked by the upstream.
-      await gateway.waitForLog(
+      await suite.gateway.waitForLog(
         (line) => line['tool'] === 'ref_test_input_required_result_multi_round' && line['kind'] === 'result',
       );
-      const asked = gateway
+      const asked = suite.gateway
         .logs()
         .filter(
           (line) => line['msg'] === 'call' && line['tool'] === 'ref_test_input_required_result_multi_round',
@@ -190,7 +119,9 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
     }
     // The process writes its log lines at the end of a turn, so the last one may trail the answer.
     const refused = () =>
-      gateway.logs().filter((line) => line['msg'] === 'call' && line['code'] === 'CHECKIN_STATE_INVALID');
+      suite.gateway
+        .logs()
+        .filter((line) => line['msg'] === 'call' && line['code'] === 'CHECKIN_STATE_INVALID');
     const refusedLines = await until(
       async () => (refused().length >= 4 ? refused() : undefined),
       'four refused states in the log',
@@ -201,14 +132,11 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
     // The one it was given to still finishes with it.
     const finishing = await client(TOKENS.BOT_TOKEN, all, false);
     try {
-      const done = await finishing.callTool(
-        retryParams({
-          name: tool,
-          arguments: {},
-          inputResponses: { user_name: { action: 'accept', content: { name: 'Ana' } } },
-          requestState: state,
-        }),
-        { allowInputRequired: true },
+      const done = await retryWith(
+        finishing,
+        tool,
+        { user_name: { action: 'accept', content: { name: 'Ana' } } },
+        state,
       );
       expect(textOf(done)).toBe('state verified');
     } finally {
@@ -237,7 +165,7 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
         code: -32021,
         data: { requiredCapabilities: { sampling: {} } },
       });
-      const line = await gateway.waitForLog(
+      const line = await suite.gateway.waitForLog(
         (logged) => logged['msg'] === 'call' && logged['tool'] === 'ref_test_missing_capability',
       );
       expect(line).toMatchObject({ kind: 'refused', gate: 'mcp', code: 'MISSING_CLIENT_CAPABILITY' });

@@ -4,91 +4,41 @@
 // rounds; the state it holds is the gateway's and refused to another principal before the chain,
 // with nothing sent to the upstream. The upstream is the mcp package's task-upstream fixture.
 
-import { join } from 'node:path';
+import { ProtocolError, type ClientCapabilities } from '@modelcontextprotocol/client';
 import {
-  Client,
-  ProtocolError,
-  StreamableHTTPClientTransport,
-  type ClientCapabilities,
-} from '@modelcontextprotocol/client';
-import {
-  authYaml,
-  CHECKIN_KEY,
-  repoRoot,
-  startGateway,
-  tempDir,
+  CALLERS as ALL_CALLERS,
+  gatewayPerSuite,
+  modernClient,
+  protocolErrorOf,
+  relayConfig,
+  retryWith,
+  taskUpstreamFixture,
   textOf,
   tokenEnv,
-  tsxLoader,
-  type GatewayProcess,
   type TempDir,
 } from './helpers';
 
-const CALLERS = {
-  BOT_TOKEN: { token: 'bot-token-0123456789abcdef-0123456789abc', principal: 'support-bot' },
-  EVE_TOKEN: { token: 'eve-token-0123456789abcdef-0123456789abc', principal: 'eve' },
-};
+const { BOT_TOKEN, EVE_TOKEN } = ALL_CALLERS;
+const CALLERS = { BOT_TOKEN, EVE_TOKEN };
 const TOKENS = tokenEnv(CALLERS);
-const MODERN = '2026-07-28';
-const fixture = join(repoRoot, 'packages', 'mcp', 'test', 'fixtures', 'task-upstream.ts');
 
-/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
-const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
-
-function config(dir: TempDir): string {
-  return `${authYaml(CALLERS)}checkIns: { key: "\${env:TOOLGATE_CHECKIN_KEY}", hold: 200ms }
-upstreams:
-  jobs:
-    command: [node, --import, ${JSON.stringify(tsxLoader)}, ${JSON.stringify(fixture)}]
-    prefix: jobs_
-    env: { RUN_LOG: ${JSON.stringify(`${dir.path}/runs.log`)} }
-policy:
-  default: allow
-tenants:
-  acme: { upstreams: [jobs] }
-`;
-}
+const config = (dir: TempDir): string =>
+  relayConfig(CALLERS, {
+    name: 'jobs',
+    script: taskUpstreamFixture,
+    tsx: true,
+    runLog: `${dir.path}/runs.log`,
+  });
 
 const elicits: ClientCapabilities = { elicitation: { form: {} } };
 
 describe('an upstream task asking for input, through toolgate gateway', () => {
-  let dir: TempDir;
-  let gateway: GatewayProcess;
+  const suite = gatewayPerSuite(config, TOKENS);
 
-  beforeAll(async () => {
-    dir = tempDir();
-    gateway = await startGateway(dir.write('toolgate.yaml', config(dir)), {
-      ...TOKENS,
-      TOOLGATE_CHECKIN_KEY: CHECKIN_KEY,
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await gateway?.stop();
-    dir?.remove();
-  });
+  const runs = (): string[] => suite.dir.runs();
 
-  const runs = (): string[] => dir.runs();
-
-  async function client(token: string, auto = true): Promise<Client> {
-    const made = new Client(
-      { name: 'task-input-test', version: '1.0.0' },
-      {
-        versionNegotiation: { mode: { pin: MODERN } },
-        capabilities: elicits,
-        ...(auto ? {} : { inputRequired: { autoFulfill: false } }),
-      },
-    );
-    made.setRequestHandler('elicitation/create', (request) => ({
-      action: 'accept',
-      content: /color/i.test(String(request.params.message)) ? { color: 'green' } : { name: 'Ana' },
-    }));
-    await made.connect(
-      new StreamableHTTPClientTransport(new URL(gateway.url), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
-    return made;
-  }
+  const client = (token: string, auto = true) =>
+    modernClient(suite.gateway.url, token, elicits, auto, 'task-input-test');
 
   it("relays the task's two questions in turn and ends with its result", async () => {
     const bot = await client(TOKENS.BOT_TOKEN);
@@ -122,23 +72,12 @@ describe('an upstream task asking for input, through toolgate gateway', () => {
     const before = runs().length;
     const eve = await client(TOKENS.EVE_TOKEN, false);
     try {
-      const error = await eve
-        .callTool(
-          retryParams({
-            name: 'jobs_ask_name',
-            arguments: {},
-            inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
-            requestState: state,
-          }),
-          { allowInputRequired: true },
-        )
-        .then(
-          () => undefined,
-          (thrown: unknown) => thrown,
-        );
+      const error = await protocolErrorOf(
+        retryWith(eve, 'jobs_ask_name', { name: { action: 'accept', content: { name: 'Eve' } } }, state),
+      );
       expect(error).toBeInstanceOf(ProtocolError);
-      expect((error as ProtocolError).code).toBe(-32602);
-      expect((error as ProtocolError).data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
+      expect(error.code).toBe(-32602);
+      expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
     } finally {
       await eve.close();
     }
@@ -147,14 +86,11 @@ describe('an upstream task asking for input, through toolgate gateway', () => {
     // The task still waits for its caller, who can finish it.
     const back = await client(TOKENS.BOT_TOKEN, false);
     try {
-      const done = await back.callTool(
-        retryParams({
-          name: 'jobs_ask_name',
-          arguments: {},
-          inputResponses: { name: { action: 'accept', content: { name: 'Bo' } } },
-          requestState: state,
-        }),
-        { allowInputRequired: true },
+      const done = await retryWith(
+        back,
+        'jobs_ask_name',
+        { name: { action: 'accept', content: { name: 'Bo' } } },
+        state,
       );
       expect(textOf(done)).toBe('Hello, Bo!');
     } finally {

@@ -5,15 +5,7 @@
 // other arguments is a protocol error, and nothing runs. The upstream is the conformance reference
 // server over stdio; the client is the SDK v2's, over Streamable HTTP.
 
-import type { IncomingMessage } from 'node:http';
-import {
-  Client,
-  ProtocolError,
-  StreamableHTTPClientTransport,
-  type CallToolResult,
-  type ClientCapabilities,
-} from '@modelcontextprotocol/client';
-import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -27,28 +19,19 @@ import {
   type McpClient,
   type McpServed,
 } from '@toolgate/mcp';
-import { referenceUpstream, serveUpstreams } from './fixtures/proxy';
-
-const MODERN = '2026-07-28';
-
-/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
-const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
-
-const tokens: Record<string, AuthInfo> = {
-  alice: { token: 'alice', clientId: 'alice', scopes: [], extra: { tenant: 'acme', principal: 'alice' } },
-  mallory: {
-    token: 'mallory',
-    clientId: 'mallory',
-    scopes: [],
-    extra: { tenant: 'acme', principal: 'mallory' },
-  },
-  eve: { token: 'eve', clientId: 'eve', scopes: [], extra: { tenant: 'evil', principal: 'alice' } },
-};
-
-const authenticate = (request: IncomingMessage): AuthInfo | undefined => {
-  const header = request.headers['authorization'];
-  return tokens[typeof header === 'string' ? header.replace(/^Bearer /, '') : ''];
-};
+import {
+  ask,
+  authenticate,
+  expectStateRefused,
+  identityFromToken,
+  modernClient as connect,
+  protocolError,
+  referenceUpstream,
+  retry as retryWith,
+  serveUpstreams,
+  text,
+  type Asked,
+} from './fixtures/proxy';
 
 let imported: McpClient;
 let served: McpServed;
@@ -59,10 +42,7 @@ beforeAll(async () => {
   imported = referenceUpstream();
   served = await serveUpstreams([imported], {
     name: 'relay',
-    identityFrom: (authInfo) => {
-      const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
-      return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };
-    },
+    identityFrom: identityFromToken,
     onCall: (report) => reports.push(report),
   });
   http = await serveHttp(served, { authenticate });
@@ -74,75 +54,9 @@ afterAll(async () => {
   await imported.close();
 });
 
-/** A 2026-07-28 client as `who`; manual: it hands back input-required results instead of answering them. */
-async function modernClient(
-  who: string,
-  capabilities: ClientCapabilities,
-  options: { manual?: boolean } = {},
-): Promise<Client> {
-  const client = new Client(
-    { name: `client-${who}`, version: '1.0.0' },
-    {
-      versionNegotiation: { mode: { pin: MODERN } },
-      capabilities,
-      ...(options.manual === true ? { inputRequired: { autoFulfill: false } } : {}),
-    },
-  );
-  if (capabilities.elicitation !== undefined)
-    client.setRequestHandler('elicitation/create', (request) => {
-      const message = (request.params as { message?: string }).message ?? '';
-      return {
-        action: 'accept',
-        content: /color/i.test(message)
-          ? { color: 'blue' }
-          : /context/i.test(message)
-            ? { context: 'ctx' }
-            : { name: 'Alice' },
-      };
-    });
-  if (capabilities.sampling !== undefined)
-    client.setRequestHandler('sampling/createMessage', () => ({
-      role: 'assistant',
-      content: { type: 'text', text: 'Paris' },
-      model: 'test-model',
-    }));
-  if (capabilities.roots !== undefined)
-    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
-  await client.connect(
-    new StreamableHTTPClientTransport(http.url, {
-      requestInit: { headers: { authorization: `Bearer ${who}` } },
-    }),
-  );
-  return client;
-}
-
-const text = (result: unknown): string =>
-  ((result as CallToolResult).content ?? [])
-    .map((block) => (block.type === 'text' ? block.text : ''))
-    .join('');
-
-interface Asked {
-  resultType: 'input_required';
-  inputRequests?: Record<string, { method: string }>;
-  requestState?: string;
-}
-
-async function ask(client: Client, name: string, params: Record<string, unknown> = {}): Promise<Asked> {
-  return (await client.callTool(
-    { name, arguments: {}, ...params },
-    { allowInputRequired: true },
-  )) as unknown as Asked;
-}
-
-async function protocolError(promise: Promise<unknown>): Promise<ProtocolError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error('expected a protocol error');
-}
+/** A 2026-07-28 client as `who` that answers Alice and blue; manual: it hands back input-required results. */
+const modernClient = (who: string, capabilities: ClientCapabilities, options: { manual?: boolean } = {}) =>
+  connect(http.url, who, capabilities, options);
 
 const all = { elicitation: { form: {} }, sampling: {}, roots: {} } as const;
 
@@ -185,14 +99,11 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
         identity: { tenant: 'acme', principal: 'alice' },
         settled: { kind: 'input-required', asker: 'upstream' },
       });
-      const retried = await client.callTool(
-        retryParams({
-          name: 'ref_test_input_required_result_request_state',
-          arguments: {},
-          inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
-          requestState: asked.requestState,
-        }),
-        { allowInputRequired: true },
+      const retried = await retryWith(
+        client,
+        'ref_test_input_required_result_request_state',
+        { confirm: { action: 'accept', content: { ok: true } } },
+        asked.requestState,
       );
       expect(text(retried)).toBe('state-ok: confirmed');
     } finally {
@@ -249,36 +160,14 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       expect(first.requestState).toMatch(/^u1\./);
     }, 30_000);
 
-    const retry = async (
+    const retry = (
       who: string,
       state: string,
       name = 'ref_test_input_required_result_tampered_state',
       args: Record<string, unknown> = {},
-    ) => {
-      const client = await modernClient(who, all, { manual: true });
-      reports.length = 0;
-      try {
-        const error = await protocolError(
-          client.callTool(
-            retryParams({
-              name,
-              arguments: args,
-              inputResponses: { user_name: { action: 'accept', content: { name: 'Mallory' } } },
-              requestState: state,
-            }),
-            { allowInputRequired: true },
-          ),
-        );
-        expect(error.code).toBe(-32602);
-        expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
-        // Refused before the chain: no dispatch, so nothing reached the upstream.
-        expect(reports).toHaveLength(1);
-        expect(reports[0]).toMatchObject({ settled: { kind: 'refused', code: 'CHECKIN_STATE_INVALID' } });
-        expect(reports[0]?.first).toBeUndefined();
-      } finally {
-        await client.close();
-      }
-    };
+    ) =>
+      // Refused before the chain: no dispatch, so nothing reached the upstream.
+      expectStateRefused(http.url, reports, who, { name, state, key: 'user_name', args, capabilities: all });
 
     it('edited', async () => retry('alice', `${first.requestState!}-TAMPERED`), 30_000);
     it(
@@ -306,14 +195,11 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
     it('and opens for the caller it was given to', async () => {
       const client = await modernClient('alice', all, { manual: true });
       try {
-        const done = await client.callTool(
-          retryParams({
-            name: 'ref_test_input_required_result_tampered_state',
-            arguments: {},
-            inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
-            requestState: first.requestState,
-          }),
-          { allowInputRequired: true },
+        const done = await retryWith(
+          client,
+          'ref_test_input_required_result_tampered_state',
+          { user_name: { action: 'accept', content: { name: 'Alice' } } },
+          first.requestState,
         );
         expect(text(done)).toBe('state verified');
       } finally {

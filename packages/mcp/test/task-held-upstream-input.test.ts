@@ -7,44 +7,20 @@
 // RUN_LOG shows every start, update and cancel); the client speaks the wire (the SDK v2 client
 // rejects `resultType: "task"`).
 
-import type { IncomingMessage } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { AuthInfo } from '@modelcontextprotocol/server';
 import { inMemoryTaskRecords } from '@toolgate/core';
+import { serveHttp, type HttpServing, type McpCallReport, type McpServed } from '@toolgate/mcp';
 import {
-  mcpClient,
-  serveHttp,
-  type HttpServing,
-  type McpCallReport,
-  type McpClient,
-  type McpServed,
-} from '@toolgate/mcp';
-import { fixtureCwd, fixtureServer } from './fixtures/reference';
-import { serveUpstreams } from './fixtures/proxy';
+  authenticate,
+  identityFromToken,
+  serveUpstreams,
+  taskUpstream,
+  type TaskUpstream,
+} from './fixtures/proxy';
 import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
-
-const tokens: Record<string, AuthInfo> = {
-  alice: { token: 'alice', clientId: 'alice', scopes: [], extra: { tenant: 'acme', principal: 'alice' } },
-  mallory: {
-    token: 'mallory',
-    clientId: 'mallory',
-    scopes: [],
-    extra: { tenant: 'acme', principal: 'mallory' },
-  },
-};
-
-const authenticate = (request: IncomingMessage): AuthInfo | undefined => {
-  const header = request.headers['authorization'];
-  return tokens[typeof header === 'string' ? header.replace(/^Bearer /, '') : ''];
-};
 
 const ELICITS = { ...WITH_TASKS, elicitation: { form: {} } };
 
-let dir: string;
-let runLog: string;
-let jobs: McpClient;
+let upstream: TaskUpstream;
 // Two servers over one task store, as two gateway processes would be.
 let served: McpServed;
 let other: McpServed;
@@ -54,31 +30,19 @@ const reports: McpCallReport[] = [];
 const logged: string[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-held-task-input-'));
-  runLog = join(dir, 'runs.log');
-  jobs = mcpClient({
-    name: 'jobs',
-    command: fixtureServer('task-upstream'),
-    cwd: fixtureCwd,
-    env: { ...(process.env as Record<string, string>), RUN_LOG: runLog },
-    stderr: 'ignore',
-    prefix: 'jobs_',
-  });
+  upstream = taskUpstream();
   const store = inMemoryTaskRecords();
   const options = {
     name: 'relay',
-    identityFrom: (authInfo: AuthInfo | undefined) => {
-      const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
-      return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };
-    },
+    identityFrom: identityFromToken,
     onCall: (report: McpCallReport) => {
       reports.push(report);
       logged.push(JSON.stringify(report));
     },
     tasks: { store, pollIntervalMs: 100, sharedPollMs: 50 },
   };
-  served = await serveUpstreams([jobs], options);
-  other = await serveUpstreams([jobs], options);
+  served = await serveUpstreams([upstream.jobs], options);
+  other = await serveUpstreams([upstream.jobs], options);
   http = await serveHttp(served, { authenticate });
   otherHttp = await serveHttp(other, { authenticate });
 }, 60_000);
@@ -88,12 +52,11 @@ afterAll(async () => {
   await otherHttp?.close();
   await served?.close();
   await other?.close();
-  await jobs?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await upstream?.close();
 });
 
-const runs = (): string[] => (existsSync(runLog) ? readFileSync(runLog, 'utf8').trim().split('\n') : []);
-const count = (prefix: string) => runs().filter((line) => line.startsWith(prefix)).length;
+const runs = (): string[] => upstream.runs();
+const count = (prefix: string) => upstream.count(prefix);
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const request = (
@@ -133,6 +96,14 @@ const answer = (key: string, field: string, value: string) => ({
   [key]: { action: 'accept', content: { [field]: value } },
 });
 
+/** tasks/update answering our task `taskId`, as `who` (alice) on `at`. */
+const update = (
+  taskId: string,
+  inputResponses: Record<string, unknown>,
+  who = 'alice',
+  at: HttpServing = http,
+): Promise<ModernAnswer> => request(who, 'tasks/update', { taskId, inputResponses }, ELICITS, at);
+
 const updates = (since: number) =>
   runs()
     .filter((line) => line.startsWith('update '))
@@ -154,10 +125,10 @@ describe("an upstream task's questions, asked through the client's task of ours"
     // The upstream's task id is never shown: our task is our own.
     expect(JSON.stringify(asking)).not.toMatch(/up-[a-z0-9]+/);
     expect(taskId).not.toMatch(/^up-/);
-    const updated = await request('alice', 'tasks/update', {
-      taskId,
-      // A key the upstream task did not ask is not passed on.
-      inputResponses: { ...answer('name', 'name', 'Ada-7f3q'), color: { action: 'accept', content: {} } },
+    // A key the upstream task did not ask is not passed on.
+    const updated = await update(taskId, {
+      ...answer('name', 'name', 'Ada-7f3q'),
+      color: { action: 'accept', content: {} },
     });
     expect(updated.result).toMatchObject({ resultType: 'complete' });
     const done = await next(taskId, ['name']);
@@ -176,10 +147,7 @@ describe("an upstream task's questions, asked through the client's task of ours"
     logged.length = 0;
     const taskId = await startTask('jobs_ask_name');
     expect((await next(taskId))['status']).toBe('input_required');
-    await request('alice', 'tasks/update', {
-      taskId,
-      inputResponses: { name: { action: 'decline', content: { name: 'Zq-secret-answer' } } },
-    });
+    await update(taskId, { name: { action: 'decline', content: { name: 'Zq-secret-answer' } } });
     const done = await next(taskId, ['name']);
     expect(done['status']).toBe('completed');
     expect(done['result']).toMatchObject({
@@ -197,11 +165,11 @@ describe("an upstream task's questions, asked through the client's task of ours"
     const taskId = await startTask('jobs_ask_twice');
     const first = await next(taskId);
     expect(Object.keys(first['inputRequests'] as object)).toEqual(['name']);
-    await request('alice', 'tasks/update', { taskId, inputResponses: answer('name', 'name', 'Grace') });
+    await update(taskId, answer('name', 'name', 'Grace'));
     const second = await next(taskId, ['name']);
     expect(second['status']).toBe('input_required');
     expect(Object.keys(second['inputRequests'] as object)).toEqual(['color']);
-    await request('alice', 'tasks/update', { taskId, inputResponses: answer('color', 'color', 'teal') });
+    await update(taskId, answer('color', 'color', 'teal'));
     const done = await next(taskId, ['color']);
     expect(done['status']).toBe('completed');
     expect(done['result']).toMatchObject({ content: [{ type: 'text', text: 'Grace likes teal' }] });
@@ -231,7 +199,7 @@ describe("an upstream task's questions, asked through the client's task of ours"
   }, 30_000);
 
   it("a question left unanswered past our task's time to live cancels the upstream task", async () => {
-    const short = await serveUpstreams([jobs], {
+    const short = await serveUpstreams([upstream.jobs], {
       name: 'relay',
       identityFrom: () => ({ tenant: 'acme', principal: 'alice' }),
       tasks: { ttlMs: 1_500, pollIntervalMs: 100 },
@@ -267,7 +235,7 @@ describe("an upstream task's questions, asked through the client's task of ours"
     for (let i = 0; i < 50 && count('cancel ') === cancels; i++) await wait(50);
     expect(count('cancel ')).toBe(cancels + 1);
     // An update after the cancel reaches nothing.
-    await request('alice', 'tasks/update', { taskId, inputResponses: answer('name', 'name', 'Late') });
+    await update(taskId, answer('name', 'name', 'Late'));
     await wait(300);
     expect(count('update ')).toBe(before);
     expect((await request('alice', 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
@@ -278,13 +246,7 @@ describe("an upstream task's questions, asked through the client's task of ours"
     const taskId = await startTask('jobs_ask_name');
     expect((await next(taskId))['status']).toBe('input_required');
     for (const at of [http, otherHttp]) {
-      const refused = await request(
-        'mallory',
-        'tasks/update',
-        { taskId, inputResponses: answer('name', 'name', 'Mallory') },
-        ELICITS,
-        at,
-      );
+      const refused = await update(taskId, answer('name', 'name', 'Mallory'), 'mallory', at);
       expect(refused.error?.message).toMatch(/Unknown task/);
     }
     await wait(400);
@@ -293,14 +255,14 @@ describe("an upstream task's questions, asked through the client's task of ours"
       status: 'input_required',
     });
     // Its owner's update answering none of the asked keys is no answer: the task keeps waiting.
-    await request('alice', 'tasks/update', { taskId, inputResponses: answer('color', 'color', 'red') });
+    await update(taskId, answer('color', 'color', 'red'));
     await wait(300);
     expect(count('update ')).toBe(before);
     expect((await request('alice', 'tasks/get', { taskId })).result).toMatchObject({
       status: 'input_required',
     });
     // Its owner's answer does reach it.
-    await request('alice', 'tasks/update', { taskId, inputResponses: answer('name', 'name', 'Alice') });
+    await update(taskId, answer('name', 'name', 'Alice'));
     const done = await next(taskId, ['name']);
     expect(done['result']).toMatchObject({ content: [{ type: 'text', text: 'Hello, Alice!' }] });
   }, 30_000);
@@ -311,23 +273,11 @@ describe("an upstream task's questions, asked through the client's task of ours"
     // The other server reads the questions from the store.
     const asking = await next(taskId, [], otherHttp);
     expect(Object.keys(asking['inputRequests'] as object)).toEqual(['name']);
-    const updated = await request(
-      'alice',
-      'tasks/update',
-      { taskId, inputResponses: answer('name', 'name', 'Hopper') },
-      ELICITS,
-      otherHttp,
-    );
+    const updated = await update(taskId, answer('name', 'name', 'Hopper'), 'alice', otherHttp);
     expect(updated.result).toMatchObject({ resultType: 'complete' });
     const second = await next(taskId, ['name'], otherHttp);
     expect(Object.keys(second['inputRequests'] as object)).toEqual(['color']);
-    await request(
-      'alice',
-      'tasks/update',
-      { taskId, inputResponses: answer('color', 'color', 'red') },
-      ELICITS,
-      otherHttp,
-    );
+    await update(taskId, answer('color', 'color', 'red'), 'alice', otherHttp);
     const done = await next(taskId, ['color'], otherHttp);
     expect(done['status']).toBe('completed');
     expect(done['result']).toMatchObject({ content: [{ type: 'text', text: 'Hopper likes red' }] });

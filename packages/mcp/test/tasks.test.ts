@@ -23,13 +23,10 @@ import {
   type McpClient,
   type McpServed,
 } from '@toolgate/mcp';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { ServedTasks, TASK_RUNNER_LOST } from '../src/tasks';
-import { fixtureCwd, fixtureServer, referenceServer } from './fixtures/reference';
-import { serveUpstreams } from './fixtures/proxy';
+import { referenceServer } from './fixtures/reference';
+import { serveUpstreams, taskUpstream, type TaskUpstream } from './fixtures/proxy';
 import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
 
 const TOOL = 'ev_simulate-research-query';
@@ -625,25 +622,14 @@ describe('a task store that cannot answer', () => {
 });
 
 describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
-  let dir: string;
-  let runLog: string;
-  let taskUpstream: McpClient;
+  let jobsUpstream: TaskUpstream;
   let proxy: McpServed;
   let client: V2Client;
   let proxyHttp: HttpServing;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'toolgate-tasks-'));
-    runLog = join(dir, 'runs.log');
-    taskUpstream = mcpClient({
-      name: 'jobs',
-      command: fixtureServer('task-upstream'),
-      cwd: fixtureCwd,
-      env: { ...(process.env as Record<string, string>), RUN_LOG: runLog },
-      stderr: 'ignore',
-      prefix: 'jobs_',
-    });
-    proxy = await serveUpstreams([taskUpstream], { name: 'proxy' });
+    jobsUpstream = taskUpstream();
+    proxy = await serveUpstreams([jobsUpstream.jobs], { name: 'proxy' });
     const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
     await proxy.connect(serverEnd);
     client = new V2Client({ name: 'legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
@@ -655,11 +641,10 @@ describe('a 2026-07-28 upstream that answers with tasks (SEP-2663)', () => {
     await client?.close();
     await proxyHttp?.close();
     await proxy?.close();
-    await taskUpstream?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await jobsUpstream?.close();
   });
 
-  const runs = () => (existsSync(runLog) ? readFileSync(runLog, 'utf8').trim().split('\n') : []);
+  const runs = () => jobsUpstream.runs();
 
   it('follows the upstream task with tasks/get: the call answers with its result', async () => {
     const result = await client.callTool({

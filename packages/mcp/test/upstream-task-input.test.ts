@@ -6,74 +6,33 @@
 // upstream is the task-upstream fixture over stdio (its RUN_LOG shows every start, update and cancel);
 // the client is the SDK v2's, over Streamable HTTP.
 
-import type { IncomingMessage } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { Client, InMemoryTransport, type ClientCapabilities } from '@modelcontextprotocol/client';
+import { serveHttp, type HttpServing, type McpCallReport, type McpServed } from '@toolgate/mcp';
 import {
-  Client,
-  InMemoryTransport,
-  ProtocolError,
-  StreamableHTTPClientTransport,
-  type CallToolResult,
-  type ClientCapabilities,
-} from '@modelcontextprotocol/client';
-import type { AuthInfo } from '@modelcontextprotocol/server';
-import {
-  mcpClient,
-  serveHttp,
-  type HttpServing,
-  type McpCallReport,
-  type McpClient,
-  type McpServed,
-} from '@toolgate/mcp';
-import { fixtureCwd, fixtureServer } from './fixtures/reference';
-import { serveUpstreams } from './fixtures/proxy';
+  ask,
+  authenticate,
+  expectStateRefused,
+  identityFromToken,
+  modernClient as connect,
+  protocolError,
+  retry,
+  serveUpstreams,
+  taskUpstream,
+  text,
+  type Asked,
+  type TaskUpstream,
+} from './fixtures/proxy';
 
-const MODERN = '2026-07-28';
-
-/** A retry's params: the SDK types callTool without the retry fields its own driver adds. */
-const retryParams = (params: Record<string, unknown>) => params as Parameters<Client['callTool']>[0];
-
-const tokens: Record<string, AuthInfo> = {
-  alice: { token: 'alice', clientId: 'alice', scopes: [], extra: { tenant: 'acme', principal: 'alice' } },
-  mallory: {
-    token: 'mallory',
-    clientId: 'mallory',
-    scopes: [],
-    extra: { tenant: 'acme', principal: 'mallory' },
-  },
-};
-
-const authenticate = (request: IncomingMessage): AuthInfo | undefined => {
-  const header = request.headers['authorization'];
-  return tokens[typeof header === 'string' ? header.replace(/^Bearer /, '') : ''];
-};
-
-let dir: string;
-let runLog: string;
-let jobs: McpClient;
+let upstream: TaskUpstream;
 let served: McpServed;
 let http: HttpServing;
 const reports: McpCallReport[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-task-input-'));
-  runLog = join(dir, 'runs.log');
-  jobs = mcpClient({
-    name: 'jobs',
-    command: fixtureServer('task-upstream'),
-    cwd: fixtureCwd,
-    env: { ...(process.env as Record<string, string>), RUN_LOG: runLog },
-    stderr: 'ignore',
-    prefix: 'jobs_',
-  });
-  served = await serveUpstreams([jobs], {
+  upstream = taskUpstream();
+  served = await serveUpstreams([upstream.jobs], {
     name: 'relay',
-    identityFrom: (authInfo) => {
-      const extra = authInfo?.extra as { tenant: string; principal: string } | undefined;
-      return extra === undefined ? undefined : { tenant: extra.tenant, principal: extra.principal };
-    },
+    identityFrom: identityFromToken,
     onCall: (report) => reports.push(report),
   });
   http = await serveHttp(served, { authenticate });
@@ -82,67 +41,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.close();
   await served?.close();
-  await jobs?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await upstream?.close();
 });
 
-const runs = (): string[] => (existsSync(runLog) ? readFileSync(runLog, 'utf8').trim().split('\n') : []);
-const count = (prefix: string) => runs().filter((line) => line.startsWith(prefix)).length;
+const runs = (): string[] => upstream.runs();
+const count = (prefix: string) => upstream.count(prefix);
 
-/** A 2026-07-28 client as `who`; manual: it hands back input-required results instead of answering them. */
-async function modernClient(
-  who: string,
-  capabilities: ClientCapabilities,
-  options: { manual?: boolean } = {},
-): Promise<Client> {
-  const client = new Client(
-    { name: `client-${who}`, version: '1.0.0' },
-    {
-      versionNegotiation: { mode: { pin: MODERN } },
-      capabilities,
-      ...(options.manual === true ? { inputRequired: { autoFulfill: false } } : {}),
-    },
-  );
-  if (capabilities.elicitation !== undefined)
-    client.setRequestHandler('elicitation/create', (request) => {
-      const message = (request.params as { message?: string }).message ?? '';
-      return {
-        action: 'accept',
-        content: /color/i.test(message) ? { color: 'teal' } : { name: 'Ada' },
-      };
-    });
-  await client.connect(
-    new StreamableHTTPClientTransport(http.url, {
-      requestInit: { headers: { authorization: `Bearer ${who}` } },
-    }),
-  );
-  return client;
-}
-
-const text = (result: unknown): string =>
-  ((result as CallToolResult).content ?? [])
-    .map((block) => (block.type === 'text' ? block.text : ''))
-    .join('');
-
-interface Asked {
-  resultType: 'input_required';
-  inputRequests?: Record<string, { method: string; params: { message?: string } }>;
-  requestState?: string;
-}
-
-async function ask(client: Client, name: string): Promise<Asked> {
-  return (await client.callTool({ name, arguments: {} }, { allowInputRequired: true })) as unknown as Asked;
-}
-
-async function protocolError(promise: Promise<unknown>): Promise<ProtocolError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error('expected a protocol error');
-}
+/** A 2026-07-28 client as `who` that answers Ada and teal; manual: it hands back input-required results. */
+const modernClient = (who: string, capabilities: ClientCapabilities, options: { manual?: boolean } = {}) =>
+  connect(http.url, who, capabilities, { ...options, name: 'Ada', color: 'teal' });
 
 const elicits = { elicitation: { form: {} } } as const;
 
@@ -204,18 +111,15 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
       });
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(count('cancel ')).toBe(cancels);
-      const retried = await client.callTool(
-        retryParams({
-          name: 'jobs_ask_name',
-          arguments: {},
-          inputResponses: {
-            name: { action: 'accept', content: { name: 'Grace' } },
-            // A key the task did not ask is not passed on.
-            color: { action: 'accept', content: { color: 'red' } },
-          },
-          requestState: asked.requestState,
-        }),
-        { allowInputRequired: true },
+      const retried = await retry(
+        client,
+        'jobs_ask_name',
+        {
+          name: { action: 'accept', content: { name: 'Grace' } },
+          // A key the task did not ask is not passed on.
+          color: { action: 'accept', content: { color: 'red' } },
+        },
+        asked.requestState,
       );
       expect(text(retried)).toBe('Hello, Grace!');
       expect(
@@ -263,32 +167,11 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
       name = 'jobs_ask_name',
       args: Record<string, unknown> = {},
     ) => {
-      const client = await modernClient(who, elicits, { manual: true });
       const before = runs().length;
-      reports.length = 0;
-      try {
-        const error = await protocolError(
-          client.callTool(
-            retryParams({
-              name,
-              arguments: args,
-              inputResponses: { name: { action: 'accept', content: { name: 'Mallory' } } },
-              requestState: state,
-            }),
-            { allowInputRequired: true },
-          ),
-        );
-        expect(error.code).toBe(-32602);
-        expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
-        expect(reports).toHaveLength(1);
-        expect(reports[0]).toMatchObject({ settled: { kind: 'refused', code: 'CHECKIN_STATE_INVALID' } });
-        expect(reports[0]?.first).toBeUndefined();
-        // No start, no update, no cancel reached the upstream.
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        expect(runs().slice(before)).toEqual([]);
-      } finally {
-        await client.close();
-      }
+      await expectStateRefused(http.url, reports, who, { name, state, key: 'name', args });
+      // No start, no update, no cancel reached the upstream.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(runs().slice(before)).toEqual([]);
     };
 
     it('edited', async () => refused('alice', `${first.requestState!.slice(0, -4)}AAAA`), 30_000);
@@ -303,14 +186,11 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
     it('and opens for the caller it was given to: the waiting task gets the answer', async () => {
       const client = await modernClient('alice', elicits, { manual: true });
       try {
-        const done = await client.callTool(
-          retryParams({
-            name: 'jobs_ask_name',
-            arguments: {},
-            inputResponses: { name: { action: 'accept', content: { name: 'Alice' } } },
-            requestState: first.requestState,
-          }),
-          { allowInputRequired: true },
+        const done = await retry(
+          client,
+          'jobs_ask_name',
+          { name: { action: 'accept', content: { name: 'Alice' } } },
+          first.requestState,
         );
         expect(text(done)).toBe('Hello, Alice!');
       } finally {
@@ -322,14 +202,11 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
       const client = await modernClient('alice', elicits, { manual: true });
       const updates = count('update ');
       try {
-        const replayed = await client.callTool(
-          retryParams({
-            name: 'jobs_ask_name',
-            arguments: {},
-            inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
-            requestState: first.requestState,
-          }),
-          { allowInputRequired: true },
+        const replayed = await retry(
+          client,
+          'jobs_ask_name',
+          { name: { action: 'accept', content: { name: 'Eve' } } },
+          first.requestState,
         );
         expect(replayed.isError).toBe(true);
         expect(text(replayed)).toContain('not waiting for these answers');
