@@ -7,16 +7,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  Client as ModernClient,
-  ProtocolError,
-  StreamableHTTPClientTransport as ModernTransport,
-  type ClientCapabilities as ModernCapabilities,
-} from '@modelcontextprotocol/client';
+import type { ClientCapabilities as ModernCapabilities } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { runCli } from '@toolgate/gateway';
+import { modernClient as connectModern } from '../../../test-support/modern-request';
 
 export const repoRoot = resolve(__dirname, '../../..');
 const requireHere = createRequire(join(__dirname, '..', 'package.json'));
@@ -311,64 +307,17 @@ export function gatewayPerSuite(
  * asking a color with green, else a name with Ana; sampling with Paris. Not `auto`: it hands back
  * input-required results instead of answering them.
  */
-export async function modernClient(
+export function modernClient(
   url: string,
   token: string,
   capabilities: ModernCapabilities,
   auto = true,
-  name = 'relay-test',
-): Promise<ModernClient> {
-  const made = new ModernClient(
-    { name, version: '1.0.0' },
-    {
-      versionNegotiation: { mode: { pin: '2026-07-28' } },
-      capabilities,
-      ...(auto ? {} : { inputRequired: { autoFulfill: false } }),
-    },
-  );
-  if (capabilities.elicitation !== undefined)
-    made.setRequestHandler('elicitation/create', (request) => ({
-      action: 'accept',
-      content: /color/i.test(String(request.params.message)) ? { color: 'green' } : { name: 'Ana' },
-    }));
-  if (capabilities.sampling !== undefined)
-    made.setRequestHandler('sampling/createMessage', () => ({
-      role: 'assistant',
-      content: { type: 'text', text: 'Paris' },
-      model: 'test',
-    }));
-  await made.connect(
-    new ModernTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  return made;
-}
-
-/** A client's retry of `name` with no arguments: its answers and the requestState it was given. */
-export function retryWith(
-  client: ModernClient,
-  name: string,
-  inputResponses: Record<string, unknown>,
-  requestState: string,
+  clientName = 'relay-test',
 ) {
-  // The SDK types callTool without the retry fields its own driver adds.
-  const params = { name, arguments: {}, inputResponses, requestState } as Parameters<
-    ModernClient['callTool']
-  >[0];
-  return client.callTool(params, { allowInputRequired: true });
+  return connectModern(url, token, capabilities, { manual: !auto, name: 'Ana', color: 'green', clientName });
 }
 
-/** The ProtocolError `promise` rejects with; a result or any other error fails the test. */
-export async function protocolErrorOf(promise: Promise<unknown>): Promise<ProtocolError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error('expected a protocol error');
-}
+export { protocolError as protocolErrorOf, retryAs } from '../../../test-support/modern-request';
 
 /** The fixture `shop` upstream under `upstreams:`, logging each run to `dir`'s runs.log. */
 export function shopUpstream(dir: TempDir): string {

@@ -13,7 +13,7 @@ import {
   protocolErrorOf,
   relayConfig,
   repoRoot,
-  retryWith,
+  retryAs,
   textOf,
   tokenEnv,
   until,
@@ -46,16 +46,14 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
   const client = (token: string, capabilities: ClientCapabilities, auto = true) =>
     modernClient(suite.gateway.url, token, capabilities, auto);
 
-  async function refusedState(token: string, state: string, name: string) {
-    const retrying = await client(token, all, false);
-    try {
-      return await protocolErrorOf(
-        retryWith(retrying, name, { user_name: { action: 'accept', content: { name: 'Mallory' } } }, state),
-      );
-    } finally {
-      await retrying.close();
-    }
-  }
+  /** Retries `name` as `token` with `state`, answering user_name with `answer`. */
+  const answerAs = (token: string, state: string, name: string, answer: string) =>
+    retryAs(suite.gateway.url, token, all, {
+      name,
+      inputResponses: { user_name: { action: 'accept', content: { name: answer } } },
+      requestState: state,
+      clientName: 'relay-test',
+    });
 
   it('lets the client answer and finishes the call, over several rounds', async () => {
     const bot = await client(TOKENS.BOT_TOKEN, all);
@@ -113,7 +111,7 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
       [TOKENS.BOT_TOKEN, `${state}-TAMPERED`, tool],
       [TOKENS.BOT_TOKEN, state, 'ref_test_input_required_result_elicitation'],
     ] as const) {
-      const error = await refusedState(token, tried, name);
+      const error = await protocolErrorOf(answerAs(token, tried, name, 'Mallory'));
       expect(error.code).toBe(-32602);
       expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
     }
@@ -130,18 +128,8 @@ describe("an upstream's input-required answer through toolgate gateway", () => {
     // Refused before the chain: no chain id, nothing ran.
     for (const line of refusedLines) expect(line['chainId']).toBeUndefined();
     // The one it was given to still finishes with it.
-    const finishing = await client(TOKENS.BOT_TOKEN, all, false);
-    try {
-      const done = await retryWith(
-        finishing,
-        tool,
-        { user_name: { action: 'accept', content: { name: 'Ana' } } },
-        state,
-      );
-      expect(textOf(done)).toBe('state verified');
-    } finally {
-      await finishing.close();
-    }
+    const done = await answerAs(TOKENS.BOT_TOKEN, state, tool, 'Ana');
+    expect(textOf(done)).toBe('state verified');
   }, 60_000);
 
   it('asks a sampling-only client only for sampling, and answers -32021 for a tool needing undeclared sampling', async () => {

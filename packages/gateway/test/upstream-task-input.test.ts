@@ -11,7 +11,7 @@ import {
   modernClient,
   protocolErrorOf,
   relayConfig,
-  retryWith,
+  retryAs,
   taskUpstreamFixture,
   textOf,
   tokenEnv,
@@ -39,6 +39,15 @@ describe('an upstream task asking for input, through toolgate gateway', () => {
 
   const client = (token: string, auto = true) =>
     modernClient(suite.gateway.url, token, elicits, auto, 'task-input-test');
+
+  /** Retries jobs_ask_name as `token` with `name` for an answer and `state`. */
+  const answerAs = (token: string, name: string, state: string) =>
+    retryAs(suite.gateway.url, token, elicits, {
+      name: 'jobs_ask_name',
+      inputResponses: { name: { action: 'accept', content: { name } } },
+      requestState: state,
+      clientName: 'task-input-test',
+    });
 
   it("relays the task's two questions in turn and ends with its result", async () => {
     const bot = await client(TOKENS.BOT_TOKEN);
@@ -70,31 +79,14 @@ describe('an upstream task asking for input, through toolgate gateway', () => {
       await bot.close();
     }
     const before = runs().length;
-    const eve = await client(TOKENS.EVE_TOKEN, false);
-    try {
-      const error = await protocolErrorOf(
-        retryWith(eve, 'jobs_ask_name', { name: { action: 'accept', content: { name: 'Eve' } } }, state),
-      );
-      expect(error).toBeInstanceOf(ProtocolError);
-      expect(error.code).toBe(-32602);
-      expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
-    } finally {
-      await eve.close();
-    }
+    const error = await protocolErrorOf(answerAs(TOKENS.EVE_TOKEN, 'Eve', state));
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(error.code).toBe(-32602);
+    expect(error.data).toEqual({ code: 'CHECKIN_STATE_INVALID' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(runs().slice(before)).toEqual([]);
     // The task still waits for its caller, who can finish it.
-    const back = await client(TOKENS.BOT_TOKEN, false);
-    try {
-      const done = await retryWith(
-        back,
-        'jobs_ask_name',
-        { name: { action: 'accept', content: { name: 'Bo' } } },
-        state,
-      );
-      expect(textOf(done)).toBe('Hello, Bo!');
-    } finally {
-      await back.close();
-    }
+    const done = await answerAs(TOKENS.BOT_TOKEN, 'Bo', state);
+    expect(textOf(done)).toBe('Hello, Bo!');
   }, 30_000);
 });

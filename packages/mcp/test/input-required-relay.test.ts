@@ -21,6 +21,7 @@ import {
 } from '@toolgate/mcp';
 import {
   ask,
+  askAs,
   authenticate,
   expectStateRefused,
   identityFromToken,
@@ -28,8 +29,10 @@ import {
   protocolError,
   referenceUpstream,
   retry as retryWith,
+  retryAs,
   serveUpstreams,
   text,
+  withClient,
   type Asked,
 } from './fixtures/proxy';
 
@@ -62,8 +65,7 @@ const all = { elicitation: { form: {} }, sampling: {}, roots: {} } as const;
 
 describe("an upstream's input-required answer, relayed to a 2026-07-28 client", () => {
   it('lets a client that answers its questions finish the call, over several rounds', async () => {
-    const client = await modernClient('alice', all);
-    try {
+    await withClient(modernClient('alice', all), async (client) => {
       expect(
         text(await client.callTool({ name: 'ref_test_input_required_result_elicitation', arguments: {} })),
       ).toBe('Hello, Alice!');
@@ -81,14 +83,11 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
           await client.callTool({ name: 'ref_test_input_required_result_multiple_inputs', arguments: {} }),
         ),
       ).toBe('All inputs received');
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it("shows the upstream's questions under a state of ours that hides the upstream's", async () => {
-    const client = await modernClient('alice', all, { manual: true });
-    try {
+    await withClient(modernClient('alice', all, { manual: true }), async (client) => {
       const asked = await ask(client, 'ref_test_input_required_result_request_state');
       expect(asked.resultType).toBe('input_required');
       expect(Object.keys(asked.inputRequests ?? {})).toEqual(['confirm']);
@@ -106,26 +105,20 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
         asked.requestState,
       );
       expect(text(retried)).toBe('state-ok: confirmed');
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it('asks a client only what it declared: a sampling-only client gets only sampling', async () => {
-    const client = await modernClient('alice', { sampling: {} }, { manual: true });
-    try {
+    await withClient(modernClient('alice', { sampling: {} }, { manual: true }), async (client) => {
       const asked = await ask(client, 'ref_test_input_required_result_capabilities');
       expect(Object.values(asked.inputRequests ?? {}).map((request) => request.method)).toEqual([
         'sampling/createMessage',
       ]);
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it('answers -32021 naming sampling when the upstream tool needs it and the client did not declare it', async () => {
-    const client = await modernClient('alice', {});
-    try {
+    await withClient(modernClient('alice', {}), async (client) => {
       const error = await protocolError(
         client.callTool({ name: 'ref_test_missing_capability', arguments: {} }),
       );
@@ -133,30 +126,20 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
       expect((error.data as { requiredCapabilities?: unknown }).requiredCapabilities).toEqual({
         sampling: {},
       });
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it('relays a prompt that asks for input first (prompts/get)', async () => {
-    const client = await modernClient('alice', all);
-    try {
+    await withClient(modernClient('alice', all), async (client) => {
       const prompt = await client.getPrompt({ name: 'ref_test_input_required_result_prompt' });
       expect(prompt.messages[0]?.content).toEqual({ type: 'text', text: 'Context: ctx' });
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   describe('refuses a state that is not this caller’s for this request, before anything runs', () => {
     let first: Asked;
     beforeAll(async () => {
-      const alice = await modernClient('alice', all, { manual: true });
-      try {
-        first = await ask(alice, 'ref_test_input_required_result_tampered_state');
-      } finally {
-        await alice.close();
-      }
+      first = await askAs(http.url, 'alice', all, 'ref_test_input_required_result_tampered_state');
       expect(first.requestState).toMatch(/^u1\./);
     }, 30_000);
 
@@ -193,18 +176,12 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
     );
 
     it('and opens for the caller it was given to', async () => {
-      const client = await modernClient('alice', all, { manual: true });
-      try {
-        const done = await retryWith(
-          client,
-          'ref_test_input_required_result_tampered_state',
-          { user_name: { action: 'accept', content: { name: 'Alice' } } },
-          first.requestState,
-        );
-        expect(text(done)).toBe('state verified');
-      } finally {
-        await client.close();
-      }
+      const done = await retryAs(http.url, 'alice', all, {
+        name: 'ref_test_input_required_result_tampered_state',
+        inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
+        requestState: first.requestState,
+      });
+      expect(text(done)).toBe('state verified');
     }, 30_000);
   });
 });

@@ -10,15 +10,18 @@ import { Client, InMemoryTransport, type ClientCapabilities } from '@modelcontex
 import { serveHttp, type HttpServing, type McpCallReport, type McpServed } from '@toolgate/mcp';
 import {
   ask,
+  askAs,
   authenticate,
   expectStateRefused,
   identityFromToken,
   modernClient as connect,
   protocolError,
   retry,
+  retryAs,
   serveUpstreams,
   taskUpstream,
   text,
+  withClient,
   type Asked,
   type TaskUpstream,
 } from './fixtures/proxy';
@@ -55,10 +58,9 @@ const elicits = { elicitation: { form: {} } } as const;
 
 describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client", () => {
   it('asks the client, sends the task the answer with tasks/update, and answers with its result', async () => {
-    const client = await modernClient('alice', elicits);
     const starts = count('start ask_name');
     const updates = count('update ');
-    try {
+    await withClient(modernClient('alice', elicits), async (client) => {
       const done = await client.callTool({ name: 'jobs_ask_name', arguments: {} });
       expect(done.isError).not.toBe(true);
       expect(text(done)).toBe('Hello, Ada!');
@@ -69,15 +71,12 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
           .filter((line) => line.startsWith('update '))
           .slice(updates),
       ).toEqual([expect.stringMatching(/^update up-\w+ name$/)]);
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it('over two rounds: each question reaches the client in turn, the result carries both answers', async () => {
-    const client = await modernClient('alice', elicits);
     const updates = count('update ');
-    try {
+    await withClient(modernClient('alice', elicits), async (client) => {
       const done = await client.callTool({ name: 'jobs_ask_twice', arguments: {} });
       expect(text(done)).toBe('Ada likes teal');
       const sent = runs()
@@ -86,15 +85,12 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
       expect(sent.map((line) => line.split(' ')[2])).toEqual(['name', 'color']);
       // Both rounds answered the same upstream task.
       expect(new Set(sent.map((line) => line.split(' ')[1])).size).toBe(1);
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it("shows the task's question under a state of ours, and leaves the task waiting (not cancelled)", async () => {
-    const client = await modernClient('alice', elicits, { manual: true });
     const cancels = count('cancel ');
-    try {
+    await withClient(modernClient('alice', elicits, { manual: true }), async (client) => {
       const asked = await ask(client, 'jobs_ask_name');
       expect(asked.resultType).toBe('input_required');
       expect(Object.keys(asked.inputRequests ?? {})).toEqual(['name']);
@@ -128,15 +124,12 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
           .at(-1),
       ).toMatch(/ name$/);
       expect(count('cancel ')).toBe(cancels);
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   it('answers -32021 naming elicitation to a client that did not declare it, and cancels the task', async () => {
-    const client = await modernClient('alice', { sampling: {} });
     const cancels = count('cancel ');
-    try {
+    await withClient(modernClient('alice', { sampling: {} }), async (client) => {
       const error = await protocolError(client.callTool({ name: 'jobs_ask_name', arguments: {} }));
       expect(error.code).toBe(-32021);
       expect((error.data as { requiredCapabilities?: unknown }).requiredCapabilities).toEqual({
@@ -144,20 +137,13 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
       });
       // Nobody will answer it: the task is not left waiting.
       expect(count('cancel ')).toBe(cancels + 1);
-    } finally {
-      await client.close();
-    }
+    });
   }, 30_000);
 
   describe('refuses a state that is not this caller’s, and sends nothing upstream', () => {
     let first: Asked;
     beforeAll(async () => {
-      const alice = await modernClient('alice', elicits, { manual: true });
-      try {
-        first = await ask(alice, 'jobs_ask_name');
-      } finally {
-        await alice.close();
-      }
+      first = await askAs(http.url, 'alice', elicits, 'jobs_ask_name');
       expect(first.requestState).toMatch(/^u1\./);
     }, 30_000);
 
@@ -184,36 +170,24 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
     );
 
     it('and opens for the caller it was given to: the waiting task gets the answer', async () => {
-      const client = await modernClient('alice', elicits, { manual: true });
-      try {
-        const done = await retry(
-          client,
-          'jobs_ask_name',
-          { name: { action: 'accept', content: { name: 'Alice' } } },
-          first.requestState,
-        );
-        expect(text(done)).toBe('Hello, Alice!');
-      } finally {
-        await client.close();
-      }
+      const done = await retryAs(http.url, 'alice', elicits, {
+        name: 'jobs_ask_name',
+        inputResponses: { name: { action: 'accept', content: { name: 'Alice' } } },
+        requestState: first.requestState,
+      });
+      expect(text(done)).toBe('Hello, Alice!');
     }, 30_000);
 
     it('once answered, the same state replayed by its caller sends the task nothing again', async () => {
-      const client = await modernClient('alice', elicits, { manual: true });
       const updates = count('update ');
-      try {
-        const replayed = await retry(
-          client,
-          'jobs_ask_name',
-          { name: { action: 'accept', content: { name: 'Eve' } } },
-          first.requestState,
-        );
-        expect(replayed.isError).toBe(true);
-        expect(text(replayed)).toContain('not waiting for these answers');
-        expect(count('update ')).toBe(updates);
-      } finally {
-        await client.close();
-      }
+      const replayed = await retryAs(http.url, 'alice', elicits, {
+        name: 'jobs_ask_name',
+        inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
+        requestState: first.requestState,
+      });
+      expect(replayed.isError).toBe(true);
+      expect(text(replayed)).toContain('not waiting for these answers');
+      expect(count('update ')).toBe(updates);
     }, 30_000);
   });
 });
