@@ -302,6 +302,8 @@ tenants:
         });
         expect(refunds()).toBe(before);
         // The process that ended it tells its operator, once, with how many and whose, no values.
+        // Its log line reaches this test after the answer did (stderr, written in batches).
+        await b.waitForLog((line) => line['event'] === 'task.runner-lost');
         const lost = b.logs().filter((line) => line['event'] === 'task.runner-lost');
         expect(lost).toEqual([
           expect.objectContaining({ level: 'warn', tenant: 'acme', principal: 'bot', tasks: 1 }),
