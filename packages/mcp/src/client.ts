@@ -888,13 +888,10 @@ export function mcpClient(options: McpClientOptions): McpClient {
     const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
     // This client follows an upstream's task itself, whatever the caller declared.
     if (relay !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = withTasks(relay.clientCapabilities);
-    // A client holding a task of ours for the call is asked an upstream task's questions through it.
+    // An upstream task's questions go to a 2026-07-28 caller: through the caller's task of ours when
+    // it holds one, else in an input-required answer.
     const askThroughTask = relay !== undefined ? downstream?.askThroughTask : undefined;
-    const following = {
-      signal: ctx.signal,
-      timeoutMs,
-      ...(relay?.relaysTaskInput === true || askThroughTask !== undefined ? { relayInput: true } : {}),
-    };
+    const following = { signal: ctx.signal, timeoutMs, ...(relay !== undefined ? { relayInput: true } : {}) };
     inFlight.set(ctx.toolCallId, secrets);
     let result: CallToolResult | InputRequiredResult;
     let taskQuestions: UpstreamTaskQuestions | undefined;

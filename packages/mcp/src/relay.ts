@@ -55,14 +55,10 @@ export interface DownstreamCall {
   readonly modern?: {
     readonly clientCapabilities: ClientCapabilities;
     readonly retry?: UpstreamRetry;
-    /**
-     * Whether the questions of an upstream task this call follows are relayed to the client in an
-     * input-required answer (not when the client holds a task of ours for the call: see askThroughTask).
-     */
-    readonly relaysTaskInput?: boolean;
   };
   /**
-   * Present when the client asked for a task of ours for the call: shows an upstream task's questions
+   * Present when the client asked for a task of ours for the call (else a 2026-07-28 call gets an
+   * upstream task's questions in an input-required answer): shows an upstream task's questions
    * (those the client can answer) on our task and resolves with the client's answers (only those keys)
    * given with tasks/update. Rejects when there is no such task to ask through, on a cancel, or past
    * the task's time to live.

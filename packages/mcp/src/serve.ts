@@ -657,13 +657,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       modern:
         declared === undefined
           ? undefined
-          : {
-              clientCapabilities: declared,
-              ...(retry !== undefined ? { retry } : {}),
-              // A client holding a task of ours for the call is asked an upstream task's questions
-              // through that task (askThroughTask), not in an input_required answer.
-              relaysTaskInput: !taskAsked(request, extra, true),
-            },
+          : { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) },
       canRequest: !isModernRequest(extra),
       logLevel: logLevelOf(server, extra).logLevel,
       traceContext,
