@@ -142,14 +142,10 @@ export class AuditWriter {
    * stays queued). `urgent`: its caller waits for it, so the commit window closes now.
    */
   enqueue(fields: AuditFields, keep: boolean, urgent = false, digests?: DigestTexts): Promise<AuditRecord> {
-    if (digests !== undefined && this.#digestText === undefined) {
-      throw new TypeError('this audit writer was made without a digester; pass digests in the fields');
-    }
-    return new Promise<AuditRecord>((resolve, reject) => {
-      this.#queue.push({ fields, keep, waiter: { resolve, reject }, digests });
-      void this.#drain();
-      if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
-    });
+    this.#checkDigests(digests);
+    return new Promise<AuditRecord>((resolve, reject) =>
+      this.#push({ fields, keep, waiter: { resolve, reject }, digests }, urgent),
+    );
   }
 
   /**
@@ -161,12 +157,21 @@ export class AuditWriter {
     digests: DigestTexts | undefined,
     onFailed: (error: unknown) => void,
   ): void {
+    this.#checkDigests(digests);
+    this.#push({ fields, keep: true, onFailed, digests }, false);
+  }
+
+  #checkDigests(digests: DigestTexts | undefined): void {
     if (digests !== undefined && this.#digestText === undefined) {
       throw new TypeError('this audit writer was made without a digester; pass digests in the fields');
     }
-    this.#queue.push({ fields, keep: true, onFailed, digests });
+  }
+
+  /** Queues `item` and starts a drain; an urgent record or a full batch closes the commit window now. */
+  #push(item: Item, urgent: boolean): void {
+    this.#queue.push(item);
     void this.#drain();
-    if (this.#queue.length >= MAX_BATCH) this.#commitNow();
+    if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
   }
 
   /** Writes the records a failed append held back; resolves with whether none is left. */
