@@ -1,13 +1,16 @@
 // `pnpm bench:frameworks`: a governed call beside the Vercel AI SDK's tool call, in one process that
 // has loaded and run every framework the adapters serve (AI SDK, OpenAI Agents, LangChain), so their
 // async hooks and AsyncLocalStorage are live as in an app that uses them. A full GC runs before each
-// timed run. Also: the passive canonical chain over koa-compose(8), with and without an async hook
-// enabled, the passive chain right after a full GC before the other frameworks load (what a GC alone
-// costs the next calls), and the promises one call makes. Process CPU time; rounds interleave the
-// tasks; ratios are per round, medians across rounds. Prints one table; nothing asserted. A third
-// variant forces the GC and then idles 50 ms before timing: V8 finishes a full GC's sweeping on helper
-// threads, and the process CPU time of the run that follows pays for it, so that variant tells the
-// call from the collector's leftover work.
+// timed run. The AI SDK's tool call is measured two ways: a `generateText` run whose model calls one
+// tool (the call as an app makes it, model steps included; the measure #35's figures were taken with),
+// and the marginal cost of one more call in a step (100- less 10-call runs, the loop's fixed cost out).
+// Also: the passive canonical chain over koa-compose(8), with and without an async hook enabled, the
+// passive chain right after a full GC before the other frameworks load (what a GC alone costs the next
+// calls), and the promises one call makes. Process CPU time; rounds interleave the tasks; ratios are
+// per round, medians across rounds. Prints one table; nothing asserted. A third variant forces the GC
+// and then idles 50 ms before timing: V8 finishes a full GC's sweeping on helper threads, and the
+// process CPU time of the run that follows pays for it, so that variant tells the call from the
+// collector's leftover work.
 
 import { createHook } from 'node:async_hooks';
 import os from 'node:os';
@@ -70,7 +73,7 @@ const textStep = {
   usage,
   warnings: [],
 };
-const steps = new Map([LONG, SHORT].map((n) => [n, toolStep(n)]));
+const steps = new Map([LONG, SHORT, 1].map((n) => [n, toolStep(n)]));
 async function aiSdkRun(calls: number): Promise<void> {
   let step = 0;
   const first = steps.get(calls)!;
@@ -144,6 +147,11 @@ async function aiSdkPerCall(collect: boolean | typeof SETTLE): Promise<number> {
   return (long - short) / (LONG - SHORT);
 }
 
+/** AI SDK µs per `generateText` run whose model calls one tool (two model steps): a call as an app makes it. */
+async function aiSdkOneCall(collect: boolean): Promise<number> {
+  return perCall(() => aiSdkRun(1), QUICK ? 30 : 100, collect);
+}
+
 const dispatcher = passiveDispatcher();
 const call = { toolName: passiveTool.schema.name, args: passiveArgs };
 const governed = () => dispatcher.dispatch(call);
@@ -185,11 +193,13 @@ async function main(): Promise<void> {
   const passive = { floorB: [] as number[], passive: [] as number[], ratio: [] as number[] };
   const hooked = { floorB: [] as number[], passive: [] as number[], ratio: [] as number[] };
   const afterGc = { passive: [] as number[], ratio: [] as number[] };
+  const alone = { aiSdk: [] as number[], ratio: [] as number[] };
   const noop = createHook({ init() {} });
   for (let round = 0; round < ROUNDS; round++) {
     const b = await perCall(floorB, DISPATCHES, false);
     const p = await perCall(governed, DISPATCHES, false);
     const gp = await perCall(governed, DISPATCHES, true);
+    const a1 = await aiSdkOneCall(false);
     noop.enable();
     const hb = await perCall(floorB, DISPATCHES, false);
     const hp = await perCall(governed, DISPATCHES, false);
@@ -202,6 +212,8 @@ async function main(): Promise<void> {
     hooked.ratio.push(hp / hb);
     afterGc.passive.push(gp);
     afterGc.ratio.push(gp / p);
+    alone.aiSdk.push(a1);
+    alone.ratio.push(a1 / p);
   }
 
   // Part 2, every framework loaded and run once: the AI SDK's tool call over a governed call, with a
@@ -210,6 +222,7 @@ async function main(): Promise<void> {
   const collected = { aiSdk: [] as number[], governed: [] as number[], ratio: [] as number[] };
   const uncollected = { aiSdk: [] as number[], governed: [] as number[], ratio: [] as number[] };
   const settled = { aiSdk: [] as number[], governed: [] as number[], ratio: [] as number[] };
+  const oneCall = { aiSdk: [] as number[], governed: [] as number[], ratio: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const [collect, into] of [
       [true, collected],
@@ -222,6 +235,11 @@ async function main(): Promise<void> {
       into.governed.push(g);
       into.ratio.push(a / g);
     }
+    const one = await aiSdkOneCall(true);
+    const g = await perCall(governed, DISPATCHES, true);
+    oneCall.aiSdk.push(one);
+    oneCall.governed.push(g);
+    oneCall.ratio.push(one / g);
   }
 
   out('');
@@ -238,23 +256,35 @@ async function main(): Promise<void> {
   out(`| passive chain with a no-op async hook enabled, µs/call | ${fmt(hooked.passive, 3)} |`);
   out(`| passive ÷ floor B, async hook enabled | ${fmt(hooked.ratio)}× |`);
   out(
-    `| every framework loaded, GC before each run: AI SDK µs per tool call (${LONG}- less ${SHORT}-call runs) | ${fmt(collected.aiSdk)} |`,
+    `| AI SDK alone, no forced GC: µs per generateText run whose model calls one tool | ${fmt(alone.aiSdk)} |`,
+  );
+  out(
+    `| AI SDK run with one tool call ÷ governed call, AI SDK alone, no forced GC | ${fmt(alone.ratio, 1)}× |`,
+  );
+  out(
+    `| every framework loaded, GC before each run: AI SDK µs per marginal tool call (${LONG}- less ${SHORT}-call runs) | ${fmt(collected.aiSdk)} |`,
   );
   out(`| every framework loaded, GC before each run: governed call µs | ${fmt(collected.governed, 3)} |`);
   out(
-    `| **AI SDK tool call ÷ governed call, every framework loaded, GC before each run** | **${fmt(collected.ratio, 1)}×** |`,
+    `| AI SDK marginal tool call ÷ governed call, every framework loaded, GC before each run | ${fmt(collected.ratio, 1)}× |`,
   );
   out(
     `| the same without the forced GC: AI SDK µs, governed µs | ${fmt(uncollected.aiSdk)}, ${fmt(uncollected.governed, 3)} |`,
   );
   out(
-    `| AI SDK tool call ÷ governed call, every framework loaded, no forced GC | ${fmt(uncollected.ratio, 1)}× |`,
+    `| AI SDK marginal tool call ÷ governed call, every framework loaded, no forced GC | ${fmt(uncollected.ratio, 1)}× |`,
   );
   out(
     `| the same with the forced GC and 50 ms idle before each timed run: AI SDK µs, governed µs | ${fmt(settled.aiSdk)}, ${fmt(settled.governed, 3)} |`,
   );
   out(
-    `| AI SDK tool call ÷ governed call, every framework loaded, GC then idle | ${fmt(settled.ratio, 1)}× |`,
+    `| AI SDK marginal tool call ÷ governed call, every framework loaded, GC then idle | ${fmt(settled.ratio, 1)}× |`,
+  );
+  out(
+    `| every framework loaded, GC before each run: AI SDK µs per generateText run whose model calls one tool, governed µs | ${fmt(oneCall.aiSdk)}, ${fmt(oneCall.governed, 3)} |`,
+  );
+  out(
+    `| **AI SDK run with one tool call ÷ governed call, every framework loaded, GC before each run** | **${fmt(oneCall.ratio, 1)}×** |`,
   );
   out(
     `| promises per governed call (passive chain, async tool), as an async hook counts them | ${promises} |`,
