@@ -96,7 +96,8 @@ describe("a 2025-era upstream's mid-call questions, through toolgate gateway", (
     expect(runs().filter((line) => line.startsWith('start ask_name'))).toHaveLength(1);
     // The answer is the client's and the upstream's: no log line of the gateway holds it.
     // Its call lines come in batches: wait (bounded) for all four of old_ask_name's.
-    const calls = () => suite.gateway.logs().filter((line) => line['msg'] === 'call' && line['tool'] === 'old_ask_name');
+    const calls = () =>
+      suite.gateway.logs().filter((line) => line['msg'] === 'call' && line['tool'] === 'old_ask_name');
     for (let waited = 0; calls().length < 4 && waited < 5_000; waited += 50)
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect(calls().map((line) => line['kind'])).toEqual(['input-required', 'refused', 'result', 'failed']);

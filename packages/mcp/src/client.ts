@@ -508,7 +508,12 @@ export function mcpClient(options: McpClientOptions): McpClient {
             only.redact(request.params),
             extra.mcpReq.signal,
             ({ reject }) =>
-              reject(refusal('SAMPLING_UNAVAILABLE', 'sampling is not available: no calling client that supports it')),
+              reject(
+                refusal(
+                  'SAMPLING_UNAVAILABLE',
+                  'sampling is not available: no calling client that supports it',
+                ),
+              ),
           );
           if (held !== undefined) return held as Promise<CreateMessageResult>;
           if (only === undefined || !only.call.canSample)
@@ -529,8 +534,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
                 'roots are not available: no calling client that declared roots',
               );
             const running = onlyCallRunning();
-            const held = running?.held?.ask('roots/list', request.params ?? {}, extra.mcpReq.signal, ({ reject }) =>
-              reject(unavailable()),
+            const held = running?.held?.ask(
+              'roots/list',
+              request.params ?? {},
+              extra.mcpReq.signal,
+              ({ reject }) => reject(unavailable()),
             );
             if (held !== undefined) return held as Promise<ListRootsResult>;
             const only = running?.call;
@@ -1173,7 +1181,10 @@ export function mcpClient(options: McpClientOptions): McpClient {
    * parks the call and is relayed; one it cannot answer ends the call (-32021 to the caller); with
    * the parking full, it is declined as before and the round waits on.
    */
-  async function settleHeld(held: HeldUpstreamCall<DownstreamCall>, round: HeldRound): Promise<ContentResult> {
+  async function settleHeld(
+    held: HeldUpstreamCall<DownstreamCall>,
+    round: HeldRound,
+  ): Promise<ContentResult> {
     const { local, ctx, downstream, secrets, parking } = round;
     for (;;) {
       let question: HeldQuestion;
@@ -1181,7 +1192,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
         const step = await held.next(
           timeoutMs,
           ctx.signal,
-          () => new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
+          () =>
+            new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
         );
         if (step.kind === 'result') {
           held.finish();
@@ -1193,7 +1205,9 @@ export function mcpClient(options: McpClientOptions): McpClient {
           ? error
           : callProblem(name, local, timeoutMs, error, ctx.signal);
       }
-      const asked = { [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params } };
+      const asked = {
+        [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params },
+      };
       const { inputRequests, missing } = answerable(asked, downstream.modern?.clientCapabilities ?? {});
       if (Object.keys(inputRequests).length === 0) {
         downstream.missingCapabilities = missing;

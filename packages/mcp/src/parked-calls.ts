@@ -70,7 +70,11 @@ export function parkedCalls(options: ParkedCallsOptions): ParkedCalls {
     },
     take(id, identity, upstream) {
       const entry = parked.get(id);
-      if (entry === undefined || entry.call.upstream !== upstream || owner(entry.call.identity) !== owner(identity))
+      if (
+        entry === undefined ||
+        entry.call.upstream !== upstream ||
+        owner(entry.call.identity) !== owner(identity)
+      )
         return undefined;
       return remove(id);
     },

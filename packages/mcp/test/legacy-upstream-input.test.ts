@@ -50,7 +50,8 @@ async function serve(options: Partial<McpServeOptions> = {}): Promise<HttpServin
     onCall: (report) => reports.push(report),
     chain: canonicalChain({
       permissions: {
-        check: () => (allowed ? { allow: true as const } : { allow: false as const, reason: 'closed for now' }),
+        check: () =>
+          allowed ? { allow: true as const } : { allow: false as const, reason: 'closed for now' },
       },
     }),
     ...options,
@@ -74,7 +75,6 @@ afterAll(async () => {
 });
 
 const runs = (): string[] => upstream.runs();
-const count = (line: string) => runs().filter((logged) => logged.startsWith(line)).length;
 const since = (before: number) => runs().slice(before);
 
 /** Waits (bounded) until the run log holds `lines` after `before`. */
@@ -124,12 +124,16 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
   it.each([
     ['sampling', 'old_ask_sample', { sampling: {} }, 'The model says Paris'],
     ['roots', 'old_ask_roots', { roots: {} }, 'Roots: file:///work'],
-  ] as const)('relays %s the same way', async (_, tool, capabilities, expected) => {
-    await withClient(modernClient('alice', capabilities), async (client) => {
-      const done = await client.callTool({ name: tool, arguments: {} });
-      expect(text(done)).toBe(expected);
-    });
-  }, 30_000);
+  ] as const)(
+    'relays %s the same way',
+    async (_, tool, capabilities, expected) => {
+      await withClient(modernClient('alice', capabilities), async (client) => {
+        const done = await client.callTool({ name: tool, arguments: {} });
+        expect(text(done)).toBe(expected);
+      });
+    },
+    30_000,
+  );
 
   it("shows the upstream's question under a key and a state of ours, and keeps the upstream call open", async () => {
     const before = runs().length;
@@ -208,9 +212,17 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
 
     it('edited', async () => refused('alice', `${first.requestState!.slice(0, -4)}AAAA`), 30_000);
     it('echoed by another principal', async () => refused('mallory', first.requestState!), 30_000);
-    it('echoed by the same principal of another tenant', async () => refused('eve', first.requestState!), 30_000);
+    it(
+      'echoed by the same principal of another tenant',
+      async () => refused('eve', first.requestState!),
+      30_000,
+    );
     it('sent with another tool', async () => refused('alice', first.requestState!, 'old_ask_twice'), 30_000);
-    it('sent with other arguments', async () => refused('alice', first.requestState!, 'old_ask_name', { a: 1 }), 30_000);
+    it(
+      'sent with other arguments',
+      async () => refused('alice', first.requestState!, 'old_ask_name', { a: 1 }),
+      30_000,
+    );
 
     it('and still opens for its caller, whose answer the parked call gets', async () => {
       const done = await retryAs(http.url, 'alice', elicits, {
