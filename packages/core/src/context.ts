@@ -239,6 +239,10 @@ export class CallContext implements ToolMiddlewareContext {
   now(): number {
     return this.#env.now();
   }
+  /** The clock now when someone may hear a duration measured from here; undefined when nobody listens. */
+  timerStart(): number | undefined {
+    return this.#env.quiet() ? undefined : this.#env.now();
+  }
 
   // Only identifying facts: args, results and the credential stay out of logs that stringify the context.
   toJSON(): Record<string, unknown> {

@@ -79,10 +79,10 @@ const reactions = {
     ctx.endTurn(position);
     throw error;
   },
-  toolAnswered(ctx: CallContext, started: number, value: unknown): void {
+  toolAnswered(ctx: CallContext, started: number | undefined, value: unknown): void {
     recordValue(ctx, value, started);
   },
-  toolRejected(ctx: CallContext, started: number, error: unknown): never {
+  toolRejected(ctx: CallContext, started: number | undefined, error: unknown): never {
     throw toolThrew(ctx, error, started);
   },
 };
@@ -155,7 +155,8 @@ function execute(ctx: CallContext): Promise<void> {
       }),
     );
   ctx.markRan();
-  const started = ctx.now();
+  // Timed only when someone may hear tool.end; a listener added while the tool runs reads 0.
+  const started = ctx.timerStart();
   ctx.publish('tool.start', () => ({}));
   let running: unknown;
   try {
@@ -170,8 +171,11 @@ function execute(ctx: CallContext): Promise<void> {
   );
 }
 
+const sinceStart = (ctx: CallContext, started: number | undefined): number =>
+  started === undefined ? 0 : ctx.now() - started;
+
 /** What the tool threw, recorded: a refusal of its own, or a failure with its message redacted. */
-function toolThrew(ctx: CallContext, error: unknown, started: number): unknown {
+function toolThrew(ctx: CallContext, error: unknown, started: number | undefined): unknown {
   // A tool may refuse for a reason of its own (an MCP server that is down, a definition that
   // changed): the model reads a refusal it can act on, not a failure.
   if (refusalFrom(error)) {
@@ -183,13 +187,13 @@ function toolThrew(ctx: CallContext, error: unknown, started: number): unknown {
   const clean = redact(message, secrets).slice(0, MAX_ERROR_CHARS);
   ctx.publish('tool.error', () => ({
     errorName: redact(name, secrets).slice(0, 100),
-    durationMs: ctx.now() - started,
+    durationMs: sinceStart(ctx, started),
   }));
   return ctx.recordFailure(redact(name, secrets).slice(0, 100), clean);
 }
 
 /** The tool's value, redacted and turned into the text the model reads. */
-function recordValue(ctx: CallContext, returned: unknown, started: number): void {
+function recordValue(ctx: CallContext, returned: unknown, started: number | undefined): void {
   let value = returned;
   // An upstream that echoes the request's credential back must not hand it to the model, nor to
   // whoever reads the outcome: content, structuredContent and `value` all come from this one value.
@@ -202,7 +206,7 @@ function recordValue(ctx: CallContext, returned: unknown, started: number): void
   } catch (error) {
     ctx.publish('tool.error', () => ({
       errorName: 'UnserializableResult',
-      durationMs: ctx.now() - started,
+      durationMs: sinceStart(ctx, started),
     }));
     throw ctx.recordFailure(
       'UnserializableResult',
@@ -212,7 +216,7 @@ function recordValue(ctx: CallContext, returned: unknown, started: number): void
   // A toJSON the walk could not see through may still have written a secret into the text.
   if (secrets !== undefined) text = redact(text, secrets);
   ctx.recordResult(value, text);
-  ctx.publish('tool.end', () => ({ chars: text.length, durationMs: ctx.now() - started }));
+  ctx.publish('tool.end', () => ({ chars: text.length, durationMs: sinceStart(ctx, started) }));
 }
 
 export function raceAbort(running: Promise<void>, signal: AbortSignal): Promise<void> {

@@ -3,23 +3,27 @@
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 // getRandomValues has a fixed per-call cost far above the bytes it returns, and an id is drawn on
-// every dispatch, so bytes are drawn a pool at a time; each byte is still used once.
+// every dispatch, so bytes are drawn a pool at a time, each turned at once into a base62 character
+// code or dropped (248 = 62 * 4: bytes at or above it would favour the first characters). Each code
+// is used once.
 const POOL_BYTES = 4096;
 const pool = new Uint8Array(POOL_BYTES);
-let poolAt = POOL_BYTES;
+const ready = new Uint8Array(POOL_BYTES);
+let readyAt = 0;
+let readyEnd = 0;
 
-function randomByte(): number {
-  if (poolAt === POOL_BYTES) {
-    globalThis.crypto.getRandomValues(pool);
-    poolAt = 0;
+const CODES = Uint8Array.from(BASE62, (char) => char.charCodeAt(0));
+
+function refill(): void {
+  globalThis.crypto.getRandomValues(pool);
+  let n = 0;
+  for (let i = 0; i < POOL_BYTES; i++) {
+    const byte = pool[i]!;
+    if (byte < 248) ready[n++] = CODES[byte % 62]!;
   }
-  return pool[poolAt++]!;
+  readyAt = 0;
+  readyEnd = n;
 }
-
-const CODES = Array.from(BASE62, (char) => char.charCodeAt(0));
-// Character codes gathered here and turned into one string at once: a call id is drawn on every
-// dispatch, and appending character by character costs more than the randomness.
-const codes: number[] = [];
 
 const AT_ONCE = 256;
 
@@ -31,14 +35,23 @@ export function randomBase62(length: number): string {
     for (let left = wanted; left > 0; left -= AT_ONCE) out += randomBase62(Math.min(left, AT_ONCE));
     return out;
   }
-  codes.length = wanted;
-  let n = 0;
-  while (n < wanted) {
-    const byte = randomByte();
-    // 248 = 62 * 4: bytes at or above it would favour the first characters.
-    if (byte < 248) codes[n++] = CODES[byte % 62]!;
-  }
-  return String.fromCharCode.apply(null, codes);
+  while (readyEnd - readyAt < wanted) refill();
+  const at = readyAt;
+  readyAt += wanted;
+  return String.fromCharCode.apply(null, ready.subarray(at, at + wanted) as unknown as number[]);
+}
+
+/** 20 random base62 characters: an id's, drawn on every dispatch, so its codes are passed one by one. */
+function random20(): string {
+  if (readyEnd - readyAt < 20) refill();
+  const r = ready;
+  const i = readyAt;
+  readyAt = i + 20;
+  // prettier-ignore
+  return String.fromCharCode(
+    r[i]!, r[i + 1]!, r[i + 2]!, r[i + 3]!, r[i + 4]!, r[i + 5]!, r[i + 6]!, r[i + 7]!, r[i + 8]!, r[i + 9]!,
+    r[i + 10]!, r[i + 11]!, r[i + 12]!, r[i + 13]!, r[i + 14]!, r[i + 15]!, r[i + 16]!, r[i + 17]!, r[i + 18]!, r[i + 19]!,
+  );
 }
 
 /** A fresh artifact ref: `art_` + 22 random base62 characters. */
@@ -53,5 +66,5 @@ export function isArtifactRef(value: unknown): value is string {
 
 /** A random id with a readable prefix, e.g. `call_…`, `chk_…`. */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBase62(20)}`;
+  return `${prefix}_${random20()}`;
 }
