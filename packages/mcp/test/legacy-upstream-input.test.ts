@@ -5,12 +5,14 @@
 // pending request and waits for the result (or the next question). A state edited, echoed by another
 // principal or tenant, replayed or raced reaches nothing; a parked call nobody retries is ended after
 // its bound; beyond the cap a question is declined as before. The upstream is the legacy-asking
-// fixture over stdio (its RUN_LOG shows every start, answer, cancel and end); the client is the SDK
-// v2's, over Streamable HTTP.
+// fixture over stdio (its RUN_LOG shows every start, answer, cancel and end), and one SDK 1.x server
+// over Streamable HTTP; the client is the SDK v2's, over Streamable HTTP.
 
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { canonicalChain } from '@toolgate/middleware';
 import {
+  mcpClient,
   serveHttp,
   type HttpServing,
   type McpCallReport,
@@ -34,6 +36,7 @@ import {
   type Asked,
   type TaskUpstream,
 } from './fixtures/proxy';
+import { httpUpstream } from './fixtures/http-upstream';
 
 let upstream: TaskUpstream;
 const reports: McpCallReport[] = [];
@@ -344,5 +347,51 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
       requestState: first.requestState,
     });
     expect(text(done)).toBe('Hello, Home!');
+  }, 30_000);
+});
+
+describe('the same, with the 2025-era upstream over Streamable HTTP', () => {
+  it("answers the upstream's request on its session while its tools/call stream stays open", async () => {
+    const answers: unknown[] = [];
+    const remote = await httpUpstream(() => {
+      const server = new McpServer({ name: 'asking-over-http', version: '1.0.0' });
+      server.registerTool('ask_branch', { description: 'Asks which branch.' }, async (extra) => {
+        const answer = await server.server.elicitInput(
+          {
+            mode: 'form',
+            message: 'Deploy which branch?',
+            requestedSchema: { type: 'object', properties: { branch: { type: 'string' } } },
+          },
+          { relatedRequestId: extra.requestId },
+        );
+        answers.push(answer);
+        return { content: [{ type: 'text', text: `deploying ${String(answer.content?.['branch'])}` }] };
+      });
+      return server;
+    });
+    const ops = mcpClient({ name: 'ops', url: remote.url, prefix: 'ops_' });
+    const served = await serveUpstreams([ops], { name: 'relay', identityFrom: identityFromToken });
+    const serving = await serveHttp(served, { authenticate });
+    try {
+      const first = await askAs(serving.url, 'alice', elicits, 'ops_ask_branch');
+      expect(first.inputRequests?.['elicitation']?.params.message).toBe('Deploy which branch?');
+      const done = await retryAs(serving.url, 'alice', elicits, {
+        name: 'ops_ask_branch',
+        inputResponses: { elicitation: { action: 'accept', content: { branch: 'release-7' } } },
+        requestState: first.requestState,
+      });
+      expect(text(done)).toBe('deploying release-7');
+      expect(answers).toEqual([{ action: 'accept', content: { branch: 'release-7' } }]);
+      // One tools/call reached the upstream.
+      const calls = remote.requests.filter(
+        (request) => (request.body as { method?: string } | undefined)?.method === 'tools/call',
+      );
+      expect(calls).toHaveLength(1);
+    } finally {
+      await serving.close();
+      await served.close();
+      await ops.close();
+      await remote.close();
+    }
   }, 30_000);
 });
