@@ -293,6 +293,22 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
     expect(text(again)).toContain('is not waiting in this process');
   }, 30_000);
 
+  it('a retry after the upstream gave up on its question gets what its call ended with', async () => {
+    const before = runs().length;
+    const first = await askAs(http.url, 'alice', elicits, 'old_ask_briefly');
+    expect(first.resultType).toBe('input_required');
+    await logged(before, ['error ask_briefly']);
+    const late = await retryAs(http.url, 'alice', elicits, {
+      name: 'old_ask_briefly',
+      inputResponses: answer('Late'),
+      requestState: first.requestState,
+    });
+    expect(late.isError).toBe(true);
+    expect(text(late)).toMatch(/^failed: .*timed out/i);
+    // Answered nothing, called nothing again.
+    expect(since(before)).toEqual(['start ask_briefly', 'error ask_briefly']);
+  }, 30_000);
+
   it('ends a parked call nobody retries after its bound: declined, cancelled, its state reaches nothing', async () => {
     const bounded = await serve({ parkedCallMs: 400 });
     const before = runs().length;
