@@ -8,7 +8,9 @@
 // fixture over stdio (its RUN_LOG shows every start, answer, cancel and end), and one SDK 1.x server
 // over Streamable HTTP; the client is the SDK v2's, over Streamable HTTP.
 
+import { EventEmitter } from 'node:events';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import type { ToolgateEmitter } from '@toolgate/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { canonicalChain } from '@toolgate/middleware';
 import {
@@ -16,6 +18,7 @@ import {
   serveHttp,
   type HttpServing,
   type McpCallReport,
+  type McpClientEvent,
   type McpServed,
   type McpServeOptions,
 } from '@toolgate/mcp';
@@ -40,6 +43,19 @@ import { httpUpstream } from './fixtures/http-upstream';
 
 let upstream: TaskUpstream;
 const reports: McpCallReport[] = [];
+// Every event the dispatchers and the upstream client emitted, as emitted.
+const events: unknown[] = [];
+const clientEvents: McpClientEvent[] = [];
+
+function recordingEmitter(): ToolgateEmitter {
+  const emitter = new EventEmitter() as unknown as ToolgateEmitter;
+  const emit = emitter.emit.bind(emitter);
+  emitter.emit = ((type: string, ...args: unknown[]) => {
+    events.push({ type, args });
+    return (emit as (type: string, ...args: unknown[]) => boolean)(type, ...args);
+  }) as typeof emitter.emit;
+  return emitter;
+}
 const opened: { served: McpServed; http: HttpServing }[] = [];
 let http: HttpServing;
 // Flipped by a test: the chain refuses every call while it is false.
@@ -51,6 +67,7 @@ async function serve(options: Partial<McpServeOptions> = {}): Promise<HttpServin
     name: 'relay',
     identityFrom: identityFromToken,
     onCall: (report) => reports.push(report),
+    events: recordingEmitter(),
     chain: canonicalChain({
       permissions: {
         check: () =>
@@ -66,6 +83,7 @@ async function serve(options: Partial<McpServeOptions> = {}): Promise<HttpServin
 
 beforeAll(async () => {
   upstream = legacyAskingUpstream();
+  upstream.jobs.subscribe((event) => clientEvents.push(event));
   http = await serve();
 }, 60_000);
 
@@ -129,11 +147,27 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
     ['roots', 'old_ask_roots', { roots: {} }, 'Roots: file:///work'],
   ] as const)(
     'relays %s the same way',
-    async (_, tool, capabilities, expected) => {
+    async (kind, tool, capabilities, expected) => {
+      const reported = clientEvents.length;
       await withClient(modernClient('alice', capabilities), async (client) => {
         const done = await client.callTool({ name: tool, arguments: {} });
         expect(text(done)).toBe(expected);
       });
+      // Sampling is reported relayed, without its text.
+      const sampling = clientEvents.slice(reported).filter((event) => event.type === 'mcp.sampling');
+      expect(sampling).toEqual(
+        kind === 'sampling'
+          ? [
+              {
+                type: 'mcp.sampling',
+                source: 'old',
+                outcome: 'relayed',
+                toolName: 'old_ask_sample',
+                identity: { tenant: 'acme', principal: 'alice' },
+              },
+            ]
+          : [],
+      );
     },
     30_000,
   );
@@ -166,6 +200,11 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
       );
       expect(text(retried)).toBe('Hello, Grace!');
       expect(since(before)).toEqual(['start ask_name', 'answer ask_name accept Grace', 'end ask_name']);
+      // Neither the answer nor the state is in an event.
+      expect(events.length).toBeGreaterThan(0);
+      const emitted = JSON.stringify([events, clientEvents]);
+      expect(emitted).not.toContain('Grace');
+      expect(emitted).not.toContain(asked.requestState!.slice(3, 40));
     });
   }, 30_000);
 
