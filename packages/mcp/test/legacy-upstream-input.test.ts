@@ -10,7 +10,7 @@
 
 import { EventEmitter } from 'node:events';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import type { ToolgateEmitter } from '@toolgate/core';
+import { EVENT_TYPES, type ToolgateEmitter } from '@toolgate/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { canonicalChain } from '@toolgate/middleware';
 import {
@@ -54,6 +54,8 @@ function recordingEmitter(): ToolgateEmitter {
     events.push({ type, args });
     return (emit as (type: string, ...args: unknown[]) => boolean)(type, ...args);
   }) as typeof emitter.emit;
+  // Events are built only for a type someone listens to.
+  for (const type of EVENT_TYPES) emitter.on(type, () => undefined);
   return emitter;
 }
 const opened: { served: McpServed; http: HttpServing }[] = [];
