@@ -3,6 +3,8 @@
 // The relay through real servers is legacy-upstream-input.test.ts; this holds each guard alone.
 
 import type { Identity } from '@toolgate/core';
+import { canonicalChain } from '@toolgate/middleware';
+import { mcpServe, McpServeConfigError } from '@toolgate/mcp';
 import { parkedCalls, type ParkedCall } from '../src/parked-calls';
 
 const alice: Identity = { tenant: 'acme', principal: 'alice' };
@@ -79,5 +81,18 @@ describe('parked calls', () => {
     parking.close();
     expect(calls.map((parked) => parked.ended)).toEqual([1, 1]);
     expect(parking.size).toBe(0);
+  });
+});
+
+describe("mcpServe's parking options", () => {
+  it.each([
+    ['parkedCallMs', 0],
+    ['parkedCallMs', 1.5],
+    ['maxParkedCalls', -1],
+    ['maxParkedCalls', Number.NaN],
+  ])('refuse %s: %p, naming it', (field, value) => {
+    expect(() =>
+      mcpServe([], { name: 's', version: '1', chain: canonicalChain({}), [field]: value }),
+    ).toThrow(new McpServeConfigError(`mcpServe 's': '${field}' must be a positive integer.`));
   });
 });
