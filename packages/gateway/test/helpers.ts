@@ -219,6 +219,9 @@ export const CALLERS = {
 /** The mcp package's task-upstream fixture: a 2026-07-28 upstream answering tools/call with tasks. */
 export const taskUpstreamFixture = join(repoRoot, 'packages', 'mcp', 'test', 'fixtures', 'task-upstream.ts');
 
+/** The mcp package's legacy-asking fixture: a 2025-era upstream whose tools ask their client mid-call. */
+export const legacyAskingFixture = join(repoRoot, 'packages', 'mcp', 'test', 'fixtures', 'legacy-asking.ts');
+
 /** One stdio upstream under `upstreams:`, run by node (through tsx when `tsx`), logging to `runLog` if given. */
 export interface ConfigUpstream {
   readonly name: string;

@@ -20,6 +20,9 @@ import {
   type InputRequiredResult,
   type CompleteRequest,
   type CompleteResult,
+  type CreateMessageResult,
+  type ElicitResult,
+  type ListRootsResult,
   type GetPromptResult,
   type LoggingLevel,
   type McpSubscription,
@@ -81,6 +84,8 @@ import {
   type UpstreamRelay,
 } from './relay';
 import { answerable } from './input-relay';
+import { HeldUpstreamCall, type HeldQuestion, type QuestionMethod } from './held-upstream-call';
+import type { ParkedCalls } from './parked-calls';
 import {
   callAsUpstreamTask,
   cancelUpstreamTask,
@@ -321,6 +326,14 @@ export interface McpClient extends McpUpstream {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+// The longest a timer can wait: a held call's request is bounded by its rounds and parkings instead.
+const HELD_REQUEST_TIMEOUT_MS = 2 ** 31 - 1;
+// The keys a held call's question is relayed under, one per kind (one question is pending at a time).
+const QUESTION_KEYS: Readonly<Record<QuestionMethod, string>> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
 // A server that hands back a cursor forever must not hang a listing.
 const MAX_PAGES = 1000;
 const IDENTITY_META = 'io.toolgate/identity';
@@ -452,7 +465,15 @@ export function mcpClient(options: McpClientOptions): McpClient {
         // An upstream's question reaches the person at the downstream client of the one call running
         // now; with none, or several, nobody can tell whose it is, and it is declined.
         client.setRequestHandler('elicitation/create', async (request, extra) => {
-          const only = onlyCallRunning()?.call;
+          const running = onlyCallRunning();
+          const held = running?.held?.ask(
+            'elicitation/create',
+            running.redact(request.params),
+            extra.mcpReq.signal,
+            ({ resolve }) => resolve({ action: 'decline' }),
+          );
+          if (held !== undefined) return held as Promise<ElicitResult>;
+          const only = running?.call;
           if (only === undefined || !only.canElicit) return { action: 'decline' };
           try {
             return await only.elicit(request.params, extra.mcpReq.signal);
@@ -469,15 +490,32 @@ export function mcpClient(options: McpClientOptions): McpClient {
             ...(only !== undefined ? { toolName: only.call.toolName } : {}),
             ...(only?.call.identity !== undefined ? { identity: only.call.identity } : {}),
           };
-          const refuse = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string): never => {
+          const refusal = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string) => {
             emit({ type: 'mcp.sampling', source: name, outcome: 'refused', code, ...during });
-            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
+            return new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
+          };
+          const refuse = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string): never => {
+            throw refusal(code, message);
           };
           if (!allowSampling)
             refuse(
               'SAMPLING_DENIED',
               `sampling refused: this gateway's policy does not let MCP server '${name}' ask its callers to sample`,
             );
+          // Relayed when the held call's caller answers (reported then), refused as below otherwise.
+          const held = only?.held?.ask(
+            'sampling/createMessage',
+            only.redact(request.params),
+            extra.mcpReq.signal,
+            ({ reject }) =>
+              reject(
+                refusal(
+                  'SAMPLING_UNAVAILABLE',
+                  'sampling is not available: no calling client that supports it',
+                ),
+              ),
+          );
+          if (held !== undefined) return held as Promise<CreateMessageResult>;
           if (only === undefined || !only.call.canSample)
             return refuse(
               'SAMPLING_UNAVAILABLE',
@@ -489,13 +527,22 @@ export function mcpClient(options: McpClientOptions): McpClient {
         // The roots are the calling client's, so only a call's own client answers; outside a call, or
         // with several calls running, nobody's roots are handed out.
         if (relayRoots)
-          client.setRequestHandler('roots/list', async (_request, extra) => {
-            const only = onlyCallRunning()?.call;
-            if (only?.listRoots === undefined)
-              throw new ProtocolError(
+          client.setRequestHandler('roots/list', async (request, extra) => {
+            const unavailable = () =>
+              new ProtocolError(
                 ProtocolErrorCode.InvalidRequest,
                 'roots are not available: no calling client that declared roots',
               );
+            const running = onlyCallRunning();
+            const held = running?.held?.ask(
+              'roots/list',
+              request.params ?? {},
+              extra.mcpReq.signal,
+              ({ reject }) => reject(unavailable()),
+            );
+            if (held !== undefined) return held as Promise<ListRootsResult>;
+            const only = running?.call;
+            if (only?.listRoots === undefined) throw unavailable();
             return only.listRoots(extra.mcpReq.signal);
           });
         // A log message goes to the client whose call is running, never to other callers.
@@ -535,15 +582,30 @@ export function mcpClient(options: McpClientOptions): McpClient {
   );
   // The calls in flight, with the credential values each must never pass on downstream.
   const inFlight = new Map<string, readonly string[]>();
-  // With several calls in flight, nobody can tell whose a question or a log message is.
-  const onlyCallRunning = () => {
-    const [only, ...others] = inFlight;
-    if (only === undefined || others.length > 0) return undefined;
+  // Of those, the 2025-era upstream calls held for 2026-07-28 callers (under the same keys).
+  const heldCalls = new Map<string, HeldUpstreamCall<DownstreamCall>>();
+  // With several calls in flight, nobody can tell whose a question or a log message is. A parked call
+  // is not running: its upstream waits for the answer to the question it asked.
+  const onlyCallRunning = ():
+    | {
+        readonly call: DownstreamCall;
+        readonly held: HeldUpstreamCall<DownstreamCall> | undefined;
+        redact<T>(value: T): T;
+      }
+    | undefined => {
+    let only: [string, readonly string[]] | undefined;
+    for (const entry of inFlight) {
+      if (heldCalls.size > 0 && heldCalls.get(entry[0])?.parked === true) continue;
+      if (only !== undefined) return undefined;
+      only = entry;
+    }
+    if (only === undefined) return undefined;
     const [id, secrets] = only;
-    const call = downstreamOf(id);
+    const held = heldCalls.get(id);
+    const call = held !== undefined ? held.round : downstreamOf(id);
     return call === undefined
       ? undefined
-      : { call, redact: <T>(value: T) => redactValue(value, secrets) as T };
+      : { call, held, redact: <T>(value: T) => redactValue(value, secrets) as T };
   };
 
   // What the server says about using it reaches the model as the served server's instructions, so
@@ -883,6 +945,28 @@ export function mcpClient(options: McpClientOptions): McpClient {
       headerSets.set(nonce, credentialHeadersFor(name, local, options.credentialHeaders, ctx.credential));
       meta[HEADERS_META] = nonce;
     }
+    // A retry answering a parked call answers it, or fails: the tool is never called anew for it.
+    const parkedCall = downstream?.modern?.retry?.parkedCall;
+    if (parkedCall !== undefined) {
+      if (nonce !== undefined) headerSets.delete(nonce);
+      return resumeParked(parkedCall, local, ctx, downstream!, secrets);
+    }
+    // A 2026-07-28 caller of a 2025-era upstream: the upstream asks on the call itself, so the call is
+    // held here across the caller's rounds. A caller holding a task of ours is not (its questions
+    // are declined, as are those of a 2025-11-25 upstream task).
+    const parking = downstream?.modern?.parking;
+    if (
+      parking !== undefined &&
+      !speaksModern(client) &&
+      downstream!.askThroughTask === undefined &&
+      !(taskRequired && upstreamTakesTasks(client))
+    )
+      return callHeld(
+        client,
+        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+        { local, ctx, downstream: downstream!, secrets, parking },
+        nonce,
+      );
     // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
     // input-required answer is handed back to relay, never fulfilled here.
     const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
@@ -989,6 +1073,16 @@ export function mcpClient(options: McpClientOptions): McpClient {
         `MCP server '${name}' asked the client for input before '${local}' can finish`,
       );
     }
+    return toolResult(result, local, downstream, secrets);
+  }
+
+  /** A tool result as the chain sees it: blocks prefixed; an `isError` result thrown, its blocks kept. */
+  function toolResult(
+    result: CallToolResult,
+    local: string,
+    downstream: DownstreamCall | undefined,
+    secrets: readonly string[],
+  ): ContentResult {
     const content = result.content.map((block) => prefixedBlock(block as ContentBlock, prefix));
     if (result.isError === true) {
       if (downstream !== undefined)
@@ -1003,6 +1097,148 @@ export function mcpClient(options: McpClientOptions): McpClient {
         ? { content, structuredContent: result.structuredContent as Record<string, unknown> }
         : { content };
     return value;
+  }
+
+  /** One round of a held call: what the caller's call (the first, or a retry) brings to it. */
+  interface HeldRound {
+    readonly local: string;
+    readonly ctx: ToolMiddlewareContext;
+    readonly downstream: DownstreamCall;
+    readonly secrets: readonly string[];
+    readonly parking: ParkedCalls;
+  }
+
+  /** Sends a 2025-era upstream the tools/call of a 2026-07-28 caller, held here while it asks. */
+  function callHeld(
+    client: Client,
+    params: { name: string; arguments: ToolArgs; _meta?: Record<string, unknown> },
+    round: HeldRound,
+    nonce: string | undefined,
+  ): Promise<ContentResult> {
+    // The first round's call id keys the held call for its whole life (retries bring their own).
+    const key = round.ctx.toolCallId;
+    const held: HeldUpstreamCall<DownstreamCall> = new HeldUpstreamCall(
+      { upstream: name, identity: round.ctx.identity },
+      () => {
+        inFlight.delete(key);
+        heldCalls.delete(key);
+        if (nonce !== undefined) headerSets.delete(nonce);
+        // Ended while parked (its upstream call failed): nobody will take it any more.
+        if (held.parkedAs !== undefined) round.parking.end(held.parkedAs);
+      },
+    );
+    inFlight.set(key, round.secrets);
+    heldCalls.set(key, held);
+    round.downstream.started?.();
+    held.start(
+      (signal) =>
+        client.callTool(params, {
+          signal,
+          // Each round is bounded by timeoutMs (held.next) and a parked call by the parking's wait;
+          // the request itself spans them all.
+          timeout: HELD_REQUEST_TIMEOUT_MS,
+          onprogress: ({ progress, total, message }) => {
+            held.touch();
+            held.round?.progress?.(progress, total, message);
+          },
+        }) as Promise<CallToolResult>,
+      round.downstream,
+    );
+    return settleHeld(held, round);
+  }
+
+  /** Answers the question of the parked call `id` with the retry's answer, and waits again. */
+  function resumeParked(
+    id: string,
+    local: string,
+    ctx: ToolMiddlewareContext,
+    downstream: DownstreamCall,
+    secrets: readonly string[],
+  ): Promise<ContentResult> {
+    const parking = downstream.modern?.parking;
+    const parked = parking?.take(id, ctx.identity, name);
+    if (parking === undefined || !(parked instanceof HeldUpstreamCall))
+      throw new McpConnectionError(
+        `the call of '${local}' this requestState answers is not waiting in this process: it was answered already, it waited longer than ${parking === undefined ? 'allowed' : `${parking.waitMs} ms`} and was ended, or another process holds it (an MCP server on revision 2025-11-25 asks on the call itself, so a client's retries must reach the process that holds the call). Call the tool again without a requestState to start over`,
+      );
+    const held = parked as HeldUpstreamCall<DownstreamCall>;
+    held.parkedAs = undefined;
+    downstream.started?.();
+    held.resume(downstream);
+    const { question } = held;
+    if (question !== undefined) {
+      // Only the key it was asked under: upstreamRetryOf passed on no other.
+      const given = downstream.modern?.retry?.inputResponses?.[QUESTION_KEYS[question.method]];
+      if (typeof given === 'object' && given !== null && !Array.isArray(given))
+        question.answer(given as Record<string, unknown>);
+      else question.unanswered();
+    }
+    return settleHeld(held, { local, ctx, downstream, secrets, parking });
+  }
+
+  /**
+   * Waits for a held call's result or next question. A question the caller declared it can answer
+   * parks the call and is relayed; one it cannot answer ends the call (-32021 to the caller); with
+   * the parking full, it is declined as before and the round waits on.
+   */
+  async function settleHeld(
+    held: HeldUpstreamCall<DownstreamCall>,
+    round: HeldRound,
+  ): Promise<ContentResult> {
+    const { local, ctx, downstream, secrets, parking } = round;
+    for (;;) {
+      let question: HeldQuestion;
+      try {
+        const step = await held.next(
+          timeoutMs,
+          ctx.signal,
+          () =>
+            new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
+        );
+        if (step.kind === 'result') {
+          held.finish();
+          return toolResult(step.result, local, downstream, secrets);
+        }
+        question = step.question;
+      } catch (error) {
+        throw error instanceof McpConnectionError
+          ? error
+          : callProblem(name, local, timeoutMs, error, ctx.signal);
+      }
+      const asked = {
+        [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params },
+      };
+      const { inputRequests, missing } = answerable(asked, downstream.modern?.clientCapabilities ?? {});
+      if (Object.keys(inputRequests).length === 0) {
+        downstream.missingCapabilities = missing;
+        held.end();
+        throw new McpConnectionError(
+          `MCP server '${name}' asked the client for what it did not declare before '${local}' could finish`,
+        );
+      }
+      const id = parking.park(held);
+      if (id === undefined) {
+        question.unanswered();
+        continue;
+      }
+      held.parkedAs = id;
+      held.park();
+      if (question.method === 'sampling/createMessage')
+        emit({
+          type: 'mcp.sampling',
+          source: name,
+          outcome: 'relayed',
+          toolName: downstream.toolName,
+          ...(downstream.identity !== undefined ? { identity: downstream.identity } : {}),
+        });
+      downstream.asked = {
+        inputRequests: redactValue(inputRequests, secrets) as Record<string, unknown>,
+        parkedCall: id,
+      };
+      throw new McpInputRequiredError(
+        `MCP server '${name}' asked the client for input before '${local}' can finish`,
+      );
+    }
   }
 
   function unavailable(local: string, error: unknown): Refusal {

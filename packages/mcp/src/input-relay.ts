@@ -60,6 +60,7 @@ export function upstreamRetryOf(
     ...(Object.keys(inputResponses).length > 0 ? { inputResponses } : {}),
     ...(opened.ask.requestState !== undefined ? { requestState: opened.ask.requestState } : {}),
     ...(opened.ask.upstreamTask !== undefined ? { upstreamTask: opened.ask.upstreamTask } : {}),
+    ...(opened.ask.parkedCall !== undefined ? { parkedCall: opened.ask.parkedCall } : {}),
   };
 }
 
@@ -127,6 +128,7 @@ export function relayedInputRequired(
     ...(asked.requestState !== undefined ? { requestState: asked.requestState } : {}),
     keys: Object.keys(inputRequests),
     ...(asked.upstreamTask !== undefined ? { upstreamTask: asked.upstreamTask } : {}),
+    ...(asked.parkedCall !== undefined ? { parkedCall: asked.parkedCall } : {}),
   });
   return {
     resultType: 'input_required',

@@ -15,6 +15,7 @@ import type {
   LoggingMessageNotification,
 } from '@modelcontextprotocol/server';
 import type { Identity, TraceContext } from '@toolgate/core';
+import type { ParkedCalls } from './parked-calls';
 
 /** The downstream side of one call in flight. */
 export interface DownstreamCall {
@@ -55,6 +56,8 @@ export interface DownstreamCall {
   readonly modern?: {
     readonly clientCapabilities: ClientCapabilities;
     readonly retry?: UpstreamRetry;
+    /** Where a 2025-era upstream's call is parked while the client answers its question. */
+    readonly parking?: ParkedCalls;
   };
   /**
    * Present when the client asked for a task of ours for the call (else a 2026-07-28 call gets an
@@ -80,6 +83,8 @@ export interface UpstreamAsked {
   readonly requestState?: string;
   /** Set when an upstream task asked (SEP-2663): its id, answered with tasks/update on the retry. */
   readonly upstreamTask?: string;
+  /** Set when a 2025-era upstream asked mid-call: the parked call's id, answered on the retry. */
+  readonly parkedCall?: string;
 }
 
 /** What a retry sends the upstream: its own state and the client's answers to its questions. */
@@ -88,6 +93,8 @@ export interface UpstreamRetry {
   readonly requestState?: string;
   /** The upstream task the answers are for: it is sent them and followed, no new call is made. */
   readonly upstreamTask?: string;
+  /** The parked call the answer is for: its upstream request is answered, no new call is made. */
+  readonly parkedCall?: string;
 }
 
 /** Per request of a 2026-07-28 client to an upstream outside tools/call (prompts/get, resources/read). */

@@ -61,7 +61,8 @@ import {
   type RunningTask,
   type ServedTasksOptions,
 } from './tasks';
-import { upstreamStates, type UpstreamStateBinding } from './upstream-state';
+import { DEFAULT_UPSTREAM_STATE_TTL_MS, upstreamStates, type UpstreamStateBinding } from './upstream-state';
+import { parkedCalls } from './parked-calls';
 
 /** What the SDK hands a request handler: the request's id, signal and `_meta`, the HTTP auth info, the session id. */
 export type McpRequestExtra = ServerContext;
@@ -141,6 +142,14 @@ export interface McpServeOptions {
    * a host served behind a load balancer the same one; default a random secret per `mcpServe`.
    */
   readonly requestStateKey?: string | Uint8Array;
+  /**
+   * How long the call of a 2025-era upstream that asked a 2026-07-28 client mid-call stays parked in
+   * this process for the client's retry before it is ended (its question declined, its call
+   * cancelled); default the relayed state's 10 minutes.
+   */
+  readonly parkedCallMs?: number;
+  /** How many such calls are parked at once at most; beyond it a question is declined. Default 1000. */
+  readonly maxParkedCalls?: number;
 }
 
 /** What one caller is served (see `McpServeOptions.scope`). */
@@ -310,6 +319,16 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       `mcpServe '${name}': 'requestStateKey' must be a string or bytes of at least 16 characters (32 random bytes is right).`,
     );
   const states = upstreamStates(requestStateKey);
+  for (const [field, value] of [
+    ['parkedCallMs', options.parkedCallMs],
+    ['maxParkedCalls', options.maxParkedCalls],
+  ] as const)
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+      throw new McpServeConfigError(`mcpServe '${name}': '${field}' must be a positive integer.`);
+  const parking = parkedCalls({
+    waitMs: options.parkedCallMs ?? DEFAULT_UPSTREAM_STATE_TTL_MS,
+    ...(options.maxParkedCalls !== undefined ? { max: options.maxParkedCalls } : {}),
+  });
   try {
     assertDistinctPrefixes(name, upstreams);
   } catch (error) {
@@ -641,7 +660,14 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     // elicitations and its error blocks come back here.
     const toolCallId = newId('mcp');
     let markStarted!: () => void;
-    const toolStarted = new Promise<void>((resolve) => (markStarted = resolve));
+    let toolRan = false;
+    const toolStarted = new Promise<void>(
+      (resolve) =>
+        (markStarted = () => {
+          toolRan = true;
+          resolve();
+        }),
+    );
     let markUpstreamTask!: () => void;
     const upstreamTask = new Promise<void>((resolve) => (markUpstreamTask = resolve));
     // A 2026-07-28 client holding a task of ours for the call is asked an upstream task's questions
@@ -657,7 +683,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       modern:
         declared === undefined
           ? undefined
-          : { clientCapabilities: declared, ...(retry !== undefined ? { retry } : {}) },
+          : { clientCapabilities: declared, parking, ...(retry !== undefined ? { retry } : {}) },
       canRequest: !isModernRequest(extra),
       logLevel: logLevelOf(server, extra).logLevel,
       traceContext,
@@ -691,6 +717,12 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     });
     const answer = (settled: McpSettled, first: DispatchOutcome): CallToolResult | InputRequiredResult => {
       const source = scoped?.sourceOf?.(toolName);
+      // A retry the chain did not let run leaves its parked call to nobody: it ends now, not at its bound.
+      if (retry?.parkedCall !== undefined && !toolRan) parking.end(retry.parkedCall);
+      // A call parked for a question this answer does not relay (an after-gate failed it otherwise).
+      const parked = downstream.asked?.parkedCall;
+      if (parked !== undefined && !(settled.kind === 'outcome' && settled.outcome.kind === 'failed'))
+        parking.end(parked);
       // The upstream needs what the client did not declare: the client hears it as the upstream said it.
       if (downstream.missingCapabilities !== undefined) {
         report(missingCapability(toolName), first, source);
@@ -932,6 +964,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       for (const unsubscribe of unsubscribers) unsubscribe();
       watch.close();
       await tasks.close().catch(() => undefined);
+      parking.close();
       await Promise.all([...servers].map((server) => server.close().catch(() => undefined)));
       servers.clear();
     },

@@ -37,6 +37,8 @@ export interface UpstreamAsk {
   readonly keys: readonly string[];
   /** The upstream task (SEP-2663) whose questions these are: the retry answers it with tasks/update. */
   readonly upstreamTask?: string;
+  /** The parked call of a 2025-era upstream whose question this is (parked-calls.ts). */
+  readonly parkedCall?: string;
 }
 
 interface Claims {
@@ -50,6 +52,8 @@ interface Claims {
   readonly k: readonly string[];
   /** The upstream task asking, when a task asked. */
   readonly j?: string | null;
+  /** The parked call asking, when a 2025-era upstream asked. */
+  readonly c?: string | null;
   readonly e: number;
 }
 
@@ -102,6 +106,7 @@ export function upstreamStates(
         s: ask.requestState ?? null,
         k: [...ask.keys],
         j: ask.upstreamTask ?? null,
+        c: ask.parkedCall ?? null,
         e: now + ttlMs,
       };
       const iv = randomBytes(IV_BYTES);
@@ -145,6 +150,7 @@ export function upstreamStates(
           ...(typeof claims.s === 'string' ? { requestState: claims.s } : {}),
           keys: claims.k.filter((k): k is string => typeof k === 'string'),
           ...(typeof claims.j === 'string' ? { upstreamTask: claims.j } : {}),
+          ...(typeof claims.c === 'string' ? { parkedCall: claims.c } : {}),
         },
       };
     },
