@@ -77,7 +77,8 @@ const tools = () =>
     }),
   );
 
-function chainOver(store: CheckInStore, ttlMs?: number): Chain {
+function chainOver(store: CheckInStore, options: { ttlMs?: number; evidence?: string } = {}): Chain {
+  const { ttlMs, evidence } = options;
   return canonicalChain({
     permissions: {
       check: ({ target }) =>
@@ -88,11 +89,12 @@ function chainOver(store: CheckInStore, ttlMs?: number): Chain {
     checkInKey: CHECK_IN_KEY,
     checkIns: store,
     ...(ttlMs !== undefined ? { checkInTtlMs: ttlMs } : {}),
+    ...(evidence !== undefined ? { evidence: () => evidence } : {}),
   });
 }
 
 const opened: { served: McpServed; http: HttpServing }[] = [];
-async function serve(chain: Chain, requestStateKey: string | null = STATE_KEY): Promise<HttpServing> {
+async function serve(chain: Chain | (() => Chain), requestStateKey: string | null = STATE_KEY): Promise<HttpServing> {
   const served = mcpServe(tools(), {
     name: 'modern-check-in',
     version: '1.0.0',
@@ -330,9 +332,37 @@ describe('a check-in at a 2026-07-28 client, asked by mcpServe alone', () => {
     expect(await pendingCount()).toBe(pending - 1);
   });
 
+  it('a state naming a check-in revoked meanwhile is refused, and nothing runs', async () => {
+    const { alice, state } = await askedOnce();
+    const reported = reports.at(-1)!.settled;
+    const checkInId = reported.kind === 'input-required' ? reported.checkInId : undefined;
+    expect(await store.revoke(checkInId!)).toBe(true);
+    const result = await round(alice, 'refund', ARGS, state, approve);
+    expect(refusalOf(result)?.code).toBe('CHECKIN_STATE_INVALID');
+    expect(ran).toEqual([]);
+  });
+
+  it('a changed chain that still asks: the person is asked afresh, the earlier check-in revoked', async () => {
+    const changing = inMemoryCheckIns();
+    const before = chainOver(changing);
+    const after = chainOver(changing, { evidence: 'the order history' });
+    let current = before;
+    const at = await serve(() => current);
+    const { alice, state } = await askedOnce(ARGS, at);
+    const [first] = await changing.list({ state: 'pending' });
+    current = after;
+    const again = await round(alice, 'refund', ARGS, state, approve);
+    expect(again.resultType).toBe('input_required');
+    expect(again.inputRequests?.['approval']?.params.message).toContain('the order history');
+    expect(ran).toEqual([]);
+    expect((await changing.get(first!.request.id))?.state).toBe('revoked');
+    expect((await round(alice, 'refund', ARGS, again.requestState, approve)).isError).toBeFalsy();
+    expect(ran).toEqual([{ tool: 'refund', args: ARGS }]);
+  });
+
   it('an expired state is refused before anything is dispatched', async () => {
     const shortStore = inMemoryCheckIns();
-    const short = await serve(chainOver(shortStore, 300));
+    const short = await serve(chainOver(shortStore, { ttlMs: 300 }));
     const { alice, state } = await askedOnce(ARGS, short);
     await new Promise((resolve) => setTimeout(resolve, 400));
     const records = (await shortStore.list()).length;
@@ -358,6 +388,17 @@ describe('a check-in at a 2026-07-28 client, asked by mcpServe alone', () => {
       expect(ran).toHaveLength(1);
       const refused = results.find((result) => result.isError === true)!;
       expect(['CHECKIN_STATE_INVALID', 'CHECKIN_NOT_PENDING']).toContain(refusalOf(refused)?.code);
+    });
+
+    it('replayed to another process after the approval: refused, and the tool ran once', async () => {
+      const shared = inMemoryCheckIns();
+      const [one, two] = [await serve(chainOver(shared)), await serve(chainOver(shared))];
+      const { alice, state } = await askedOnce(ARGS, one);
+      expect((await round(alice, 'refund', ARGS, state, approve)).isError).toBeFalsy();
+      const atTwo = await client('alice', FORM, { manual: true, at: two });
+      const replayed = await round(atTwo, 'refund', ARGS, state, approve);
+      expect(refusalOf(replayed)?.code).toBe('CHECKIN_STATE_INVALID');
+      expect(ran).toHaveLength(1);
     });
 
     it('a state does not open in an mcpServe with another key', async () => {
