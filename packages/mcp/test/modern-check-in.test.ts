@@ -275,6 +275,12 @@ describe('a check-in at a 2026-07-28 client, asked by mcpServe alone', () => {
       const flipped = state[at] === 'A' ? 'B' : 'A';
       await invalid('alice', 'refund', ARGS, `${state.slice(0, at)}${flipped}${state.slice(at + 1)}`);
     });
+    it('edited where it still decrypts to claims (a bit of its nonce flipped)', async () => {
+      const bytes = Buffer.from(state.slice('c1.'.length), 'base64url');
+      // The claims end with the nonce and `"}`; the 16-byte tag follows the ciphertext.
+      bytes[bytes.length - 16 - 3]! ^= 1;
+      await invalid('alice', 'refund', ARGS, `c1.${bytes.toString('base64url')}`);
+    });
     it('not one of ours', () => invalid('alice', 'refund', ARGS, 'v1.forged.state'));
     it('another principal of the tenant', () => invalid('mallory', 'refund', ARGS, state));
     it('the same principal name in another tenant', () => invalid('eve', 'refund', ARGS, state));
