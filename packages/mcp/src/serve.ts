@@ -120,13 +120,16 @@ export interface McpServeOptions {
   readonly admit?: () => (() => void) | McpServeRefusal;
   /**
    * Settles a paused call instead of asking only the person at the client (a gateway also holds it
-   * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it.
+   * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it;
+   * a 2026-07-28 client is answered input-required with the approval form and a sealed state, and
+   * its retry carries the answer out (modern-check-in.ts).
    */
   readonly settlePaused?: (first: PausedOutcome, call: McpPausedCall) => Promise<McpSettled>;
   /**
    * Reads the `requestState` a 2026-07-28 client echoes on its retry, before anything runs: a refusal
    * answers the call (nothing is dispatched), else `state` reaches `settlePaused` as `requestState`.
-   * Without it, an echoed state is ignored (this server never mints one).
+   * Without it, and without `settlePaused`, a state is this server's own check-in state or refused;
+   * with `settlePaused` alone, an echoed state is ignored.
    */
   readonly readRequestState?: (
     requestState: string,
@@ -148,8 +151,9 @@ export interface McpServeOptions {
   readonly tasks?: ServedTasksOptions;
   /**
    * The secret an upstream's `requestState` is sealed under when its input-required answer is
-   * relayed to a 2026-07-28 client (AES-256-GCM under a key derived from it). Give every process of
-   * a host served behind a load balancer the same one; default a random secret per `mcpServe`.
+   * relayed to a 2026-07-28 client, and the default check-in flow's own (AES-256-GCM under a key
+   * derived from it per use). Give every process of a host served behind a load balancer the same
+   * one (and, for check-ins, one shared check-in store); default a random secret per `mcpServe`.
    */
   readonly requestStateKey?: string | Uint8Array;
   /**
