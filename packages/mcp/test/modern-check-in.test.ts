@@ -16,6 +16,7 @@ import {
   inMemoryCheckIns,
   type Chain,
   type CheckInStore,
+  type Middleware,
   type ToolgateEmitter,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
@@ -77,8 +78,20 @@ const tools = () =>
     }),
   );
 
-function chainOver(store: CheckInStore, options: { ttlMs?: number; evidence?: string } = {}): Chain {
-  const { ttlMs, evidence } = options;
+// A second asker in the chain, before the tool's own check-in: two questions in one call.
+const supervisor: Middleware = {
+  name: 'supervisor',
+  async run(ctx, next) {
+    await ctx.ask('A supervisor must look at this too.');
+    await next();
+  },
+};
+
+function chainOver(
+  store: CheckInStore,
+  options: { ttlMs?: number; evidence?: string; twoAskers?: boolean } = {},
+): Chain {
+  const { ttlMs, evidence, twoAskers } = options;
   return canonicalChain({
     permissions: {
       check: ({ target }) =>
@@ -90,6 +103,7 @@ function chainOver(store: CheckInStore, options: { ttlMs?: number; evidence?: st
     checkIns: store,
     ...(ttlMs !== undefined ? { checkInTtlMs: ttlMs } : {}),
     ...(evidence !== undefined ? { evidence: () => evidence } : {}),
+    ...(twoAskers === true ? { policy: supervisor } : {}),
   });
 }
 
@@ -364,6 +378,38 @@ describe('a check-in at a 2026-07-28 client, asked by mcpServe alone', () => {
     expect((await changing.get(first!.request.id))?.state).toBe('revoked');
     expect((await round(alice, 'refund', ARGS, again.requestState, approve)).isError).toBeFalsy();
     expect(ran).toEqual([{ tool: 'refund', args: ARGS }]);
+  });
+
+  it('two askers in one call: each is asked in turn, and the call runs once after both approve', async () => {
+    const at = await serve(chainOver(inMemoryCheckIns(), { twoAskers: true }));
+    const questions: string[] = [];
+    const alice = await client('alice', FORM, {
+      at,
+      answer: (message) => {
+        questions.push(message);
+        return approve;
+      },
+    });
+    const result = (await alice.callTool({ name: 'refund', arguments: ARGS })) as Asked;
+    expect(result.isError).toBeFalsy();
+    expect(questions).toHaveLength(2);
+    expect(questions[0]).toContain('A supervisor must look at this too.');
+    expect(ran).toEqual([{ tool: 'refund', args: ARGS }]);
+  });
+
+  it('a check-in store that cannot be read: refused retryable, and nothing runs', async () => {
+    const inner = inMemoryCheckIns();
+    let failing = false;
+    const flaky: CheckInStore = {
+      ...inner,
+      get: (id) => (failing ? Promise.reject(new Error('store down')) : inner.get(id)),
+    };
+    const at = await serve(chainOver(flaky));
+    const { alice, state } = await askedOnce(ARGS, at);
+    failing = true;
+    const result = await round(alice, 'refund', ARGS, state, approve);
+    expect(refusalOf(result)).toMatchObject({ code: 'CHECKIN_STORE_FAILED', retryable: true });
+    expect(ran).toEqual([]);
   });
 
   it('an expired state is refused before anything is dispatched', async () => {
