@@ -101,7 +101,8 @@ export function checkInStates(
       return `${CHECK_IN_STATE_PREFIX}${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
     },
     read(token, call, now = Date.now()) {
-      if (!isCheckInState(token) || token.length > MAX_STATE_CHARS) return { ok: false, problem: 'malformed' };
+      if (!isCheckInState(token) || token.length > MAX_STATE_CHARS)
+        return { ok: false, problem: 'malformed' };
       const body = token.slice(CHECK_IN_STATE_PREFIX.length);
       if (!/^[A-Za-z0-9_-]+$/.test(body)) return { ok: false, problem: 'malformed' };
       const bytes = Buffer.from(body, 'base64url');

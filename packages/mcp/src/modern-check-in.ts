@@ -64,7 +64,10 @@ export const checkInLoop = (request: CheckInRequest): Refused =>
   refused(
     request.asker,
     'CHECKIN_LOOP',
-    refusalReason(`'${request.toolName}' asked for approval too many times in one call`, 'Retrying will not help'),
+    refusalReason(
+      `'${request.toolName}' asked for approval too many times in one call`,
+      'Retrying will not help',
+    ),
   );
 
 /** A state that did not open for this call, was used already, or expired; nothing ran. */
@@ -133,7 +136,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Settles a paused 2026-07-28 call: asks at the client, or carries out the answer its retry brought. */
-export async function settleModernCheckIn(first: PausedOutcome, call: ModernCheckInCall): Promise<McpSettled> {
+export async function settleModernCheckIn(
+  first: PausedOutcome,
+  call: ModernCheckInCall,
+): Promise<McpSettled> {
   if (call.retry === undefined) return askAtClient(first.checkIn, 0, call);
   const retried = await settleRetry(first, call.retry, call);
   if (!('round' in retried)) return retried;
@@ -143,7 +149,11 @@ export async function settleModernCheckIn(first: PausedOutcome, call: ModernChec
 }
 
 /** The input-required answer asking about `request`; a refusal (and the check-in revoked) when it cannot. */
-async function askAtClient(request: CheckInRequest, round: number, call: ModernCheckInCall): Promise<McpSettled> {
+async function askAtClient(
+  request: CheckInRequest,
+  round: number,
+  call: ModernCheckInCall,
+): Promise<McpSettled> {
   const refuse = async (settled: Refused): Promise<Refused> => {
     await call.revoke(request.id);
     return settled;

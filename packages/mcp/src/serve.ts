@@ -639,7 +639,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       } else if (ownCheckIns !== undefined) {
         const read = ownCheckIns.read(echoed, { identity, toolName, args: request.params.arguments ?? {} });
         if (!read.ok) {
-          const settled = read.problem === 'full' ? checkInStatesFull(toolName) : checkInStateInvalid(toolName);
+          const settled =
+            read.problem === 'full' ? checkInStatesFull(toolName) : checkInStateInvalid(toolName);
           report(settled);
           return refusedResult(settled);
         }
@@ -809,7 +810,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         first = await dispatch(extra.mcpReq.signal);
       }
       // The retry did not pause (the policy changed): the check-in its state names is answered by nobody.
-      if (checkInRetry !== undefined && first.kind !== 'paused') await revoke(checkInRetry.checkInId, identity);
+      if (checkInRetry !== undefined && first.kind !== 'paused')
+        await revoke(checkInRetry.checkInId, identity);
       const settled: McpSettled =
         first.kind !== 'paused'
           ? { kind: 'outcome', outcome: first }

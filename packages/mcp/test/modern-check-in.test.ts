@@ -69,7 +69,11 @@ const tools = () =>
     defineTool({
       name,
       description: `Carries out a ${name}; a person approves each.`,
-      inputSchema: Type.Object({ orderId: Type.String(), amount: Type.Number(), memo: Type.Optional(Type.String()) }),
+      inputSchema: Type.Object({
+        orderId: Type.String(),
+        amount: Type.Number(),
+        memo: Type.Optional(Type.String()),
+      }),
       checkIn: 'always',
       execute: (args) => {
         ran.push({ tool: name, args: { ...args } });
@@ -108,7 +112,10 @@ function chainOver(
 }
 
 const opened: { served: McpServed; http: HttpServing }[] = [];
-async function serve(chain: Chain | (() => Chain), requestStateKey: string | null = STATE_KEY): Promise<HttpServing> {
+async function serve(
+  chain: Chain | (() => Chain),
+  requestStateKey: string | null = STATE_KEY,
+): Promise<HttpServing> {
   const served = mcpServe(tools(), {
     name: 'modern-check-in',
     version: '1.0.0',
@@ -279,7 +286,11 @@ describe('a check-in at a 2026-07-28 client, asked by mcpServe alone', () => {
       const records = await recordCount();
       const other = await client(token, FORM, { manual: true });
       const result = await round(other, name, args, sent, approve);
-      expect(refusalOf(result)).toEqual({ gate: 'check-in', code: 'CHECKIN_STATE_INVALID', retryable: false });
+      expect(refusalOf(result)).toEqual({
+        gate: 'check-in',
+        code: 'CHECKIN_STATE_INVALID',
+        retryable: false,
+      });
       expect(ran).toEqual([]);
       // Refused before the chain: no check-in of its own was even raised.
       expect(await recordCount()).toBe(records);

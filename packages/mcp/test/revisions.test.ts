@@ -108,7 +108,10 @@ describe('one endpoint, both revisions', () => {
   });
 
   it('refuses a check-in on a 2026-07-28 request from a client without elicitation, and runs nothing', async () => {
-    const client = new V2Client({ name: 'asker', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+    const client = new V2Client(
+      { name: 'asker', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
     await client.connect(new V2Transport(http.url));
     try {
       const result = await client.callTool({ name: 'refund', arguments: { orderId: 'A-1', amount: 5 } });
