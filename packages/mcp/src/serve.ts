@@ -1,6 +1,7 @@
 // mcpServe: governed tools behind an MCP server. tools/call runs the same dispatcher and chain an
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
+import { randomBytes } from 'node:crypto';
 import {
   MissingRequiredClientCapabilityError,
   InMemoryServerEventBus,
@@ -34,7 +35,6 @@ import {
   type TraceContext,
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
-import { randomBytes } from 'node:crypto';
 import { approvalForm, askPerson, canElicitForm } from './elicit';
 import { checkInStates, type CheckInStateClaims } from './check-in-state';
 import {
@@ -333,7 +333,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
   // One secret, two domain-separated keys: upstream states, and check-ins asked at a 2026-07-28 client.
   const stateSecret = requestStateKey ?? randomBytes(32);
   const states = upstreamStates(stateSecret);
-  // Checks-in asked at 2026-07-28 clients are this server's own only when no host settles pauses.
+  // Check-ins asked at 2026-07-28 clients are this server's own only when no host settles pauses.
   const ownCheckIns = options.settlePaused === undefined ? checkInStates(stateSecret) : undefined;
   for (const [field, value] of [
     ['parkedCallMs', options.parkedCallMs],
