@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Type } from 'typebox';
 import {
+  createChain,
   defineTool,
   EVENT_TYPES,
   inMemoryCheckIns,
@@ -406,6 +407,30 @@ describe('a check-in at a 2026-07-28 client, asked by mcpServe alone', () => {
     expect(questions).toHaveLength(2);
     expect(questions[0]).toContain('A supervisor must look at this too.');
     expect(ran).toEqual([{ tool: 'refund', args: ARGS }]);
+  });
+
+  it('a call that asks again on every answer is refused CHECKIN_LOOP after 8 questions', async () => {
+    // Nine middlewares, each asking once: the ninth question in one call is one too many.
+    const askers: Middleware[] = Array.from({ length: 9 }, (_, i) => ({
+      name: `asker-${i + 1}`,
+      async run(ctx, next) {
+        await ctx.ask(`Asker ${i + 1} wants a look.`);
+        await next();
+      },
+    }));
+    const at = await serve(
+      createChain(askers, { checkIns: { key: CHECK_IN_KEY, store: inMemoryCheckIns() } }),
+    );
+    const alice = await client('alice', FORM, { manual: true, at });
+    let answered = await round(alice, 'refund', ARGS);
+    let questions = 0;
+    while (answered.resultType === 'input_required' && questions < 20) {
+      questions += 1;
+      answered = await round(alice, 'refund', ARGS, answered.requestState, approve);
+    }
+    expect(questions).toBe(8);
+    expect(refusalOf(answered)).toMatchObject({ code: 'CHECKIN_LOOP', gate: 'asker-9' });
+    expect(ran).toEqual([]);
   });
 
   it('a check-in store that cannot be read: refused retryable, and nothing runs', async () => {
