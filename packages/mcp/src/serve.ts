@@ -1,6 +1,7 @@
 // mcpServe: governed tools behind an MCP server. tools/call runs the same dispatcher and chain an
 // agent uses; identity comes from the transport's auth info, never from what the client claims.
 
+import { randomBytes } from 'node:crypto';
 import {
   MissingRequiredClientCapabilityError,
   InMemoryServerEventBus,
@@ -19,7 +20,6 @@ import {
 } from '@modelcontextprotocol/server';
 import {
   createDispatcher,
-  formatCount,
   isChain,
   listableTools,
   newId,
@@ -35,7 +35,17 @@ import {
   type TraceContext,
 } from '@toolgate/core';
 import { listedExtrasOf, type McpClient, type McpUpstream } from './client';
-import { approvalForm, askPerson, canElicitForm, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
+import { approvalForm, askPerson, canElicitForm } from './elicit';
+import { checkInStates, type CheckInStateClaims } from './check-in-state';
+import {
+  checkInFormTooLong,
+  checkInLoop,
+  checkInStateInvalid,
+  checkInStatesFull,
+  checkInUnavailable,
+  MAX_CHECK_IN_ROUNDS,
+  settleModernCheckIn,
+} from './modern-check-in';
 import {
   declaredCapabilities,
   echoesUpstreamState,
@@ -110,13 +120,16 @@ export interface McpServeOptions {
   readonly admit?: () => (() => void) | McpServeRefusal;
   /**
    * Settles a paused call instead of asking only the person at the client (a gateway also holds it
-   * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it.
+   * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it;
+   * a 2026-07-28 client is answered input-required with the approval form and a sealed state, and
+   * its retry carries the answer out (modern-check-in.ts).
    */
   readonly settlePaused?: (first: PausedOutcome, call: McpPausedCall) => Promise<McpSettled>;
   /**
    * Reads the `requestState` a 2026-07-28 client echoes on its retry, before anything runs: a refusal
    * answers the call (nothing is dispatched), else `state` reaches `settlePaused` as `requestState`.
-   * Without it, an echoed state is ignored (this server never mints one).
+   * Without it, and without `settlePaused`, a state is this server's own check-in state or refused;
+   * with `settlePaused` alone, an echoed state is ignored.
    */
   readonly readRequestState?: (
     requestState: string,
@@ -138,8 +151,9 @@ export interface McpServeOptions {
   readonly tasks?: ServedTasksOptions;
   /**
    * The secret an upstream's `requestState` is sealed under when its input-required answer is
-   * relayed to a 2026-07-28 client (AES-256-GCM under a key derived from it). Give every process of
-   * a host served behind a load balancer the same one; default a random secret per `mcpServe`.
+   * relayed to a 2026-07-28 client, and the default check-in flow's own (AES-256-GCM under a key
+   * derived from it per use). Give every process of a host served behind a load balancer the same
+   * one (and, for check-ins, one shared check-in store); default a random secret per `mcpServe`.
    */
   readonly requestStateKey?: string | Uint8Array;
   /**
@@ -257,8 +271,6 @@ export class McpServeConfigError extends Error {
 }
 
 const DEFAULT_CHECK_IN_TIMEOUT_MS = 10 * 60 * 1000;
-// Each round answers a different middleware's ask in the same call; more than this is a loop.
-const MAX_CHECK_IN_ROUNDS = 8;
 
 /**
  * Serves `tools` over MCP through `chain`.
@@ -318,7 +330,11 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     throw new McpServeConfigError(
       `mcpServe '${name}': 'requestStateKey' must be a string or bytes of at least 16 characters (32 random bytes is right).`,
     );
-  const states = upstreamStates(requestStateKey);
+  // One secret, two domain-separated keys: upstream states, and check-ins asked at a 2026-07-28 client.
+  const stateSecret = requestStateKey ?? randomBytes(32);
+  const states = upstreamStates(stateSecret);
+  // Check-ins asked at 2026-07-28 clients are this server's own only when no host settles pauses.
+  const ownCheckIns = options.settlePaused === undefined ? checkInStates(stateSecret) : undefined;
   for (const [field, value] of [
     ['parkedCallMs', options.parkedCallMs],
     ['maxParkedCalls', options.maxParkedCalls],
@@ -454,42 +470,14 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     const { server, dispatcher, identity, extra, traceContext } = call;
     let outcome: DispatchOutcome = first;
     for (let round = 0; outcome.kind === 'paused' && round < MAX_CHECK_IN_ROUNDS; round++) {
-      if (isModernRequest(extra)) {
-        await revoke(outcome, identity);
-        return refusedBy(
-          outcome.checkIn.asker,
-          'CHECKIN_UNAVAILABLE',
-          refusalReason(
-            `'${outcome.toolName}' needs a person's approval, and this server cannot ask one over MCP revision 2026-07-28 yet`,
-            'Retrying will not help',
-            'Tell the user the action needs approval, or connect with MCP revision 2025-11-25',
-          ),
-        );
-      }
       if (!canElicitForm(server)) {
-        await revoke(outcome, identity);
-        return refusedBy(
-          outcome.checkIn.asker,
-          'CHECKIN_UNAVAILABLE',
-          refusalReason(
-            `'${outcome.toolName}' needs a person's approval, and this MCP client cannot ask one (it does not support elicitation)`,
-            'Retrying will not help',
-            'Tell the user the action needs approval, or use a client that supports elicitation',
-          ),
-        );
+        await revoke(outcome.checkIn.id, identity);
+        return checkInUnavailable(outcome.checkIn);
       }
       const shown = approvalForm(outcome.checkIn);
       if (shown.form === undefined) {
-        await revoke(outcome, identity);
-        return refusedBy(
-          outcome.checkIn.asker,
-          'CHECKIN_FORM_TOO_LONG',
-          refusalReason(
-            `'${outcome.toolName}' needs a person's approval, but its arguments are too long to show in full in the MCP client's approval form (${formatCount(shown.tooLong)} characters; at most ${formatCount(MAX_FORM_ARGUMENTS_CHARS)})`,
-            'Retrying with the same arguments will not help',
-            'Call it again with shorter arguments, or do the work in smaller calls',
-          ),
-        );
+        await revoke(outcome.checkIn.id, identity);
+        return checkInFormTooLong(outcome.checkIn, shown.tooLong);
       }
       let decision;
       try {
@@ -499,7 +487,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           timeoutMs: call.checkInTimeoutMs,
         });
       } catch {
-        await revoke(outcome, identity);
+        await revoke(outcome.checkIn.id, identity);
         return refusedBy(
           outcome.checkIn.asker,
           'CHECKIN_NO_DECISION',
@@ -516,15 +504,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       });
     }
     if (outcome.kind === 'paused') {
-      await revoke(outcome, identity);
-      return refusedBy(
-        outcome.checkIn.asker,
-        'CHECKIN_LOOP',
-        refusalReason(
-          `'${outcome.toolName}' asked for approval too many times in one call`,
-          'Retrying will not help',
-        ),
-      );
+      await revoke(outcome.checkIn.id, identity);
+      return checkInLoop(outcome.checkIn);
     }
     return { kind: 'outcome', outcome, via: 'elicitation' };
   }
@@ -534,11 +515,14 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     return isChain(source) ? source : source(identity);
   }
 
+  // The store the caller's chain keeps check-ins in.
+  const checkInStoreOf = (identity: Identity | undefined) =>
+    (scope !== undefined ? scopeOf(identity)?.chain : chainFor(identity))?.checkInStore;
+
   // A request nobody can answer any more should not wait in an approval queue until it expires.
-  async function revoke(outcome: PausedOutcome, identity: Identity | undefined): Promise<void> {
+  async function revoke(checkInId: string, identity: Identity | undefined): Promise<void> {
     try {
-      const chain = scope !== undefined ? scopeOf(identity)?.chain : chainFor(identity);
-      await chain?.checkInStore?.revoke(outcome.checkIn.id);
+      await checkInStoreOf(identity)?.revoke(checkInId);
     } catch {
       // The request still expires on its own.
     }
@@ -645,10 +629,23 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       );
       throw error;
     }
-    if (typeof echoed === 'string' && !echoesUpstreamState(extra) && options.readRequestState !== undefined) {
-      const read = await options.readRequestState(echoed, { identity, toolName });
-      if ('refused' in read) return refuseBefore(read.refused);
-      requestState = read.state;
+    // The state of a check-in this server asked at the client, opened for this very call and spent.
+    let checkInRetry: CheckInStateClaims | undefined;
+    if (typeof echoed === 'string' && !echoesUpstreamState(extra)) {
+      if (options.readRequestState !== undefined) {
+        const read = await options.readRequestState(echoed, { identity, toolName });
+        if ('refused' in read) return refuseBefore(read.refused);
+        requestState = read.state;
+      } else if (ownCheckIns !== undefined) {
+        const read = ownCheckIns.read(echoed, { identity, toolName, args: request.params.arguments ?? {} });
+        if (!read.ok) {
+          const settled =
+            read.problem === 'full' ? checkInStatesFull(toolName) : checkInStateInvalid(toolName);
+          report(settled);
+          return refusedResult(settled);
+        }
+        checkInRetry = read.claims;
+      }
     }
     const admitted = options.admit?.();
     if (admitted !== undefined && typeof admitted !== 'function') return refuseBefore(admitted.refused);
@@ -747,7 +744,15 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         report({ kind: 'input-required', asker: 'upstream', result }, first, source);
         return result;
       }
-      report(settled, first, source);
+      // A check-in this server asks at the client is reported by its id: the form shows every
+      // argument, and the state is the client's to echo, neither the report's.
+      report(
+        ownCheckIns !== undefined && settled.kind === 'input-required' && settled.asker === undefined
+          ? { ...settled, result: { resultType: 'input_required' } }
+          : settled,
+        first,
+        source,
+      );
       if (settled.kind === 'refused') return refusedResult(settled);
       if (settled.kind === 'input-required') return settled.result;
       const { outcome } = settled;
@@ -804,10 +809,30 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         markRunning(undefined);
         first = await dispatch(extra.mcpReq.signal);
       }
+      // The retry did not pause (the policy changed): the check-in its state names is answered by nobody.
+      if (checkInRetry !== undefined && first.kind !== 'paused')
+        await revoke(checkInRetry.checkInId, identity);
       const settled: McpSettled =
-        first.kind === 'paused'
-          ? await (options.settlePaused ?? settleByElicitation)(first, paused())
-          : { kind: 'outcome', outcome: first };
+        first.kind !== 'paused'
+          ? { kind: 'outcome', outcome: first }
+          : options.settlePaused !== undefined
+            ? await options.settlePaused(first, paused())
+            : ownCheckIns !== undefined && isModernRequest(extra)
+              ? await settleModernCheckIn(first, {
+                  dispatcher,
+                  identity,
+                  toolName,
+                  args: request.params.arguments ?? {},
+                  declared: declared ?? {},
+                  inputResponses: extra.mcpReq.inputResponses,
+                  signal: extra.mcpReq.signal,
+                  ...(traceContext !== undefined ? { traceContext } : {}),
+                  store: checkInStoreOf(identity),
+                  states: ownCheckIns,
+                  ...(checkInRetry !== undefined ? { retry: checkInRetry } : {}),
+                  revoke: (id) => revoke(id, identity),
+                })
+              : await settleByElicitation(first, paused());
       return answer(settled, first);
     } finally {
       markRunning(undefined);

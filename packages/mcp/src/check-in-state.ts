@@ -1,0 +1,167 @@
+// The `requestState` of a check-in asked at a 2026-07-28 client (modern-check-in.ts): it travels
+// through the client, so it is sealed (AES-256-GCM under a key derived from mcpServe's
+// `requestStateKey`, domain-separated from the upstream states), bound to the caller, the tool, the
+// arguments as sent, and the check-in asked about (its chain and digest), expires with that check-in,
+// and is spent on its first use in this process. Anything else is refused before the chain runs.
+
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import type { CheckInRequest, Identity } from '@toolgate/core';
+
+/** Marks a state of this module; upstream states use `u1.`, a gateway's its own. */
+export const CHECK_IN_STATE_PREFIX = 'c1.';
+// Domain-separates this key from every other use of the secret it is derived from.
+const KEY_INFO = 'toolgate.checkInState.v1';
+// A state of ours is a few hundred characters; anything much longer is not one.
+const MAX_STATE_CHARS = 4096;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Spent states kept at once; past it, a retry is refused rather than a spent state forgotten. */
+export const DEFAULT_MAX_SPENT_STATES = 100_000;
+
+/** The call a state is presented with: who calls, which tool, with which arguments as sent. */
+export interface CheckInStateCall {
+  readonly identity: Identity | undefined;
+  readonly toolName: string;
+  readonly args: unknown;
+}
+
+/** What an opened state names: the check-in the person was asked about, and the round it was. */
+export interface CheckInStateClaims {
+  readonly checkInId: string;
+  /** The chain the check-in was raised under, and the digest of the args the person was shown. */
+  readonly chainId: string;
+  readonly argsDigest: string;
+  /** How many times this call was asked before (a loop of check-ins ends at a bound). */
+  readonly round: number;
+}
+
+interface Sealed {
+  readonly t: string | null;
+  readonly p: string | null;
+  readonly g: string;
+  readonly a: string;
+  readonly c: string;
+  readonly d: string;
+  readonly i: string;
+  readonly r: number;
+  readonly e: number;
+  readonly n: string;
+}
+
+/** Why a state was refused: for tests, never shown with the state. */
+export type CheckInStateProblem = 'malformed' | 'seal' | 'expired' | 'binding' | 'replayed' | 'full';
+
+export type ReadCheckInState =
+  | { readonly ok: true; readonly claims: CheckInStateClaims }
+  | { readonly ok: false; readonly problem: CheckInStateProblem };
+
+export interface CheckInStates {
+  /** A state asking about `request` for `call`, expiring with the check-in. */
+  seal(call: CheckInStateCall, request: CheckInRequest, round: number): string;
+  /** The claims of a state sealed for this very call, unexpired and unspent; spends it. */
+  read(token: string, call: CheckInStateCall, now?: number): ReadCheckInState;
+}
+
+export const isCheckInState = (token: unknown): token is string =>
+  typeof token === 'string' && token.startsWith(CHECK_IN_STATE_PREFIX);
+
+/** The arguments as the client sent them: its retry must send the same ones. */
+const sentDigest = (args: unknown): string =>
+  createHash('sha256')
+    .update(JSON.stringify(args ?? {}) ?? '')
+    .digest('base64url');
+
+/**
+ * Check-in states under a key derived from `secret`: every process given the same secret opens
+ * another's states (the check-in store must then be shared too, for the check-in they name).
+ */
+export function checkInStates(
+  secret: string | Uint8Array,
+  options: { readonly maxSpent?: number } = {},
+): CheckInStates {
+  const key = Buffer.from(hkdfSync('sha256', Buffer.from(secret), Buffer.alloc(0), KEY_INFO, 32));
+  const spent = new SpentNonces(options.maxSpent ?? DEFAULT_MAX_SPENT_STATES);
+  return {
+    seal(call, request, round) {
+      const sealed: Sealed = {
+        t: call.identity?.tenant ?? null,
+        p: call.identity?.principal ?? null,
+        g: call.toolName,
+        a: sentDigest(call.args),
+        c: request.chainId,
+        d: request.argsDigest,
+        i: request.id,
+        r: round,
+        e: Date.parse(request.expiresAt),
+        n: randomBytes(16).toString('base64url'),
+      };
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(JSON.stringify(sealed), 'utf8'), cipher.final()]);
+      return `${CHECK_IN_STATE_PREFIX}${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+    },
+    read(token, call, now = Date.now()) {
+      if (!isCheckInState(token) || token.length > MAX_STATE_CHARS)
+        return { ok: false, problem: 'malformed' };
+      const body = token.slice(CHECK_IN_STATE_PREFIX.length);
+      if (!/^[A-Za-z0-9_-]+$/.test(body)) return { ok: false, problem: 'malformed' };
+      const bytes = Buffer.from(body, 'base64url');
+      if (bytes.length <= IV_BYTES + TAG_BYTES) return { ok: false, problem: 'malformed' };
+      let sealed: Sealed;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
+        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+        const plain = Buffer.concat([
+          decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
+          decipher.final(),
+        ]);
+        sealed = JSON.parse(plain.toString('utf8')) as Sealed;
+      } catch {
+        return { ok: false, problem: 'seal' };
+      }
+      if (
+        typeof sealed !== 'object' ||
+        sealed === null ||
+        typeof sealed.e !== 'number' ||
+        typeof sealed.i !== 'string' ||
+        typeof sealed.n !== 'string' ||
+        typeof sealed.r !== 'number'
+      )
+        return { ok: false, problem: 'malformed' };
+      if (!(sealed.e > now)) return { ok: false, problem: 'expired' };
+      if (
+        sealed.t !== (call.identity?.tenant ?? null) ||
+        sealed.p !== (call.identity?.principal ?? null) ||
+        sealed.g !== call.toolName ||
+        sealed.a !== sentDigest(call.args)
+      )
+        return { ok: false, problem: 'binding' };
+      const spending = spent.spend(sealed.n, sealed.e, now);
+      if (spending !== 'taken') return { ok: false, problem: spending };
+      return {
+        ok: true,
+        claims: { checkInId: sealed.i, chainId: sealed.c, argsDigest: sealed.d, round: sealed.r },
+      };
+    },
+  };
+}
+
+/**
+ * Nonces of states already used, each kept until its state would have expired anyway. Bounded: when
+ * full of unexpired nonces, a new one is not taken (the retry is refused) rather than an old one
+ * forgotten, which would let its state be used again.
+ */
+class SpentNonces {
+  readonly #until = new Map<string, number>();
+
+  constructor(readonly max: number) {}
+
+  spend(nonce: string, expiresAt: number, now: number): 'taken' | 'replayed' | 'full' {
+    if (this.#until.has(nonce)) return 'replayed';
+    if (this.#until.size >= this.max)
+      for (const [seen, until] of this.#until) if (until <= now) this.#until.delete(seen);
+    if (this.#until.size >= this.max) return 'full';
+    this.#until.set(nonce, expiresAt);
+    return 'taken';
+  }
+}
