@@ -4,8 +4,9 @@
 // arguments as sent, and the check-in asked about (its chain and digest), expires with that check-in,
 // and is spent on its first use in this process. Anything else is refused before the chain runs.
 
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { CheckInRequest, Identity } from '@toolgate/core';
+import { sealedStates, sentArgsDigest } from './sealed-state';
 
 /** Marks a state of this module; upstream states use `u1.`, a gateway's its own. */
 export const CHECK_IN_STATE_PREFIX = 'c1.';
@@ -13,8 +14,6 @@ export const CHECK_IN_STATE_PREFIX = 'c1.';
 const KEY_INFO = 'toolgate.checkInState.v1';
 // A state of ours is a few hundred characters; anything much longer is not one.
 const MAX_STATE_CHARS = 4096;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 /** Spent states kept at once; past it, a retry is refused rather than a spent state forgotten. */
 export const DEFAULT_MAX_SPENT_STATES = 100_000;
 
@@ -65,12 +64,6 @@ export interface CheckInStates {
 export const isCheckInState = (token: unknown): token is string =>
   typeof token === 'string' && token.startsWith(CHECK_IN_STATE_PREFIX);
 
-/** The arguments as the client sent them: its retry must send the same ones. */
-const sentDigest = (args: unknown): string =>
-  createHash('sha256')
-    .update(JSON.stringify(args ?? {}) ?? '')
-    .digest('base64url');
-
 /**
  * Check-in states under a key derived from `secret`: every process given the same secret opens
  * another's states (the check-in store must then be shared too, for the check-in they name).
@@ -79,7 +72,11 @@ export function checkInStates(
   secret: string | Uint8Array,
   options: { readonly maxSpent?: number } = {},
 ): CheckInStates {
-  const key = Buffer.from(hkdfSync('sha256', Buffer.from(secret), Buffer.alloc(0), KEY_INFO, 32));
+  const box = sealedStates(secret, {
+    info: KEY_INFO,
+    prefix: CHECK_IN_STATE_PREFIX,
+    maxChars: MAX_STATE_CHARS,
+  });
   const spent = new SpentNonces(options.maxSpent ?? DEFAULT_MAX_SPENT_STATES);
   return {
     seal(call, request, round) {
@@ -87,7 +84,7 @@ export function checkInStates(
         t: call.identity?.tenant ?? null,
         p: call.identity?.principal ?? null,
         g: call.toolName,
-        a: sentDigest(call.args),
+        a: sentArgsDigest(call.args),
         c: request.chainId,
         d: request.argsDigest,
         i: request.id,
@@ -95,30 +92,12 @@ export function checkInStates(
         e: Date.parse(request.expiresAt),
         n: randomBytes(16).toString('base64url'),
       };
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const body = Buffer.concat([cipher.update(JSON.stringify(sealed), 'utf8'), cipher.final()]);
-      return `${CHECK_IN_STATE_PREFIX}${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+      return box.seal(sealed);
     },
     read(token, call, now = Date.now()) {
-      if (!isCheckInState(token) || token.length > MAX_STATE_CHARS)
-        return { ok: false, problem: 'malformed' };
-      const body = token.slice(CHECK_IN_STATE_PREFIX.length);
-      if (!/^[A-Za-z0-9_-]+$/.test(body)) return { ok: false, problem: 'malformed' };
-      const bytes = Buffer.from(body, 'base64url');
-      if (bytes.length <= IV_BYTES + TAG_BYTES) return { ok: false, problem: 'malformed' };
-      let sealed: Sealed;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
-        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-        const plain = Buffer.concat([
-          decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
-          decipher.final(),
-        ]);
-        sealed = JSON.parse(plain.toString('utf8')) as Sealed;
-      } catch {
-        return { ok: false, problem: 'seal' };
-      }
+      const opened = box.open(token);
+      if (!opened.ok) return opened;
+      const sealed = opened.claims as Sealed;
       if (
         typeof sealed !== 'object' ||
         sealed === null ||
@@ -133,7 +112,7 @@ export function checkInStates(
         sealed.t !== (call.identity?.tenant ?? null) ||
         sealed.p !== (call.identity?.principal ?? null) ||
         sealed.g !== call.toolName ||
-        sealed.a !== sentDigest(call.args)
+        sealed.a !== sentArgsDigest(call.args)
       )
         return { ok: false, problem: 'binding' };
       const spending = spent.spend(sealed.n, sealed.e, now);

@@ -4,8 +4,9 @@
 // arguments, and expiring. The client cannot read the upstream's state, edit it, or hand it to
 // another principal, tenant, tool or upstream: any of those opens to nothing and nothing is sent on.
 
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Identity } from '@toolgate/core';
+import { sealedStates, sentArgsDigest } from './sealed-state';
 
 /** Marks a state this module sealed; a host's own states (a gateway's check-ins) use another prefix. */
 export const UPSTREAM_STATE_PREFIX = 'u1.';
@@ -13,8 +14,6 @@ export const UPSTREAM_STATE_PREFIX = 'u1.';
 export const DEFAULT_UPSTREAM_STATE_TTL_MS = 10 * 60_000;
 // Larger states are not ours: refused before any work is spent on them.
 const MAX_STATE_CHARS = 64 * 1024;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 // Domain-separates this key from every other use of the secret it is derived from.
 const KEY_INFO = 'toolgate.upstreamState.v1';
 
@@ -73,13 +72,6 @@ export interface UpstreamStates {
 export const isUpstreamState = (token: unknown): token is string =>
   typeof token === 'string' && token.startsWith(UPSTREAM_STATE_PREFIX);
 
-/** The digest arguments are bound by: what a retry sends must be what the upstream was asked with. */
-function argsDigest(args: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(args ?? {}) ?? '')
-    .digest('base64url');
-}
-
 /**
  * Upstream states under a key derived from `secret` (every process given the same secret opens
  * another's states: scale-out without affinity). Without a secret, a random one: states open only in
@@ -89,15 +81,18 @@ export function upstreamStates(
   secret?: string | Uint8Array,
   ttlMs: number = DEFAULT_UPSTREAM_STATE_TTL_MS,
 ): UpstreamStates {
-  const material = secret === undefined ? randomBytes(32) : Buffer.from(secret);
-  const key = Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), KEY_INFO, 32));
+  const box = sealedStates(secret ?? randomBytes(32), {
+    info: KEY_INFO,
+    prefix: UPSTREAM_STATE_PREFIX,
+    maxChars: MAX_STATE_CHARS,
+  });
   const bound = (binding: UpstreamStateBinding) => ({
     t: binding.identity?.tenant ?? null,
     p: binding.identity?.principal ?? null,
     m: binding.method,
     g: binding.target,
     u: binding.upstream,
-    a: argsDigest(binding.args),
+    a: sentArgsDigest(binding.args),
   });
   return {
     seal(binding, ask, now = Date.now()) {
@@ -109,30 +104,12 @@ export function upstreamStates(
         c: ask.parkedCall ?? null,
         e: now + ttlMs,
       };
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const sealed = Buffer.concat([cipher.update(JSON.stringify(claims), 'utf8'), cipher.final()]);
-      return `${UPSTREAM_STATE_PREFIX}${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url')}`;
+      return box.seal(claims);
     },
     open(token, binding, now = Date.now()) {
-      if (!isUpstreamState(token) || token.length > MAX_STATE_CHARS)
-        return { ok: false, problem: 'malformed' };
-      const body = token.slice(UPSTREAM_STATE_PREFIX.length);
-      if (!/^[A-Za-z0-9_-]+$/.test(body)) return { ok: false, problem: 'malformed' };
-      const bytes = Buffer.from(body, 'base64url');
-      if (bytes.length <= IV_BYTES + TAG_BYTES) return { ok: false, problem: 'malformed' };
-      let claims: Claims;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
-        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-        const plain = Buffer.concat([
-          decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
-          decipher.final(),
-        ]);
-        claims = JSON.parse(plain.toString('utf8')) as Claims;
-      } catch {
-        return { ok: false, problem: 'seal' };
-      }
+      const opened = box.open(token);
+      if (!opened.ok) return opened;
+      const claims = opened.claims as Claims;
       if (
         typeof claims !== 'object' ||
         claims === null ||
