@@ -320,7 +320,68 @@ export function modernClient(
   return connectModern(url, token, capabilities, { manual: !auto, name: 'Ana', color: 'green', clientName });
 }
 
+import { retryAs } from '../../../test-support/modern-request';
 export { protocolError as protocolErrorOf, retryAs } from '../../../test-support/modern-request';
+
+/** A 2026-07-28 client's first call that the upstream answered with a question, as the client got it. */
+export interface AskedCall {
+  readonly resultType?: string;
+  readonly requestState?: string;
+  readonly inputRequests?: object;
+}
+
+/**
+ * `toolgate gateway` in front of one fixture upstream whose tools ask their client mid-call, letting
+ * in bot and eve as 2026-07-28 clients that declare form elicitation. Registers the suite's hooks:
+ * call it inside a `describe`. `answerAs` retries `tool` answering `name` under `answerKey`.
+ */
+export function askingUpstreamSuite(options: {
+  readonly upstream: string;
+  readonly script: string;
+  readonly clientName: string;
+  readonly answerKey: string;
+}) {
+  const callers = { BOT_TOKEN: CALLERS.BOT_TOKEN, EVE_TOKEN: CALLERS.EVE_TOKEN };
+  const tokens = tokenEnv(callers);
+  const elicits: ModernCapabilities = { elicitation: { form: {} } };
+  const suite = gatewayPerSuite(
+    (dir) =>
+      relayConfig(callers, {
+        name: options.upstream,
+        script: options.script,
+        tsx: true,
+        runLog: `${dir.path}/runs.log`,
+      }),
+    tokens,
+  );
+  const client = (token: string, auto = true) =>
+    modernClient(suite.gateway.url, token, elicits, auto, options.clientName);
+  return {
+    suite,
+    tokens,
+    runs: (): string[] => suite.dir.runs(),
+    client,
+    /** Calls `tool` as `token` and keeps the input_required answer (the client does not answer it). */
+    async ask(token: string, tool: string): Promise<AskedCall> {
+      const asking = await client(token, false);
+      try {
+        return (await asking.callTool(
+          { name: tool, arguments: {} },
+          { allowInputRequired: true },
+        )) as unknown as AskedCall;
+      } finally {
+        await asking.close();
+      }
+    },
+    answerAs: (token: string, tool: string, name: string, state: string) =>
+      retryAs(suite.gateway.url, token, elicits, {
+        name: tool,
+        inputResponses: { [options.answerKey]: { action: 'accept', content: { name } } },
+        requestState: state,
+        clientName: options.clientName,
+      }),
+  };
+}
 
 /** The fixture `shop` upstream under `upstreams:`, logging each run to `dir`'s runs.log. */
 export function shopUpstream(dir: TempDir): string {

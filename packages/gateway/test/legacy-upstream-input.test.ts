@@ -4,50 +4,25 @@
 // over two rounds; the state the client holds is refused to another principal before the chain with
 // nothing sent upstream, and once answered it reaches nothing again. The gateway's log holds no answer.
 
-import { ProtocolError, type ClientCapabilities } from '@modelcontextprotocol/client';
-import {
-  CALLERS as ALL_CALLERS,
-  gatewayPerSuite,
-  legacyAskingFixture,
-  modernClient,
-  protocolErrorOf,
-  relayConfig,
-  retryAs,
-  textOf,
-  tokenEnv,
-  type TempDir,
-} from './helpers';
-
-const { BOT_TOKEN, EVE_TOKEN } = ALL_CALLERS;
-const CALLERS = { BOT_TOKEN, EVE_TOKEN };
-const TOKENS = tokenEnv(CALLERS);
-
-const config = (dir: TempDir): string =>
-  relayConfig(CALLERS, {
-    name: 'old',
-    script: legacyAskingFixture,
-    tsx: true,
-    runLog: `${dir.path}/runs.log`,
-  });
-
-const elicits: ClientCapabilities = { elicitation: { form: {} } };
+import { ProtocolError } from '@modelcontextprotocol/client';
+import { askingUpstreamSuite, legacyAskingFixture, protocolErrorOf, textOf } from './helpers';
 
 describe("a 2025-era upstream's mid-call questions, through toolgate gateway", () => {
-  const suite = gatewayPerSuite(config, TOKENS);
-
-  const runs = (): string[] => suite.dir.runs();
-
-  const client = (token: string, auto = true) =>
-    modernClient(suite.gateway.url, token, elicits, auto, 'legacy-input-test');
-
-  /** Retries old_ask_name as `token` answering `name`, with `state`. */
+  const {
+    suite,
+    tokens: TOKENS,
+    runs,
+    client,
+    ask,
+    answerAs: answerToolAs,
+  } = askingUpstreamSuite({
+    upstream: 'old',
+    script: legacyAskingFixture,
+    clientName: 'legacy-input-test',
+    answerKey: 'elicitation',
+  });
   const answerAs = (token: string, name: string, state: string) =>
-    retryAs(suite.gateway.url, token, elicits, {
-      name: 'old_ask_name',
-      inputResponses: { elicitation: { action: 'accept', content: { name } } },
-      requestState: state,
-      clientName: 'legacy-input-test',
-    });
+    answerToolAs(token, 'old_ask_name', name, state);
 
   it('relays its two questions in turn to the one upstream call and ends with its result', async () => {
     const bot = await client(TOKENS.BOT_TOKEN);
@@ -66,19 +41,10 @@ describe("a 2025-era upstream's mid-call questions, through toolgate gateway", (
   }, 30_000);
 
   it('refuses the state to another principal before the chain, then serves its caller once', async () => {
-    const bot = await client(TOKENS.BOT_TOKEN, false);
-    let state: string;
-    try {
-      const asked = (await bot.callTool(
-        { name: 'old_ask_name', arguments: {} },
-        { allowInputRequired: true },
-      )) as unknown as { resultType?: string; requestState?: string; inputRequests?: object };
-      expect(asked.resultType).toBe('input_required');
-      expect(Object.keys(asked.inputRequests ?? {})).toEqual(['elicitation']);
-      state = asked.requestState!;
-    } finally {
-      await bot.close();
-    }
+    const asked = await ask(TOKENS.BOT_TOKEN, 'old_ask_name');
+    expect(asked.resultType).toBe('input_required');
+    expect(Object.keys(asked.inputRequests ?? {})).toEqual(['elicitation']);
+    const state = asked.requestState!;
     const before = runs().length;
     const error = await protocolErrorOf(answerAs(TOKENS.EVE_TOKEN, 'Eve', state));
     expect(error).toBeInstanceOf(ProtocolError);

@@ -4,50 +4,24 @@
 // rounds; the state it holds is the gateway's and refused to another principal before the chain,
 // with nothing sent to the upstream. The upstream is the mcp package's task-upstream fixture.
 
-import { ProtocolError, type ClientCapabilities } from '@modelcontextprotocol/client';
-import {
-  CALLERS as ALL_CALLERS,
-  gatewayPerSuite,
-  modernClient,
-  protocolErrorOf,
-  relayConfig,
-  retryAs,
-  taskUpstreamFixture,
-  textOf,
-  tokenEnv,
-  type TempDir,
-} from './helpers';
-
-const { BOT_TOKEN, EVE_TOKEN } = ALL_CALLERS;
-const CALLERS = { BOT_TOKEN, EVE_TOKEN };
-const TOKENS = tokenEnv(CALLERS);
-
-const config = (dir: TempDir): string =>
-  relayConfig(CALLERS, {
-    name: 'jobs',
-    script: taskUpstreamFixture,
-    tsx: true,
-    runLog: `${dir.path}/runs.log`,
-  });
-
-const elicits: ClientCapabilities = { elicitation: { form: {} } };
+import { ProtocolError } from '@modelcontextprotocol/client';
+import { askingUpstreamSuite, protocolErrorOf, taskUpstreamFixture, textOf } from './helpers';
 
 describe('an upstream task asking for input, through toolgate gateway', () => {
-  const suite = gatewayPerSuite(config, TOKENS);
-
-  const runs = (): string[] => suite.dir.runs();
-
-  const client = (token: string, auto = true) =>
-    modernClient(suite.gateway.url, token, elicits, auto, 'task-input-test');
-
-  /** Retries jobs_ask_name as `token` with `name` for an answer and `state`. */
+  const {
+    tokens: TOKENS,
+    runs,
+    client,
+    ask,
+    answerAs: answerToolAs,
+  } = askingUpstreamSuite({
+    upstream: 'jobs',
+    script: taskUpstreamFixture,
+    clientName: 'task-input-test',
+    answerKey: 'name',
+  });
   const answerAs = (token: string, name: string, state: string) =>
-    retryAs(suite.gateway.url, token, elicits, {
-      name: 'jobs_ask_name',
-      inputResponses: { name: { action: 'accept', content: { name } } },
-      requestState: state,
-      clientName: 'task-input-test',
-    });
+    answerToolAs(token, 'jobs_ask_name', name, state);
 
   it("relays the task's two questions in turn and ends with its result", async () => {
     const bot = await client(TOKENS.BOT_TOKEN);
@@ -66,18 +40,9 @@ describe('an upstream task asking for input, through toolgate gateway', () => {
   }, 30_000);
 
   it('refuses the state to another principal before the chain, and sends the task nothing', async () => {
-    const bot = await client(TOKENS.BOT_TOKEN, false);
-    let state: string;
-    try {
-      const asked = (await bot.callTool(
-        { name: 'jobs_ask_name', arguments: {} },
-        { allowInputRequired: true },
-      )) as unknown as { resultType?: string; requestState?: string };
-      expect(asked.resultType).toBe('input_required');
-      state = asked.requestState!;
-    } finally {
-      await bot.close();
-    }
+    const asked = await ask(TOKENS.BOT_TOKEN, 'jobs_ask_name');
+    expect(asked.resultType).toBe('input_required');
+    const state = asked.requestState!;
     const before = runs().length;
     const error = await protocolErrorOf(answerAs(TOKENS.EVE_TOKEN, 'Eve', state));
     expect(error).toBeInstanceOf(ProtocolError);
