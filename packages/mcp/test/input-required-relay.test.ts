@@ -21,9 +21,8 @@ import {
 } from '@toolgate/mcp';
 import {
   ask,
-  askAs,
   authenticate,
-  expectStateRefused,
+  describeStateRefusals,
   identityFromToken,
   modernClient as connect,
   protocolError,
@@ -33,7 +32,6 @@ import {
   serveUpstreams,
   text,
   withClient,
-  type Asked,
 } from './fixtures/proxy';
 
 let imported: McpClient;
@@ -136,54 +134,28 @@ describe("an upstream's input-required answer, relayed to a 2026-07-28 client", 
     });
   }, 30_000);
 
-  describe('refuses a state that is not this caller’s for this request, before anything runs', () => {
-    let first: Asked;
-    beforeAll(async () => {
-      first = await askAs(http.url, 'alice', all, 'ref_test_input_required_result_tampered_state');
-      expect(first.requestState).toMatch(/^u1\./);
-    }, 30_000);
-
-    const retry = (
-      who: string,
-      state: string,
-      name = 'ref_test_input_required_result_tampered_state',
-      args: Record<string, unknown> = {},
-    ) =>
-      // Refused before the chain: no dispatch, so nothing reached the upstream.
-      expectStateRefused(http.url, reports, who, { name, state, key: 'user_name', args, capabilities: all });
-
-    it('edited', async () => retry('alice', `${first.requestState!}-TAMPERED`), 30_000);
-    it(
-      'replayed by another principal of the tenant',
-      async () => retry('mallory', first.requestState!),
-      30_000,
-    );
-    it(
-      'replayed under another tenant by the same principal name',
-      async () => retry('eve', first.requestState!),
-      30_000,
-    );
-    it(
-      'sent with another tool',
-      async () => retry('alice', first.requestState!, 'ref_test_input_required_result_elicitation'),
-      30_000,
-    );
-    it(
-      'sent with other arguments',
-      async () =>
-        retry('alice', first.requestState!, 'ref_test_input_required_result_tampered_state', { extra: 1 }),
-      30_000,
-    );
-
-    it('and opens for the caller it was given to', async () => {
-      const done = await retryAs(http.url, 'alice', all, {
-        name: 'ref_test_input_required_result_tampered_state',
-        inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
-        requestState: first.requestState,
-      });
-      expect(text(done)).toBe('state verified');
-    }, 30_000);
-  });
+  // Refused before the chain: no dispatch, so nothing reached the upstream.
+  describeStateRefusals(
+    'refuses a state that is not this caller’s for this request, before anything runs',
+    {
+      url: () => http.url,
+      reports,
+      capabilities: all,
+      tool: 'ref_test_input_required_result_tampered_state',
+      otherTool: 'ref_test_input_required_result_elicitation',
+      key: 'user_name',
+    },
+    (first) => {
+      it('and opens for the caller it was given to', async () => {
+        const done = await retryAs(http.url, 'alice', all, {
+          name: 'ref_test_input_required_result_tampered_state',
+          inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
+          requestState: first().requestState,
+        });
+        expect(text(done)).toBe('state verified');
+      }, 30_000);
+    },
+  );
 });
 
 describe('the same upstream, asked by a 2025-11-25 client', () => {

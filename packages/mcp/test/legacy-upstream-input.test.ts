@@ -26,7 +26,7 @@ import {
   ask,
   askAs,
   authenticate,
-  expectStateRefused,
+  describeStateRefusals,
   identityFromToken,
   legacyAskingUpstream,
   modernClient as connect,
@@ -36,7 +36,6 @@ import {
   serveUpstreams,
   text,
   withClient,
-  type Asked,
   type TaskUpstream,
 } from './fixtures/proxy';
 import { httpUpstream } from './fixtures/http-upstream';
@@ -234,62 +233,42 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
     expect(reports.at(-1)).toMatchObject({ settled: { kind: 'refused', code: 'MISSING_CLIENT_CAPABILITY' } });
   }, 30_000);
 
-  describe('a state that is not this caller’s reaches nothing upstream', () => {
-    let first: Asked;
-    beforeAll(async () => {
-      first = await askAs(http.url, 'alice', elicits, 'old_ask_name');
-      expect(first.requestState).toMatch(/^u1\./);
-    }, 30_000);
+  describeStateRefusals(
+    'a state that is not this caller’s reaches nothing upstream',
+    {
+      url: () => http.url,
+      reports,
+      capabilities: elicits,
+      tool: 'old_ask_name',
+      otherTool: 'old_ask_twice',
+      key: 'elicitation',
+      upstreamMark: () => runs().length,
+      upstreamSince: since,
+    },
+    (first) => {
+      it('and still opens for its caller, whose answer the parked call gets', async () => {
+        const done = await retryAs(http.url, 'alice', elicits, {
+          name: 'old_ask_name',
+          inputResponses: answer('Alice'),
+          requestState: first().requestState,
+        });
+        expect(text(done)).toBe('Hello, Alice!');
+      }, 30_000);
 
-    const refused = async (
-      who: string,
-      state: string,
-      name = 'old_ask_name',
-      args: Record<string, unknown> = {},
-    ) => {
-      const before = runs().length;
-      await expectStateRefused(http.url, reports, who, { name, state, key: 'elicitation', args });
-      // No start, no answer, no cancel reached the upstream.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(since(before)).toEqual([]);
-    };
-
-    it('edited', async () => refused('alice', `${first.requestState!.slice(0, -4)}AAAA`), 30_000);
-    it('echoed by another principal', async () => refused('mallory', first.requestState!), 30_000);
-    it(
-      'echoed by the same principal of another tenant',
-      async () => refused('eve', first.requestState!),
-      30_000,
-    );
-    it('sent with another tool', async () => refused('alice', first.requestState!, 'old_ask_twice'), 30_000);
-    it(
-      'sent with other arguments',
-      async () => refused('alice', first.requestState!, 'old_ask_name', { a: 1 }),
-      30_000,
-    );
-
-    it('and still opens for its caller, whose answer the parked call gets', async () => {
-      const done = await retryAs(http.url, 'alice', elicits, {
-        name: 'old_ask_name',
-        inputResponses: answer('Alice'),
-        requestState: first.requestState,
-      });
-      expect(text(done)).toBe('Hello, Alice!');
-    }, 30_000);
-
-    it('once answered, the same state replayed by its caller reaches nothing', async () => {
-      const before = runs().length;
-      const replayed = await retryAs(http.url, 'alice', elicits, {
-        name: 'old_ask_name',
-        inputResponses: answer('Eve'),
-        requestState: first.requestState,
-      });
-      expect(replayed.isError).toBe(true);
-      expect(text(replayed)).toContain('is not waiting in this process');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(since(before)).toEqual([]);
-    }, 30_000);
-  });
+      it('once answered, the same state replayed by its caller reaches nothing', async () => {
+        const before = runs().length;
+        const replayed = await retryAs(http.url, 'alice', elicits, {
+          name: 'old_ask_name',
+          inputResponses: answer('Eve'),
+          requestState: first().requestState,
+        });
+        expect(replayed.isError).toBe(true);
+        expect(text(replayed)).toContain('is not waiting in this process');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(since(before)).toEqual([]);
+      }, 30_000);
+    },
+  );
 
   it('two retries of one state racing: one answers the parked call, the other reaches nothing', async () => {
     const first = await askAs(http.url, 'alice', elicits, 'old_ask_name');

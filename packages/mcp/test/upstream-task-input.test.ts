@@ -10,9 +10,8 @@ import { Client, InMemoryTransport, type ClientCapabilities } from '@modelcontex
 import { serveHttp, type HttpServing, type McpCallReport, type McpServed } from '@toolgate/mcp';
 import {
   ask,
-  askAs,
   authenticate,
-  expectStateRefused,
+  describeStateRefusals,
   identityFromToken,
   modernClient as connect,
   protocolError,
@@ -22,7 +21,6 @@ import {
   taskUpstream,
   text,
   withClient,
-  type Asked,
   type TaskUpstream,
 } from './fixtures/proxy';
 
@@ -140,56 +138,41 @@ describe("a 2026-07-28 upstream task's questions, relayed to a 2026-07-28 client
     });
   }, 30_000);
 
-  describe('refuses a state that is not this caller’s, and sends nothing upstream', () => {
-    let first: Asked;
-    beforeAll(async () => {
-      first = await askAs(http.url, 'alice', elicits, 'jobs_ask_name');
-      expect(first.requestState).toMatch(/^u1\./);
-    }, 30_000);
+  describeStateRefusals(
+    'refuses a state that is not this caller’s, and sends nothing upstream',
+    {
+      url: () => http.url,
+      reports,
+      capabilities: elicits,
+      tool: 'jobs_ask_name',
+      otherTool: 'jobs_ask_twice',
+      key: 'name',
+      upstreamMark: () => runs().length,
+      upstreamSince: (mark) => runs().slice(mark),
+    },
+    (first) => {
+      it('and opens for the caller it was given to: the waiting task gets the answer', async () => {
+        const done = await retryAs(http.url, 'alice', elicits, {
+          name: 'jobs_ask_name',
+          inputResponses: { name: { action: 'accept', content: { name: 'Alice' } } },
+          requestState: first().requestState,
+        });
+        expect(text(done)).toBe('Hello, Alice!');
+      }, 30_000);
 
-    const refused = async (
-      who: string,
-      state: string,
-      name = 'jobs_ask_name',
-      args: Record<string, unknown> = {},
-    ) => {
-      const before = runs().length;
-      await expectStateRefused(http.url, reports, who, { name, state, key: 'name', args });
-      // No start, no update, no cancel reached the upstream.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(runs().slice(before)).toEqual([]);
-    };
-
-    it('edited', async () => refused('alice', `${first.requestState!.slice(0, -4)}AAAA`), 30_000);
-    it('replayed by another principal', async () => refused('mallory', first.requestState!), 30_000);
-    it('sent with another tool', async () => refused('alice', first.requestState!, 'jobs_ask_twice'), 30_000);
-    it(
-      'sent with other arguments',
-      async () => refused('alice', first.requestState!, 'jobs_ask_name', { a: 1 }),
-      30_000,
-    );
-
-    it('and opens for the caller it was given to: the waiting task gets the answer', async () => {
-      const done = await retryAs(http.url, 'alice', elicits, {
-        name: 'jobs_ask_name',
-        inputResponses: { name: { action: 'accept', content: { name: 'Alice' } } },
-        requestState: first.requestState,
-      });
-      expect(text(done)).toBe('Hello, Alice!');
-    }, 30_000);
-
-    it('once answered, the same state replayed by its caller sends the task nothing again', async () => {
-      const updates = count('update ');
-      const replayed = await retryAs(http.url, 'alice', elicits, {
-        name: 'jobs_ask_name',
-        inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
-        requestState: first.requestState,
-      });
-      expect(replayed.isError).toBe(true);
-      expect(text(replayed)).toContain('not waiting for these answers');
-      expect(count('update ')).toBe(updates);
-    }, 30_000);
-  });
+      it('once answered, the same state replayed by its caller sends the task nothing again', async () => {
+        const updates = count('update ');
+        const replayed = await retryAs(http.url, 'alice', elicits, {
+          name: 'jobs_ask_name',
+          inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } },
+          requestState: first().requestState,
+        });
+        expect(replayed.isError).toBe(true);
+        expect(text(replayed)).toContain('not waiting for these answers');
+        expect(count('update ')).toBe(updates);
+      }, 30_000);
+    },
+  );
 });
 
 // A client holding a task of ours for the call is asked through that task: task-held-upstream-input.test.ts.
