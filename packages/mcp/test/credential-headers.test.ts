@@ -3,19 +3,19 @@
 // each call carries its own caller's credential, under concurrency too, and the value reaches the
 // upstream and nothing else (the model, the downstream client, events, the ledger, errors).
 
-import { EventEmitter } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Credential, DispatchOutcome, Dispatcher, ToolgateEmitter } from '@toolgate/core';
+import type { Credential, DispatchOutcome, Dispatcher } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mcpClient, mcpServe, serveHttp, type McpClientEvent } from '@toolgate/mcp';
 import { z } from 'zod';
 import { leaksOf } from '../../../test-support/hardening';
 import { CHECK_IN_KEY, identityFrom } from './fixtures/governed';
 import { httpUpstream, type HttpUpstream } from './fixtures/http-upstream';
+import { recordingEmitter } from './fixtures/recording-emitter';
 
 const SECRETS: Record<string, string> = {
   acme: `sk_live_ACME_${'a1'.repeat(12)}`,
@@ -99,17 +99,6 @@ const tokens: Record<string, AuthInfo> = {
 function authenticate(request: { headers: Record<string, string | string[] | undefined> }) {
   const header = request.headers['authorization'];
   return tokens[typeof header === 'string' ? header.replace(/^Bearer /, '') : ''];
-}
-
-/** Every event emitted on the dispatcher's emitter, as emitted. */
-function recordingEmitter(into: unknown[]): ToolgateEmitter {
-  const events = new EventEmitter() as unknown as ToolgateEmitter;
-  const emit = events.emit.bind(events);
-  events.emit = ((type: string, ...args: unknown[]) => {
-    into.push({ type, args });
-    return (emit as (type: string, ...args: unknown[]) => boolean)(type, ...args);
-  }) as typeof events.emit;
-  return events;
 }
 
 describe('mcpClient credentialHeaders against a Streamable HTTP server', () => {

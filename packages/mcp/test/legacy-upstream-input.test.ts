@@ -8,9 +8,7 @@
 // fixture over stdio (its RUN_LOG shows every start, answer, cancel and end), and one SDK 1.x server
 // over Streamable HTTP; the client is the SDK v2's, over Streamable HTTP.
 
-import { EventEmitter } from 'node:events';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import { EVENT_TYPES, type ToolgateEmitter } from '@toolgate/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { canonicalChain } from '@toolgate/middleware';
 import {
@@ -39,6 +37,7 @@ import {
   type TaskUpstream,
 } from './fixtures/proxy';
 import { httpUpstream } from './fixtures/http-upstream';
+import { recordingEmitter } from './fixtures/recording-emitter';
 
 let upstream: TaskUpstream;
 const reports: McpCallReport[] = [];
@@ -46,17 +45,6 @@ const reports: McpCallReport[] = [];
 const events: unknown[] = [];
 const clientEvents: McpClientEvent[] = [];
 
-function recordingEmitter(): ToolgateEmitter {
-  const emitter = new EventEmitter() as unknown as ToolgateEmitter;
-  const emit = emitter.emit.bind(emitter);
-  emitter.emit = ((type: string, ...args: unknown[]) => {
-    events.push({ type, args });
-    return (emit as (type: string, ...args: unknown[]) => boolean)(type, ...args);
-  }) as typeof emitter.emit;
-  // Events are built only for a type someone listens to.
-  for (const type of EVENT_TYPES) emitter.on(type, () => undefined);
-  return emitter;
-}
 const opened: { served: McpServed; http: HttpServing }[] = [];
 let http: HttpServing;
 // Flipped by a test: the chain refuses every call while it is false.
@@ -68,7 +56,7 @@ async function serve(options: Partial<McpServeOptions> = {}): Promise<HttpServin
     name: 'relay',
     identityFrom: identityFromToken,
     onCall: (report) => reports.push(report),
-    events: recordingEmitter(),
+    events: recordingEmitter(events, { everyType: true }),
     chain: canonicalChain({
       permissions: {
         check: () =>

@@ -3,7 +3,6 @@
 // the retry runs the chain again and carries the person's answer out through the single-use resume.
 // An edited, foreign, replayed, raced or expired state is CHECKIN_STATE_INVALID and runs nothing.
 
-import { EventEmitter } from 'node:events';
 import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
@@ -13,16 +12,15 @@ import { Type } from 'typebox';
 import {
   createChain,
   defineTool,
-  EVENT_TYPES,
   inMemoryCheckIns,
   type Chain,
   type CheckInStore,
   type Middleware,
-  type ToolgateEmitter,
 } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mcpServe, serveHttp, type HttpServing, type McpCallReport, type McpServed } from '@toolgate/mcp';
 import { authenticate, identityFromToken } from './fixtures/proxy';
+import { recordingEmitter } from './fixtures/recording-emitter';
 
 const MODERN = '2026-07-28';
 const CHECK_IN_KEY = 'modern-check-in-key-0123456789abcdef';
@@ -52,18 +50,6 @@ const events: unknown[] = [];
 const reports: McpCallReport[] = [];
 // Flipped by a test: the policy refuses refunds while it is true.
 let refundsDenied = false;
-
-function recordingEmitter(): ToolgateEmitter {
-  const emitter = new EventEmitter() as unknown as ToolgateEmitter;
-  const emit = emitter.emit.bind(emitter);
-  emitter.emit = ((type: string, ...args: unknown[]) => {
-    events.push({ type, args });
-    return (emit as (type: string, ...args: unknown[]) => boolean)(type, ...args);
-  }) as typeof emitter.emit;
-  // Events are built only for a type someone listens to.
-  for (const type of EVENT_TYPES) emitter.on(type, () => undefined);
-  return emitter;
-}
 
 const tools = () =>
   (['refund', 'transfer'] as const).map((name) =>
@@ -122,7 +108,7 @@ async function serve(
     version: '1.0.0',
     chain,
     identityFrom: identityFromToken,
-    events: recordingEmitter(),
+    events: recordingEmitter(events, { everyType: true }),
     onCall: (report) => reports.push(report),
     ...(requestStateKey !== null ? { requestStateKey } : {}),
   });
