@@ -326,4 +326,25 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
     });
     expect(since(before)).toEqual(['start ask_briefly', 'error ask_briefly']);
   }, 30_000);
+
+  it('a task-asking call handed out no task (its tool lists no task support) is parked as a plain one', async () => {
+    const before = unchecked.runs().length;
+    const call = (params: Record<string, unknown>) =>
+      request('alice', 'tools/call', { name: 'old_ask_name', arguments: {}, ...params }, ELICITS, plainHttp);
+    const asked = await call({});
+    expect(asked.result).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { elicitation: { method: 'elicitation/create' } },
+    });
+    const done = await call({
+      inputResponses: named('Plain'),
+      requestState: asked.result!['requestState'],
+    });
+    expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'Hello, Plain!' }] });
+    expect(unchecked.runs().slice(before)).toEqual([
+      'start ask_name',
+      'answer ask_name accept Plain',
+      'end ask_name',
+    ]);
+  }, 30_000);
 });
