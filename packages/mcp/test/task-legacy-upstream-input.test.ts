@@ -157,8 +157,8 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
     expect(since(before)).toEqual(['start ask_name']);
     // A key it was not asked under is not passed on (the upstream would read it as the answer).
     const updated = await update(taskId, {
-      ...named('Ada-7f3q'),
       sampling: { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' },
+      ...named('Ada-7f3q'),
     });
     expect(updated.result).toMatchObject({ resultType: 'complete' });
     const done = await next(taskId, asking['inputRequests']);
