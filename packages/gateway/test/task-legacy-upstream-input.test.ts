@@ -45,7 +45,11 @@ describe("an approved call's 2025-era upstream asking mid-call, through the call
       if (got === undefined) throw new Error('tasks/get failed');
       const status = got['status'];
       if (status === 'completed' || status === 'failed' || status === 'cancelled') return got;
-      if (status === 'input_required' && asks !== undefined && JSON.stringify(got['inputRequests']).includes(asks))
+      if (
+        status === 'input_required' &&
+        asks !== undefined &&
+        JSON.stringify(got['inputRequests']).includes(asks)
+      )
         return got;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -955,11 +955,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
     // held here: inside the caller's task of ours when it runs as one (asked through it, nothing
     // parked), else across the caller's rounds. A 2025-11-25 upstream task's questions are declined.
     const parking = downstream?.modern?.parking;
-    if (
-      parking !== undefined &&
-      !speaksModern(client) &&
-      !(taskRequired && upstreamTakesTasks(client))
-    ) {
+    if (parking !== undefined && !speaksModern(client) && !(taskRequired && upstreamTakesTasks(client))) {
       const params = {
         name: remote,
         arguments: args,

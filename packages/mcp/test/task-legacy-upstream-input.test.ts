@@ -11,13 +11,14 @@
 // one is. The upstream is the legacy-asking fixture over stdio (its RUN_LOG shows every start,
 // answer, cancel and end); the client speaks the wire.
 
-import { checkInApproved, inMemoryCheckIns } from '@toolgate/core';
+import { checkInApproved, inMemoryCheckIns, inMemoryTaskRecords } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import {
   serveHttp,
   type HttpServing,
   type McpCallReport,
   type McpClientEvent,
+  type McpServeOptions,
   type McpSettled,
 } from '@toolgate/mcp';
 import {
@@ -37,6 +38,8 @@ let upstream: TaskUpstream;
 // The same fixture without check-ins: its calls are handed out no task of ours.
 let unchecked: TaskUpstream;
 let http: HttpServing;
+// Another server sharing `http`'s task store, as another gateway process would.
+let otherHttp: HttpServing;
 let plainHttp: HttpServing;
 const closing: (() => Promise<void>)[] = [];
 const reports: McpCallReport[] = [];
@@ -45,7 +48,10 @@ const events: unknown[] = [];
 const clientEvents: McpClientEvent[] = [];
 
 /** mcpServe over `over`: every call checked in, its task approved at once and run under it. */
-async function serve(over: TaskUpstream, tasks: { ttlMs?: number } = {}): Promise<HttpServing> {
+async function serve(
+  over: TaskUpstream,
+  tasks: Partial<NonNullable<McpServeOptions['tasks']>> = {},
+): Promise<HttpServing> {
   const served = await serveUpstreams([over.jobs], {
     name: 'relay',
     identityFrom: identityFromToken,
@@ -73,7 +79,9 @@ beforeAll(async () => {
   upstream = legacyAskingUpstream({ fromAnnotations: { destructiveHint: { checkIn: 'always' } } });
   unchecked = legacyAskingUpstream();
   upstream.jobs.subscribe((event) => clientEvents.push(event));
-  http = await serve(upstream);
+  const store = inMemoryTaskRecords();
+  http = await serve(upstream, { store, sharedPollMs: 50 });
+  otherHttp = await serve(upstream, { store, sharedPollMs: 50 });
   const served = await serveUpstreams([unchecked.jobs], { name: 'relay', identityFrom: identityFromToken });
   plainHttp = await serveHttp(served, { authenticate });
   closing.push(
@@ -122,7 +130,11 @@ async function startTask(
  * Polls tasks/get (as alice) until the task leaves `working`, or shows questions other than `past`
  * (the inputRequests a previous round showed).
  */
-async function next(taskId: string, past?: unknown, at: HttpServing = http): Promise<Record<string, unknown>> {
+async function next(
+  taskId: string,
+  past?: unknown,
+  at: HttpServing = http,
+): Promise<Record<string, unknown>> {
   for (let i = 0; i < 150; i++) {
     const got = await request('alice', 'tasks/get', { taskId }, ELICITS, at);
     if (got.result === undefined) throw new Error(`tasks/get failed: ${got.error?.message}`);
@@ -138,8 +150,11 @@ async function next(taskId: string, past?: unknown, at: HttpServing = http): Pro
 const named = (name: string) => ({ elicitation: { action: 'accept', content: { name } } });
 
 /** tasks/update answering our task `taskId`, as `who` (alice). */
-const update = (taskId: string, inputResponses: Record<string, unknown>, who = 'alice'): Promise<ModernAnswer> =>
-  request(who, 'tasks/update', { taskId, inputResponses });
+const update = (
+  taskId: string,
+  inputResponses: Record<string, unknown>,
+  who = 'alice',
+): Promise<ModernAnswer> => request(who, 'tasks/update', { taskId, inputResponses });
 
 describe("a 2025-era upstream's mid-call questions, asked through the client's task of ours", () => {
   it('one round: our task shows the question under our key, the answer reaches the same upstream call', async () => {
@@ -207,30 +222,34 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
       'The model says Paris',
     ],
     ['roots', 'old_ask_roots', { roots: { roots: [{ uri: 'file:///work' }] } }, 'Roots: file:///work'],
-  ] as const)('relays %s the same way', async (kind, tool, answer, expected) => {
-    const reported = clientEvents.length;
-    const taskId = await startTask(tool, { ...WITH_TASKS, [kind]: {} });
-    const asking = await next(taskId);
-    expect(Object.keys(asking['inputRequests'] as object)).toEqual([kind]);
-    await update(taskId, answer);
-    const done = await next(taskId, asking['inputRequests']);
-    expect(done['result']).toMatchObject({ content: [{ type: 'text', text: expected }] });
-    // Sampling is reported relayed, without its text.
-    const sampling = clientEvents.slice(reported).filter((event) => event.type === 'mcp.sampling');
-    expect(sampling).toEqual(
-      kind === 'sampling'
-        ? [
-            {
-              type: 'mcp.sampling',
-              source: 'old',
-              outcome: 'relayed',
-              toolName: 'old_ask_sample',
-              identity: { tenant: 'acme', principal: 'alice' },
-            },
-          ]
-        : [],
-    );
-  }, 30_000);
+  ] as const)(
+    'relays %s the same way',
+    async (kind, tool, answer, expected) => {
+      const reported = clientEvents.length;
+      const taskId = await startTask(tool, { ...WITH_TASKS, [kind]: {} });
+      const asking = await next(taskId);
+      expect(Object.keys(asking['inputRequests'] as object)).toEqual([kind]);
+      await update(taskId, answer);
+      const done = await next(taskId, asking['inputRequests']);
+      expect(done['result']).toMatchObject({ content: [{ type: 'text', text: expected }] });
+      // Sampling is reported relayed, without its text.
+      const sampling = clientEvents.slice(reported).filter((event) => event.type === 'mcp.sampling');
+      expect(sampling).toEqual(
+        kind === 'sampling'
+          ? [
+              {
+                type: 'mcp.sampling',
+                source: 'old',
+                outcome: 'relayed',
+                toolName: 'old_ask_sample',
+                identity: { tenant: 'acme', principal: 'alice' },
+              },
+            ]
+          : [],
+      );
+    },
+    30_000,
+  );
 
   it('a client that did not declare elicitation: our task fails with -32021, the upstream call is ended', async () => {
     const before = runs().length;
@@ -318,13 +337,36 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
     const before = runs().length;
     const taskId = await startTask('old_ask_briefly');
     await logged(before, ['error ask_briefly']);
-    const done = await next(taskId, (await request('alice', 'tasks/get', { taskId })).result?.['inputRequests']);
+    const done = await next(
+      taskId,
+      (await request('alice', 'tasks/get', { taskId })).result?.['inputRequests'],
+    );
     expect(done['status']).toBe('completed');
     expect(done['result']).toMatchObject({
       isError: true,
       content: [{ type: 'text', text: expect.stringMatching(/^failed: .*timed out/i) }],
     });
     expect(since(before)).toEqual(['start ask_briefly', 'error ask_briefly']);
+  }, 30_000);
+
+  it('an update given to another server sharing the task store reaches the call running here', async () => {
+    const before = runs().length;
+    const taskId = await startTask('old_ask_name');
+    // The other server reads the question from the store.
+    const asking = await next(taskId, undefined, otherHttp);
+    expect(Object.keys(asking['inputRequests'] as object)).toEqual(['elicitation']);
+    const updated = await request(
+      'alice',
+      'tasks/update',
+      { taskId, inputResponses: named('Hopper') },
+      ELICITS,
+      otherHttp,
+    );
+    expect(updated.result).toMatchObject({ resultType: 'complete' });
+    const done = await next(taskId, asking['inputRequests'], otherHttp);
+    expect(done['result']).toMatchObject({ content: [{ type: 'text', text: 'Hello, Hopper!' }] });
+    // One call upstream, from the server it runs on.
+    expect(since(before)).toEqual(['start ask_name', 'answer ask_name accept Hopper', 'end ask_name']);
   }, 30_000);
 
   it('a task-asking call handed out no task (its tool lists no task support) is parked as a plain one', async () => {
