@@ -349,6 +349,23 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
     expect(since(before)).toEqual(['start ask_briefly', 'error ask_briefly']);
   }, 30_000);
 
+  it('a question the upstream withdraws while it works on: our task is working again, then completes', async () => {
+    const before = runs().length;
+    const taskId = await startTask('old_ask_briefly_then_work');
+    expect((await next(taskId))['status']).toBe('input_required');
+    await logged(before, ['gave up ask_briefly_then_work']);
+    // Polled within the second the tool works on: the withdrawn question is no longer shown.
+    let seen: Record<string, unknown> | undefined;
+    for (let i = 0; i < 20; i++) {
+      seen = (await request('alice', 'tasks/get', { taskId })).result;
+      if (seen?.['status'] !== 'input_required') break;
+      await wait(25);
+    }
+    expect(seen).toMatchObject({ status: 'working' });
+    const done = await next(taskId);
+    expect(done['result']).toMatchObject({ content: [{ type: 'text', text: 'Worked on without a name' }] });
+  }, 30_000);
+
   it('an update given to another server sharing the task store reaches the call running here', async () => {
     const before = runs().length;
     const taskId = await startTask('old_ask_name');
