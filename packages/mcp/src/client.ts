@@ -952,21 +952,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
       return resumeParked(parkedCall, local, ctx, downstream!, secrets);
     }
     // A 2026-07-28 caller of a 2025-era upstream: the upstream asks on the call itself, so the call is
-    // held here across the caller's rounds. A caller holding a task of ours is not (its questions
-    // are declined, as are those of a 2025-11-25 upstream task).
+    // held here: inside the caller's task of ours when it runs as one (asked through it, nothing
+    // parked), else across the caller's rounds. A 2025-11-25 upstream task's questions are declined.
     const parking = downstream?.modern?.parking;
-    if (
-      parking !== undefined &&
-      !speaksModern(client) &&
-      downstream!.askThroughTask === undefined &&
-      !(taskRequired && upstreamTakesTasks(client))
-    )
-      return callHeld(
-        client,
-        { name: remote, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-        { local, ctx, downstream: downstream!, secrets, parking },
-        nonce,
-      );
+    if (parking !== undefined && !speaksModern(client) && !(taskRequired && upstreamTakesTasks(client))) {
+      const params = {
+        name: remote,
+        arguments: args,
+        ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+      };
+      const ask = downstream!.runsAsTask === true ? downstream!.askThroughTask : undefined;
+      return ask !== undefined
+        ? callAskingThroughTask(client, params, { local, ctx, downstream: downstream!, secrets, ask }, nonce)
+        : callHeld(client, params, { local, ctx, downstream: downstream!, secrets, parking }, nonce);
+    }
     // A 2026-07-28 caller's upstream hears what that caller declared, and asks it in-band: its
     // input-required answer is handed back to relay, never fulfilled here.
     const relay = downstream?.modern !== undefined && speaksModern(client) ? downstream.modern : undefined;
@@ -1145,6 +1144,117 @@ export function mcpClient(options: McpClientOptions): McpClient {
       round.downstream,
     );
     return settleHeld(held, round);
+  }
+
+  /**
+   * Sends a 2025-era upstream the tools/call of a 2026-07-28 caller holding a task of ours for it. The
+   * call keeps running inside that task: each question the caller declared it can answer is asked
+   * through the task (under our key), and the owner's tasks/update answers the upstream's pending
+   * request with that key only. A question it cannot answer, a cancel of our task or its time to live
+   * ends the upstream call (its request declined or refused, its call cancelled).
+   */
+  async function callAskingThroughTask(
+    client: Client,
+    params: { name: string; arguments: ToolArgs; _meta?: Record<string, unknown> },
+    through: {
+      readonly local: string;
+      readonly ctx: ToolMiddlewareContext;
+      readonly downstream: DownstreamCall;
+      readonly secrets: readonly string[];
+      readonly ask: NonNullable<DownstreamCall['askThroughTask']>;
+    },
+    nonce: string | undefined,
+  ): Promise<ContentResult> {
+    const { local, ctx, downstream, secrets, ask } = through;
+    const key = ctx.toolCallId;
+    // Never parked: while it waits for the task's owner it still counts as running (onlyCallRunning).
+    const held: HeldUpstreamCall<DownstreamCall> = new HeldUpstreamCall(
+      { upstream: name, identity: ctx.identity },
+      () => {
+        inFlight.delete(key);
+        heldCalls.delete(key);
+        if (nonce !== undefined) headerSets.delete(nonce);
+      },
+    );
+    inFlight.set(key, secrets);
+    heldCalls.set(key, held);
+    downstream.started?.();
+    held.start(
+      (signal) =>
+        client.callTool(params, {
+          signal,
+          // Each wait for the upstream is bounded by timeoutMs (held.next), a wait for the task's owner
+          // by the task's time to live; the request itself spans them all.
+          timeout: HELD_REQUEST_TIMEOUT_MS,
+          onprogress: ({ progress, total, message }) => {
+            held.touch();
+            held.round?.progress?.(progress, total, message);
+          },
+        }) as Promise<CallToolResult>,
+      downstream,
+    );
+    try {
+      for (;;) {
+        let question: HeldQuestion;
+        try {
+          const step = await held.next(
+            timeoutMs,
+            ctx.signal,
+            () =>
+              new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
+          );
+          if (step.kind === 'result') {
+            held.finish();
+            return toolResult(step.result, local, downstream, secrets);
+          }
+          question = step.question;
+        } catch (error) {
+          throw error instanceof McpConnectionError
+            ? error
+            : callProblem(name, local, timeoutMs, error, ctx.signal);
+        }
+        const asked = {
+          [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params },
+        };
+        const { inputRequests, missing } = answerable(asked, downstream.modern?.clientCapabilities ?? {});
+        if (Object.keys(inputRequests).length === 0) {
+          downstream.missingCapabilities = missing;
+          throw new McpConnectionError(
+            `MCP server '${name}' asked the client for what it did not declare before '${local}' could finish`,
+          );
+        }
+        if (question.method === 'sampling/createMessage')
+          emit({
+            type: 'mcp.sampling',
+            source: name,
+            outcome: 'relayed',
+            toolName: downstream.toolName,
+            ...(downstream.identity !== undefined ? { identity: downstream.identity } : {}),
+          });
+        let answers: Readonly<Record<string, unknown>>;
+        try {
+          // The wait ends too when the upstream withdraws its request: its call goes on without it.
+          answers = await ask(
+            redactValue(inputRequests, secrets) as Record<string, unknown>,
+            AbortSignal.any([ctx.signal, question.withdrawn]),
+          );
+        } catch (error) {
+          if (question.withdrawn.aborted && !ctx.signal.aborted) continue;
+          throw new McpConnectionError(
+            `the question MCP server '${name}' asked during '${local}' went unanswered (${describe(error)})`,
+          );
+        }
+        // Only the key it was asked under: the task passed on no other.
+        const given = answers[QUESTION_KEYS[question.method]];
+        if (typeof given === 'object' && given !== null && !Array.isArray(given))
+          question.answer(given as Record<string, unknown>);
+        else question.unanswered();
+      }
+    } finally {
+      // Whatever ended the wait unfinished (a cancel, the task's time to live, a question it cannot
+      // answer): the pending request is declined or refused and the upstream call cancelled.
+      held.end();
+    }
   }
 
   /** Answers the question of the parked call `id` with the retry's answer, and waits again. */

@@ -15,6 +15,8 @@ export type QuestionMethod = 'elicitation/create' | 'sampling/createMessage' | '
 export interface HeldQuestion {
   readonly method: QuestionMethod;
   readonly params: unknown;
+  /** Aborted when the upstream withdraws its request (it gave up waiting, or its call ended). */
+  readonly withdrawn: AbortSignal;
   /** Sends the upstream the client's answer. */
   answer(result: Record<string, unknown>): void;
   /** Answers it as a question nobody can answer: decline, or the error the server reads today. */
@@ -118,6 +120,7 @@ export class HeldUpstreamCall<Round = unknown> implements ParkedCall {
       const question: HeldQuestion = {
         method,
         params,
+        withdrawn: signal,
         answer: (result) => {
           if (settled) return;
           done();

@@ -70,6 +70,13 @@ export interface DownstreamCall {
     inputRequests: Readonly<Record<string, unknown>>,
     signal: AbortSignal,
   ) => Promise<Readonly<Record<string, unknown>>>;
+  /**
+   * Set (with `askThroughTask`) when the call runs as a task of ours from its tool's start: one handed
+   * out as the tool starts (the client asked for one, there is room, the tool may run as a task), or a
+   * paused call's, approved. A 2025-era upstream's questions are then asked through it; unset, such a
+   * call is parked between the client's rounds instead.
+   */
+  runsAsTask?: boolean;
   /** Set by the imported tool when the upstream answered input-required: relayed, not run as a result. */
   asked?: UpstreamAsked;
   /** Set by the imported tool when the upstream refused with -32021: the client gets the same error. */

@@ -671,7 +671,14 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
     // through it, once it is handed out (told undefined when the call is answered without one).
     const holdsTask = declared !== undefined && taskAsked(request, extra, true);
     let markRunning!: (task: RunningTask | undefined) => void;
-    const running = new Promise<RunningTask | undefined>((resolve) => (markRunning = resolve));
+    const running = new Promise<RunningTask | undefined>(
+      (resolve) =>
+        (markRunning = (task) => {
+          // A paused call handed out as a task runs its tool under it once approved.
+          if (task !== undefined && holdsTask) downstream.runsAsTask = true;
+          resolve(task);
+        }),
+    );
     const downstream = new ServedDownstream({
       server,
       extra,
@@ -782,11 +789,14 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       const owner = ownerOf(identity);
       if (taskAsked(request, extra, modern) && (await tasks.hasRoom(owner).catch(() => false))) {
         const settleTask = options.settlePausedTask;
+        const capable = taskCapable(executionOf(toolName, identity, scoped));
+        // Handed out as the tool starts: decided before it does.
+        if (capable && holdsTask) downstream.runsAsTask = true;
         const asTask = await dispatchAsTask({
           tasks,
           owner,
           modern,
-          capable: taskCapable(executionOf(toolName, identity, scoped)),
+          capable,
           dispatch,
           started: toolStarted,
           upstreamTask,

@@ -49,6 +49,7 @@ export class ServedDownstream implements DownstreamCall {
   readonly started: () => void;
   readonly upstreamTask: () => void;
   declare readonly askThroughTask?: NonNullable<DownstreamCall['askThroughTask']>;
+  declare runsAsTask?: boolean;
   declare readonly authInfo?: AuthInfo;
   declare errorResult?: CallToolResult;
   declare readonly modern?: NonNullable<DownstreamCall['modern']>;

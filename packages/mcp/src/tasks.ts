@@ -88,8 +88,8 @@ export interface RunningTask {
   /**
    * Shows `inputRequests` on the task (input_required, read by tasks/get) and resolves with the
    * owner's answers to them (only their keys) from the first tasks/update answering any of them; the
-   * task is working again by then. Rejects when `signal` aborts (a cancel) or the task's time to live
-   * runs out first.
+   * task is working again by then. Rejects when `signal` aborts (a cancel; or the question withdrawn,
+   * and the task is working again) or the task's time to live runs out first.
    */
   ask(
     inputRequests: Readonly<Record<string, unknown>>,
@@ -594,6 +594,9 @@ function runningTask(tasks: ServedTasks, task: LocalTask): RunningTask {
         };
         const aborted = () => {
           done();
+          // Withdrawn (the question is gone, the tool goes on): no longer waiting. A cancelled task
+          // stays cancelled.
+          void tasks.change(task, { status: 'working', statusMessage: TOOL_RUNNING });
           reject(new Error('the task ended while it waited for its requester'));
         };
         const answer = async (responses: Readonly<Record<string, unknown>>) => {
