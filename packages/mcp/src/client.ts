@@ -1195,42 +1195,10 @@ export function mcpClient(options: McpClientOptions): McpClient {
     );
     try {
       for (;;) {
-        let question: HeldQuestion;
-        try {
-          const step = await held.next(
-            timeoutMs,
-            ctx.signal,
-            () =>
-              new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
-          );
-          if (step.kind === 'result') {
-            held.finish();
-            return toolResult(step.result, local, downstream, secrets);
-          }
-          question = step.question;
-        } catch (error) {
-          throw error instanceof McpConnectionError
-            ? error
-            : callProblem(name, local, timeoutMs, error, ctx.signal);
-        }
-        const asked = {
-          [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params },
-        };
-        const { inputRequests, missing } = answerable(asked, downstream.modern?.clientCapabilities ?? {});
-        if (Object.keys(inputRequests).length === 0) {
-          downstream.missingCapabilities = missing;
-          throw new McpConnectionError(
-            `MCP server '${name}' asked the client for what it did not declare before '${local}' could finish`,
-          );
-        }
-        if (question.method === 'sampling/createMessage')
-          emit({
-            type: 'mcp.sampling',
-            source: name,
-            outcome: 'relayed',
-            toolName: downstream.toolName,
-            ...(downstream.identity !== undefined ? { identity: downstream.identity } : {}),
-          });
+        const step = await nextHeldStep(held, { local, ctx, downstream, secrets });
+        if ('result' in step) return step.result;
+        const { question, inputRequests } = step;
+        if (question.method === 'sampling/createMessage') samplingRelayed(downstream);
         let answers: Readonly<Record<string, unknown>>;
         try {
           // The wait ends too when the upstream withdraws its request: its call goes on without it.
@@ -1255,6 +1223,61 @@ export function mcpClient(options: McpClientOptions): McpClient {
       // answer): the pending request is declined or refused and the upstream call cancelled.
       held.end();
     }
+  }
+
+  /**
+   * A held call's next step: its result (the call is done), or its next question and what of it the
+   * caller may be asked. A question the caller did not declare it can answer ends the call (its
+   * request declined or refused, its call cancelled) and throws: the caller gets -32021.
+   */
+  async function nextHeldStep(
+    held: HeldUpstreamCall<DownstreamCall>,
+    round: Omit<HeldRound, 'parking'>,
+  ): Promise<
+    | { readonly result: ContentResult }
+    | { readonly question: HeldQuestion; readonly inputRequests: Record<string, unknown> }
+  > {
+    const { local, ctx, downstream, secrets } = round;
+    let question: HeldQuestion;
+    try {
+      const step = await held.next(
+        timeoutMs,
+        ctx.signal,
+        () => new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
+      );
+      if (step.kind === 'result') {
+        held.finish();
+        return { result: toolResult(step.result, local, downstream, secrets) };
+      }
+      question = step.question;
+    } catch (error) {
+      throw error instanceof McpConnectionError
+        ? error
+        : callProblem(name, local, timeoutMs, error, ctx.signal);
+    }
+    const asked = {
+      [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params },
+    };
+    const { inputRequests, missing } = answerable(asked, downstream.modern?.clientCapabilities ?? {});
+    if (Object.keys(inputRequests).length === 0) {
+      downstream.missingCapabilities = missing;
+      held.end();
+      throw new McpConnectionError(
+        `MCP server '${name}' asked the client for what it did not declare before '${local}' could finish`,
+      );
+    }
+    return { question, inputRequests };
+  }
+
+  /** A sampling request relayed to the caller: reported without its text. */
+  function samplingRelayed(downstream: DownstreamCall): void {
+    emit({
+      type: 'mcp.sampling',
+      source: name,
+      outcome: 'relayed',
+      toolName: downstream.toolName,
+      ...(downstream.identity !== undefined ? { identity: downstream.identity } : {}),
+    });
   }
 
   /** Answers the question of the parked call `id` with the retry's answer, and waits again. */
@@ -1297,35 +1320,9 @@ export function mcpClient(options: McpClientOptions): McpClient {
   ): Promise<ContentResult> {
     const { local, ctx, downstream, secrets, parking } = round;
     for (;;) {
-      let question: HeldQuestion;
-      try {
-        const step = await held.next(
-          timeoutMs,
-          ctx.signal,
-          () =>
-            new McpConnectionError(`MCP server '${name}' did not answer '${local}' within ${timeoutMs} ms`),
-        );
-        if (step.kind === 'result') {
-          held.finish();
-          return toolResult(step.result, local, downstream, secrets);
-        }
-        question = step.question;
-      } catch (error) {
-        throw error instanceof McpConnectionError
-          ? error
-          : callProblem(name, local, timeoutMs, error, ctx.signal);
-      }
-      const asked = {
-        [QUESTION_KEYS[question.method]]: { method: question.method, params: question.params },
-      };
-      const { inputRequests, missing } = answerable(asked, downstream.modern?.clientCapabilities ?? {});
-      if (Object.keys(inputRequests).length === 0) {
-        downstream.missingCapabilities = missing;
-        held.end();
-        throw new McpConnectionError(
-          `MCP server '${name}' asked the client for what it did not declare before '${local}' could finish`,
-        );
-      }
+      const step = await nextHeldStep(held, { local, ctx, downstream, secrets });
+      if ('result' in step) return step.result;
+      const { question, inputRequests } = step;
       const id = parking.park(held);
       if (id === undefined) {
         question.unanswered();
@@ -1333,14 +1330,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
       }
       held.parkedAs = id;
       held.park();
-      if (question.method === 'sampling/createMessage')
-        emit({
-          type: 'mcp.sampling',
-          source: name,
-          outcome: 'relayed',
-          toolName: downstream.toolName,
-          ...(downstream.identity !== undefined ? { identity: downstream.identity } : {}),
-        });
+      if (question.method === 'sampling/createMessage') samplingRelayed(downstream);
       downstream.asked = {
         inputRequests: redactValue(inputRequests, secrets) as Record<string, unknown>,
         parkedCall: id,
