@@ -12,7 +12,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { runCli } from '@toolgate/gateway';
-import { modernClient as connectModern } from '../../../test-support/modern-request';
+import {
+  modernClient as connectModern,
+  modernRequest,
+  WITH_TASKS,
+} from '../../../test-support/modern-request';
 
 export const repoRoot = resolve(__dirname, '../../..');
 const requireHere = createRequire(join(__dirname, '..', 'package.json'));
@@ -382,6 +386,51 @@ export function askingUpstreamSuite(options: {
       }),
   };
 }
+
+/**
+ * `toolgate gateway` in front of one fixture upstream whose tools ask their client, with `rule` (a YAML
+ * flow map with `effect: ask`) making them wait for approval first; bot speaks the wire on 2026-07-28,
+ * declaring tasks and form elicitation. Registers the suite's hooks: call it inside a `describe`.
+ */
+export function approvedTaskSuite(options: {
+  readonly upstream: string;
+  readonly script: string;
+  readonly rule: string;
+}) {
+  const callers = { BOT_TOKEN: CALLERS.BOT_TOKEN };
+  const tokens = tokenEnv(callers);
+  const capabilities = { ...WITH_TASKS, elicitation: { form: {} } };
+  const suite = gatewayPerSuite(
+    (dir) =>
+      relayConfig(
+        callers,
+        { name: options.upstream, script: options.script, tsx: true, runLog: `${dir.path}/runs.log` },
+        { rules: [options.rule] },
+      ),
+    tokens,
+  );
+  const request = (method: string, params: Record<string, unknown>) =>
+    modernRequest(suite.gateway.url, tokens.BOT_TOKEN, method, params, capabilities);
+  /** Polls tasks/get until the task ends, or shows input_required with requests `asks` accepts. */
+  async function until(
+    taskId: string,
+    asks?: (inputRequests: object) => boolean,
+  ): Promise<Record<string, unknown>> {
+    for (let i = 0; i < 300; i++) {
+      const got = (await request('tasks/get', { taskId })).result;
+      if (got === undefined) throw new Error('tasks/get failed');
+      const status = got['status'];
+      if (status === 'completed' || status === 'failed' || status === 'cancelled') return got;
+      if (status === 'input_required' && asks?.(got['inputRequests'] as object) === true) return got;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('the task did not get there in time');
+  }
+  return { suite, request, until };
+}
+
+/** Input requests holding `key`: what `until` waits for. */
+export const withKey = (key: string) => (inputRequests: object) => Object.hasOwn(inputRequests, key);
 
 /** The fixture `shop` upstream under `upstreams:`, logging each run to `dir`'s runs.log. */
 export function shopUpstream(dir: TempDir): string {

@@ -5,68 +5,27 @@
 // the gateway's log. The upstream is the mcp package's task-upstream fixture; the client speaks the
 // wire (the SDK v2 client rejects `resultType: "task"`).
 
-import {
-  CALLERS as ALL_CALLERS,
-  gatewayPerSuite,
-  relayConfig,
-  taskUpstreamFixture,
-  textOf,
-  tokenEnv,
-  type TempDir,
-} from './helpers';
-import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
-
-const CALLERS = { BOT_TOKEN: ALL_CALLERS.BOT_TOKEN };
-const TOKENS = tokenEnv(CALLERS);
-const CAPABILITIES = { ...WITH_TASKS, elicitation: { form: {} } };
-
-const config = (dir: TempDir): string =>
-  relayConfig(
-    CALLERS,
-    { name: 'jobs', script: taskUpstreamFixture, tsx: true, runLog: `${dir.path}/runs.log` },
-    {
-      rules: [
-        '{ name: names-need-approval, tools: [jobs_ask_name], effect: ask, reason: asking a name needs a person }',
-      ],
-    },
-  );
+import { approvedTaskSuite, withKey, taskUpstreamFixture, textOf } from './helpers';
 
 describe("an approved call's upstream task asking for input, through the caller's task of ours", () => {
-  const suite = gatewayPerSuite(config, TOKENS);
-
-  const request = (method: string, params: Record<string, unknown>) =>
-    modernRequest(suite.gateway.url, TOKENS.BOT_TOKEN, method, params, CAPABILITIES);
-
-  /** Polls tasks/get until the task shows input_required asking `key`, or ends. */
-  async function until(taskId: string, key?: string): Promise<Record<string, unknown>> {
-    for (let i = 0; i < 300; i++) {
-      const got = (await request('tasks/get', { taskId })).result;
-      if (got === undefined) throw new Error('tasks/get failed');
-      const status = got['status'];
-      if (status === 'completed' || status === 'failed' || status === 'cancelled') return got;
-      if (
-        status === 'input_required' &&
-        key !== undefined &&
-        Object.hasOwn(got['inputRequests'] as object, key)
-      )
-        return got;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('the task did not get there in time');
-  }
+  const { suite, request, until } = approvedTaskSuite({
+    upstream: 'jobs',
+    script: taskUpstreamFixture,
+    rule: '{ name: names-need-approval, tools: [jobs_ask_name], effect: ask, reason: asking a name needs a person }',
+  });
 
   it('shows the approval, then the upstream question; both answers reach their ends; it completes', async () => {
     const created = await request('tools/call', { name: 'jobs_ask_name', arguments: {} });
     expect(created.result).toMatchObject({ resultType: 'task', status: 'input_required' });
     const taskId = String(created.result!['taskId']);
-    await until(taskId, 'approval');
+    await until(taskId, withKey('approval'));
     // Nothing ran before the approval.
     expect(suite.dir.runs()).toEqual([]);
     await request('tasks/update', {
       taskId,
       inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
     });
-    const asking = await until(taskId, 'name');
+    const asking = await until(taskId, withKey('name'));
     expect(asking['status']).toBe('input_required');
     expect(Object.keys(asking['inputRequests'] as object)).toEqual(['name']);
     expect(JSON.stringify(asking)).not.toMatch(/up-[a-z0-9]+/);

@@ -6,62 +6,23 @@
 // request and cancels the upstream call. No answer reaches the gateway's log. The upstream is the
 // mcp package's legacy-asking fixture; the client speaks the wire.
 
-import {
-  CALLERS as ALL_CALLERS,
-  gatewayPerSuite,
-  legacyAskingFixture,
-  relayConfig,
-  textOf,
-  tokenEnv,
-  type TempDir,
-} from './helpers';
-import { modernRequest, WITH_TASKS } from '../../../test-support/modern-request';
-
-const CALLERS = { BOT_TOKEN: ALL_CALLERS.BOT_TOKEN };
-const TOKENS = tokenEnv(CALLERS);
-const CAPABILITIES = { ...WITH_TASKS, elicitation: { form: {} } };
-
-const config = (dir: TempDir): string =>
-  relayConfig(
-    CALLERS,
-    { name: 'old', script: legacyAskingFixture, tsx: true, runLog: `${dir.path}/runs.log` },
-    {
-      rules: [
-        '{ name: asking-needs-approval, tools: [old_ask_name, old_ask_twice], effect: ask, reason: asking needs a person }',
-      ],
-    },
-  );
+import { approvedTaskSuite, legacyAskingFixture, textOf, withKey } from './helpers';
 
 describe("an approved call's 2025-era upstream asking mid-call, through the caller's task of ours", () => {
-  const suite = gatewayPerSuite(config, TOKENS);
-
-  const request = (method: string, params: Record<string, unknown>) =>
-    modernRequest(suite.gateway.url, TOKENS.BOT_TOKEN, method, params, CAPABILITIES);
-
-  /** Polls tasks/get until the task ends, or shows input_required with a message containing `asks`. */
-  async function until(taskId: string, asks?: string): Promise<Record<string, unknown>> {
-    for (let i = 0; i < 300; i++) {
-      const got = (await request('tasks/get', { taskId })).result;
-      if (got === undefined) throw new Error('tasks/get failed');
-      const status = got['status'];
-      if (status === 'completed' || status === 'failed' || status === 'cancelled') return got;
-      if (
-        status === 'input_required' &&
-        asks !== undefined &&
-        JSON.stringify(got['inputRequests']).includes(asks)
-      )
-        return got;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('the task did not get there in time');
-  }
+  const { suite, request, until } = approvedTaskSuite({
+    upstream: 'old',
+    script: legacyAskingFixture,
+    rule: '{ name: asking-needs-approval, tools: [old_ask_name, old_ask_twice], effect: ask, reason: asking needs a person }',
+  });
+  /** Input requests whose text holds `said`. */
+  const saying = (said: string) => (inputRequests: object) => JSON.stringify(inputRequests).includes(said);
 
   /** Calls `tool` asking for a task of ours and approves it; the task's id. */
   async function approved(tool: string): Promise<string> {
     const created = await request('tools/call', { name: tool, arguments: {} });
     expect(created.result).toMatchObject({ resultType: 'task', status: 'input_required' });
     const taskId = String(created.result!['taskId']);
-    await until(taskId, 'approval');
+    await until(taskId, withKey('approval'));
     await request('tasks/update', {
       taskId,
       inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
@@ -74,10 +35,10 @@ describe("an approved call's 2025-era upstream asking mid-call, through the call
 
   it('shows the approval, then each upstream question; one upstream call gets both answers', async () => {
     const taskId = await approved('old_ask_twice');
-    const first = await until(taskId, 'What is your name?');
+    const first = await until(taskId, saying('What is your name?'));
     expect(Object.keys(first['inputRequests'] as object)).toEqual(['elicitation']);
     await answer(taskId, { name: 'Qx-answer-91' });
-    await until(taskId, 'What is your favourite color?');
+    await until(taskId, saying('What is your favourite color?'));
     await answer(taskId, { color: 'Qx-color-17' });
     const done = await until(taskId);
     expect(done['status']).toBe('completed');
@@ -96,7 +57,7 @@ describe("an approved call's 2025-era upstream asking mid-call, through the call
   it('a cancel while it waits declines the pending request and cancels the upstream call', async () => {
     const before = suite.dir.runs().length;
     const taskId = await approved('old_ask_name');
-    await until(taskId, 'What is your name?');
+    await until(taskId, saying('What is your name?'));
     await request('tasks/cancel', { taskId });
     for (let i = 0; i < 100 && !suite.dir.runs().slice(before).includes('cancelled ask_name'); i++)
       await new Promise((resolve) => setTimeout(resolve, 50));
