@@ -1107,14 +1107,23 @@ export function mcpClient(options: McpClientOptions): McpClient {
     readonly parking: ParkedCalls;
   }
 
-  /** Sends a 2025-era upstream the tools/call of a 2026-07-28 caller, held here while it asks. */
-  function callHeld(
+  /**
+   * Sends a 2025-era upstream `params` as a call held open here, in flight under the first round's
+   * call id for its whole life (retries bring their own), its credential headers forgotten with it.
+   * Each wait for the upstream is bounded by timeoutMs (held.next), and a wait for the caller by the
+   * parking's wait or the task's time to live: the request itself spans them all.
+   */
+  function startHeld(
     client: Client,
     params: { name: string; arguments: ToolArgs; _meta?: Record<string, unknown> },
-    round: HeldRound,
+    round: {
+      readonly ctx: ToolMiddlewareContext;
+      readonly downstream: DownstreamCall;
+      readonly secrets: readonly string[];
+    },
     nonce: string | undefined,
-  ): Promise<ContentResult> {
-    // The first round's call id keys the held call for its whole life (retries bring their own).
+    ended?: (held: HeldUpstreamCall<DownstreamCall>) => void,
+  ): HeldUpstreamCall<DownstreamCall> {
     const key = round.ctx.toolCallId;
     const held: HeldUpstreamCall<DownstreamCall> = new HeldUpstreamCall(
       { upstream: name, identity: round.ctx.identity },
@@ -1122,8 +1131,7 @@ export function mcpClient(options: McpClientOptions): McpClient {
         inFlight.delete(key);
         heldCalls.delete(key);
         if (nonce !== undefined) headerSets.delete(nonce);
-        // Ended while parked (its upstream call failed): nobody will take it any more.
-        if (held.parkedAs !== undefined) round.parking.end(held.parkedAs);
+        ended?.(held);
       },
     );
     inFlight.set(key, round.secrets);
@@ -1133,8 +1141,6 @@ export function mcpClient(options: McpClientOptions): McpClient {
       (signal) =>
         client.callTool(params, {
           signal,
-          // Each round is bounded by timeoutMs (held.next) and a parked call by the parking's wait;
-          // the request itself spans them all.
           timeout: HELD_REQUEST_TIMEOUT_MS,
           onprogress: ({ progress, total, message }) => {
             held.touch();
@@ -1143,6 +1149,20 @@ export function mcpClient(options: McpClientOptions): McpClient {
         }) as Promise<CallToolResult>,
       round.downstream,
     );
+    return held;
+  }
+
+  /** Sends a 2025-era upstream the tools/call of a 2026-07-28 caller, held here while it asks. */
+  function callHeld(
+    client: Client,
+    params: { name: string; arguments: ToolArgs; _meta?: Record<string, unknown> },
+    round: HeldRound,
+    nonce: string | undefined,
+  ): Promise<ContentResult> {
+    const held = startHeld(client, params, round, nonce, (ended) => {
+      // Ended while parked (its upstream call failed): nobody will take it any more.
+      if (ended.parkedAs !== undefined) round.parking.end(ended.parkedAs);
+    });
     return settleHeld(held, round);
   }
 
@@ -1166,33 +1186,8 @@ export function mcpClient(options: McpClientOptions): McpClient {
     nonce: string | undefined,
   ): Promise<ContentResult> {
     const { local, ctx, downstream, secrets, ask } = through;
-    const key = ctx.toolCallId;
     // Never parked: while it waits for the task's owner it still counts as running (onlyCallRunning).
-    const held: HeldUpstreamCall<DownstreamCall> = new HeldUpstreamCall(
-      { upstream: name, identity: ctx.identity },
-      () => {
-        inFlight.delete(key);
-        heldCalls.delete(key);
-        if (nonce !== undefined) headerSets.delete(nonce);
-      },
-    );
-    inFlight.set(key, secrets);
-    heldCalls.set(key, held);
-    downstream.started?.();
-    held.start(
-      (signal) =>
-        client.callTool(params, {
-          signal,
-          // Each wait for the upstream is bounded by timeoutMs (held.next), a wait for the task's owner
-          // by the task's time to live; the request itself spans them all.
-          timeout: HELD_REQUEST_TIMEOUT_MS,
-          onprogress: ({ progress, total, message }) => {
-            held.touch();
-            held.round?.progress?.(progress, total, message);
-          },
-        }) as Promise<CallToolResult>,
-      downstream,
-    );
+    const held = startHeld(client, params, through, nonce);
     try {
       for (;;) {
         const step = await nextHeldStep(held, { local, ctx, downstream, secrets });
