@@ -19,7 +19,7 @@ import {
 import type { ClientCapabilities, InputRequiredResult } from '@modelcontextprotocol/server';
 import { approvalForm, formDecision, MAX_FORM_ARGUMENTS_CHARS } from './elicit';
 import type { CheckInStateClaims, CheckInStates } from './check-in-state';
-import type { McpSettled } from './results';
+import { refusedBy, type McpSettled } from './results';
 
 /** The key of the approval question in the input-required answer and its retry's `inputResponses`. */
 export const APPROVAL_INPUT = 'approval';
@@ -28,17 +28,9 @@ export const MAX_CHECK_IN_ROUNDS = 8;
 
 type Refused = Extract<McpSettled, { kind: 'refused' }>;
 
-const refused = (gate: string, code: string, reason: string, retryable = false): Refused => ({
-  kind: 'refused',
-  gate,
-  code,
-  retryable,
-  text: `[${gate} refused: ${reason}]`,
-});
-
 /** The client cannot show a person the question. */
 export const checkInUnavailable = (request: CheckInRequest): Refused =>
-  refused(
+  refusedBy(
     request.asker,
     'CHECKIN_UNAVAILABLE',
     refusalReason(
@@ -50,7 +42,7 @@ export const checkInUnavailable = (request: CheckInRequest): Refused =>
 
 /** The form cannot show every argument in full, so nobody may approve it there. */
 export const checkInFormTooLong = (request: CheckInRequest, chars: number): Refused =>
-  refused(
+  refusedBy(
     request.asker,
     'CHECKIN_FORM_TOO_LONG',
     refusalReason(
@@ -61,7 +53,7 @@ export const checkInFormTooLong = (request: CheckInRequest, chars: number): Refu
   );
 
 export const checkInLoop = (request: CheckInRequest): Refused =>
-  refused(
+  refusedBy(
     request.asker,
     'CHECKIN_LOOP',
     refusalReason(
@@ -72,7 +64,7 @@ export const checkInLoop = (request: CheckInRequest): Refused =>
 
 /** A state that did not open for this call, was used already, or expired; nothing ran. */
 export const checkInStateInvalid = (toolName: string, gate = 'check-in'): Refused =>
-  refused(
+  refusedBy(
     gate,
     'CHECKIN_STATE_INVALID',
     refusalReason(
@@ -84,7 +76,7 @@ export const checkInStateInvalid = (toolName: string, gate = 'check-in'): Refuse
 
 /** Too many answered states are kept at once to take another without forgetting one. */
 export const checkInStatesFull = (toolName: string): Refused =>
-  refused(
+  refusedBy(
     'check-in',
     'CHECKIN_BUSY',
     refusalReason(
@@ -95,7 +87,7 @@ export const checkInStatesFull = (toolName: string): Refused =>
   );
 
 const storeFailed = (request: CheckInRequest): Refused =>
-  refused(
+  refusedBy(
     request.asker,
     'CHECKIN_STORE_FAILED',
     refusalReason(

@@ -84,6 +84,16 @@ export type McpSettled =
       readonly result: InputRequiredResult;
     };
 
+/** A refusal decided outside the chain, as the settled form the report and the result share. */
+export function refusedBy(
+  gate: string,
+  code: string,
+  reason: string,
+  retryable = false,
+): Extract<McpSettled, { kind: 'refused' }> {
+  return { kind: 'refused', gate, code, retryable, text: `[${gate} refused: ${reason}]` };
+}
+
 /** The MCP result for a refusal decided outside the chain; its code rides in `_meta`. */
 export function refusedResult(settled: Extract<McpSettled, { kind: 'refused' }>): CallToolResult {
   return {

@@ -58,7 +58,7 @@ import { instructionsPerCaller, joinedInstructions } from './instructions';
 import { listenGate, type ListenGate } from './listen';
 import { openDownstream } from './relay';
 import { ServedDownstream } from './served-downstream';
-import { callToolResult, refusedResult, upstreamErrorResult, type McpSettled } from './results';
+import { callToolResult, refusedBy, refusedResult, upstreamErrorResult, type McpSettled } from './results';
 import {
   dispatchAsTask,
   ownerOf,
@@ -1029,16 +1029,6 @@ const missingCapability = (toolName: string) =>
       'Retrying will not help until the client declares it',
     ),
   );
-
-/** A refusal decided outside the chain, as the settled form the report and the result share. */
-function refusedBy(
-  gate: string,
-  code: string,
-  reason: string,
-  retryable = false,
-): Extract<McpSettled, { kind: 'refused' }> {
-  return { kind: 'refused', gate, code, retryable, text: `[${gate} refused: ${reason}]` };
-}
 
 // W3C headers are short; anything longer is not a trace context worth carrying.
 const MAX_TRACE_HEADER = 512;
