@@ -494,11 +494,10 @@ export function mcpClient(options: McpClientOptions): McpClient {
             emit({ type: 'mcp.sampling', source: name, outcome: 'refused', code, ...during });
             return new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
           };
-          const refuse = (code: 'SAMPLING_DENIED' | 'SAMPLING_UNAVAILABLE', message: string): never => {
-            throw refusal(code, message);
-          };
+          const unavailable = () =>
+            refusal('SAMPLING_UNAVAILABLE', 'sampling is not available: no calling client that supports it');
           if (!allowSampling)
-            refuse(
+            throw refusal(
               'SAMPLING_DENIED',
               `sampling refused: this gateway's policy does not let MCP server '${name}' ask its callers to sample`,
             );
@@ -507,21 +506,11 @@ export function mcpClient(options: McpClientOptions): McpClient {
             'sampling/createMessage',
             only.redact(request.params),
             extra.mcpReq.signal,
-            ({ reject }) =>
-              reject(
-                refusal(
-                  'SAMPLING_UNAVAILABLE',
-                  'sampling is not available: no calling client that supports it',
-                ),
-              ),
+            ({ reject }) => reject(unavailable()),
           );
           if (held !== undefined) return held as Promise<CreateMessageResult>;
-          if (only === undefined || !only.call.canSample)
-            return refuse(
-              'SAMPLING_UNAVAILABLE',
-              'sampling is not available: no calling client that supports it',
-            );
-          emit({ type: 'mcp.sampling', source: name, outcome: 'relayed', ...during });
+          if (only === undefined || !only.call.canSample) throw unavailable();
+          samplingRelayed(only.call);
           return only.call.sample(only.redact(request.params), extra.mcpReq.signal);
         });
         // The roots are the calling client's, so only a call's own client answers; outside a call, or
