@@ -95,7 +95,7 @@ export type { AwaitDecisionOptions, CarryOutOptions } from './decisions';
 export { awaitDecision, carryOutDecision, decisionOf } from './decisions';
 export type { GrantBound, StandingGrant, StandingGrantFilter, StandingGrantStore } from './standing-grants';
 export type { SpentStateStore } from './spent-states';
-export { inMemorySpentStates } from './spent-states';
+export { inMemorySpentStates, SpentNonces } from './spent-states';
 export type {
   StaleTaskEnding,
   StoredTaskRow,

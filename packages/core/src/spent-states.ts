@@ -11,18 +11,42 @@ export interface SpentStateStore {
   spend(nonce: string, expiresAt: number): Promise<boolean>;
 }
 
+// Expired nonces are swept once the record has doubled since the last sweep, and not below this.
+const SWEEP_FROM = 1024;
+
+/**
+ * Nonces spent in this process, each kept until its token would have expired anyway: a nonce whose
+ * time is past counts as never spent (its token is refused as expired before it is spent). With a
+ * `max`, a record full of unexpired nonces does not take another ('full') rather than forget one,
+ * which would let its token be used again. A nonce that is not a non-empty string is never taken.
+ */
+export class SpentNonces {
+  readonly #until = new Map<string, number>();
+  #sweepAt = SWEEP_FROM;
+
+  constructor(readonly max: number = Number.POSITIVE_INFINITY) {}
+
+  spend(nonce: unknown, expiresAt: number, now: number): 'taken' | 'replayed' | 'full' {
+    if (typeof nonce !== 'string' || nonce === '') return 'replayed';
+    const until = this.#until.get(nonce);
+    if (until !== undefined && until > now) return 'replayed';
+    if (this.#until.size >= Math.min(this.#sweepAt, this.max)) {
+      for (const [seen, end] of this.#until) if (end <= now) this.#until.delete(seen);
+      this.#sweepAt = Math.max(SWEEP_FROM, this.#until.size * 2);
+    }
+    if (!this.#until.has(nonce) && this.#until.size >= this.max) return 'full';
+    this.#until.set(nonce, expiresAt);
+    return 'taken';
+  }
+}
+
 /** A `SpentStateStore` in this process's memory: right for one process only. */
 export function inMemorySpentStates(options: { readonly now?: () => number } = {}): SpentStateStore {
   const now = options.now ?? Date.now;
-  const spent = new Map<string, number>();
+  const spent = new SpentNonces();
   return {
     async spend(nonce, expiresAt) {
-      if (typeof nonce !== 'string' || nonce === '') return false;
-      const at = now();
-      for (const [seen, until] of spent) if (until <= at) spent.delete(seen);
-      if (spent.has(nonce)) return false;
-      spent.set(nonce, expiresAt);
-      return true;
+      return spent.spend(nonce, expiresAt, now()) === 'taken';
     },
   };
 }

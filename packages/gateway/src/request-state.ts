@@ -3,7 +3,7 @@
 // first use, and names the call it was minted for. Anything else is refused as CHECKIN_STATE_INVALID.
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { CheckInRequest, Identity } from '@toolgate/core';
+import type { CheckInRequest, Identity, SpentNonces } from '@toolgate/core';
 
 /** How the person is asked: the inbox page (URL elicitation), or a form at the client. */
 export type StateMode = 'url' | 'form';
@@ -63,7 +63,7 @@ export function readState(
   key: string,
   token: string,
   caller: { readonly identity: Identity | undefined; readonly toolName: string },
-  spent: SpentStates,
+  spent: SpentNonces,
   now = Date.now(),
 ): ReadState {
   if (token.length > MAX_STATE_CHARS) return { ok: false, problem: 'malformed' };
@@ -89,23 +89,6 @@ export function readState(
   )
     return { ok: false, problem: 'caller' };
   if (state.tool !== caller.toolName) return { ok: false, problem: 'tool' };
-  if (!spent.spend(state.nonce, state.expiresAt, now)) return { ok: false, problem: 'replayed' };
+  if (spent.spend(state.nonce, state.expiresAt, now) !== 'taken') return { ok: false, problem: 'replayed' };
   return { ok: true, state };
-}
-
-/**
- * Nonces of states already used, kept until they would have expired anyway. Per gateway process: a
- * state replayed to another process finds its check-in already consumed when the call ran (the run
- * is single-use in the store), and while undecided it only asks the person again.
- */
-export class SpentStates {
-  readonly #spent = new Map<string, number>();
-
-  spend(nonce: unknown, expiresAt: number, now = Date.now()): boolean {
-    if (typeof nonce !== 'string' || nonce === '') return false;
-    for (const [seen, until] of this.#spent) if (until <= now) this.#spent.delete(seen);
-    if (this.#spent.has(nonce)) return false;
-    this.#spent.set(nonce, expiresAt);
-    return true;
-  }
 }

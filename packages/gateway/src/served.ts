@@ -6,6 +6,7 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import {
   refusalReason,
+  SpentNonces,
   type DispatchOutcome,
   type Identity,
   type SpentStateStore,
@@ -23,7 +24,7 @@ import {
 } from '@toolgate/mcp';
 import { settlePaused, type CheckInFlowOptions } from './check-in-flow';
 import { settlePausedAsTask } from './tasks';
-import { readState, SpentStates, type RequestStateClaims } from './request-state';
+import { readState, type RequestStateClaims } from './request-state';
 import type { GatewayLog, LogFields } from './log';
 import type { Runtime } from './runtime';
 import type { TenantRuntime } from './tenant';
@@ -62,7 +63,7 @@ export function gatewayServed(
   host: ServingHost,
   identityFrom: (authInfo: AuthInfo | undefined) => Identity | undefined,
 ): McpServed {
-  const spent = new SpentStates();
+  const spent = new SpentNonces();
   // An upstream's relayed requestState is sealed under the check-in key when there is one, so every
   // gateway process behind a load balancer opens it; else under a key of this process only.
   const sealKey = host.current().config.checkIns?.key;

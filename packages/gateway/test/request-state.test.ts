@@ -2,7 +2,8 @@
 // caller's, another tool's. Each is refused, and a refusal never spends the owner's state.
 
 import type { CheckInRequest } from '@toolgate/core';
-import { mintState, readState, SpentStates } from '../src/request-state';
+import { SpentNonces } from '@toolgate/core';
+import { mintState, readState } from '../src/request-state';
 
 const KEY = 'request-state-test-key-0123456789abcdef-0123';
 const NOW = Date.parse('2026-12-04T12:00:00Z');
@@ -28,7 +29,7 @@ const caller = { identity, toolName: 'shop_refund' };
 
 describe('requestState', () => {
   it('reads back the claims of a state it minted, once', () => {
-    const spent = new SpentStates();
+    const spent = new SpentNonces();
     const token = mintState(KEY, request, 'form');
     const read = readState(KEY, token, caller, spent, NOW);
     expect(read).toMatchObject({
@@ -41,7 +42,7 @@ describe('requestState', () => {
   });
 
   it('refuses an edited payload, an edited mode, another key and garbage', () => {
-    const spent = new SpentStates();
+    const spent = new SpentNonces();
     const token = mintState(KEY, request, 'url');
     const [version, payload, signature] = token.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
@@ -59,14 +60,14 @@ describe('requestState', () => {
 
   it('refuses a state once its check-in expired', () => {
     const token = mintState(KEY, request, 'form');
-    expect(readState(KEY, token, caller, new SpentStates(), NOW + 60_000)).toEqual({
+    expect(readState(KEY, token, caller, new SpentNonces(), NOW + 60_000)).toEqual({
       ok: false,
       problem: 'expired',
     });
   });
 
   it("refuses another principal's, another tenant's and another tool's use, without spending it", () => {
-    const spent = new SpentStates();
+    const spent = new SpentNonces();
     const token = mintState(KEY, request, 'form');
     const as = (tenant: string, principal: string) => ({
       identity: { tenant, principal },

@@ -5,7 +5,7 @@
 // and is spent on its first use in this process. Anything else is refused before the chain runs.
 
 import { randomBytes } from 'node:crypto';
-import type { CheckInRequest, Identity } from '@toolgate/core';
+import { SpentNonces, type CheckInRequest, type Identity } from '@toolgate/core';
 import { sealedStates, sentArgsDigest } from './sealed-state';
 
 /** Marks a state of this module; upstream states use `u1.`, a gateway's its own. */
@@ -123,24 +123,4 @@ export function checkInStates(
       };
     },
   };
-}
-
-/**
- * Nonces of states already used, each kept until its state would have expired anyway. Bounded: when
- * full of unexpired nonces, a new one is not taken (the retry is refused) rather than an old one
- * forgotten, which would let its state be used again.
- */
-class SpentNonces {
-  readonly #until = new Map<string, number>();
-
-  constructor(readonly max: number) {}
-
-  spend(nonce: string, expiresAt: number, now: number): 'taken' | 'replayed' | 'full' {
-    if (this.#until.has(nonce)) return 'replayed';
-    if (this.#until.size >= this.max)
-      for (const [seen, until] of this.#until) if (until <= now) this.#until.delete(seen);
-    if (this.#until.size >= this.max) return 'full';
-    this.#until.set(nonce, expiresAt);
-    return 'taken';
-  }
 }
