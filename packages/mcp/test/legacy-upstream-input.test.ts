@@ -35,6 +35,7 @@ import {
   text,
   withClient,
   type TaskUpstream,
+  expectSamplingRelayed,
 } from './fixtures/proxy';
 import { httpUpstream } from './fixtures/http-upstream';
 import { recordingEmitter } from './fixtures/recording-emitter';
@@ -142,21 +143,7 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
         const done = await client.callTool({ name: tool, arguments: {} });
         expect(text(done)).toBe(expected);
       });
-      // Sampling is reported relayed, without its text.
-      const sampling = clientEvents.slice(reported).filter((event) => event.type === 'mcp.sampling');
-      expect(sampling).toEqual(
-        kind === 'sampling'
-          ? [
-              {
-                type: 'mcp.sampling',
-                source: 'old',
-                outcome: 'relayed',
-                toolName: 'old_ask_sample',
-                identity: { tenant: 'acme', principal: 'alice' },
-              },
-            ]
-          : [],
-      );
+      expectSamplingRelayed(clientEvents.slice(reported), kind);
     },
     30_000,
   );

@@ -27,6 +27,7 @@ import {
   legacyAskingUpstream,
   serveUpstreams,
   type TaskUpstream,
+  expectSamplingRelayed,
 } from './fixtures/proxy';
 import { recordingEmitter } from './fixtures/recording-emitter';
 import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
@@ -232,21 +233,7 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
       await update(taskId, answer);
       const done = await next(taskId, asking['inputRequests']);
       expect(done['result']).toMatchObject({ content: [{ type: 'text', text: expected }] });
-      // Sampling is reported relayed, without its text.
-      const sampling = clientEvents.slice(reported).filter((event) => event.type === 'mcp.sampling');
-      expect(sampling).toEqual(
-        kind === 'sampling'
-          ? [
-              {
-                type: 'mcp.sampling',
-                source: 'old',
-                outcome: 'relayed',
-                toolName: 'old_ask_sample',
-                identity: { tenant: 'acme', principal: 'alice' },
-              },
-            ]
-          : [],
-      );
+      expectSamplingRelayed(clientEvents.slice(reported), kind);
     },
     30_000,
   );
