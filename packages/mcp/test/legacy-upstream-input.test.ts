@@ -88,13 +88,8 @@ afterAll(async () => {
 const runs = (): string[] => upstream.runs();
 const since = (before: number) => runs().slice(before);
 
-/** Waits (bounded) until the run log holds `lines` after `before`. */
-async function logged(before: number, lines: readonly string[], ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until && !lines.every((line) => since(before).includes(line)))
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(since(before)).toEqual(expect.arrayContaining([...lines]));
-}
+const logged = (before: number, lines: readonly string[], ms?: number) =>
+  upstream.expectLogged(before, lines, ms);
 
 /** A 2026-07-28 client as `who` that answers Ada, teal, Paris and file:///work. */
 const modernClient = (

@@ -101,12 +101,8 @@ const runs = (): string[] => upstream.runs();
 const since = (before: number) => runs().slice(before);
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits (bounded) until the run log holds `lines` after `before`. */
-async function logged(before: number, lines: readonly string[], ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until && !lines.every((line) => since(before).includes(line))) await wait(50);
-  expect(since(before)).toEqual(expect.arrayContaining([...lines]));
-}
+const logged = (before: number, lines: readonly string[], ms?: number) =>
+  upstream.expectLogged(before, lines, ms);
 
 const request = (
   who: string,
