@@ -15,10 +15,10 @@ import {
   serveUpstreams,
   taskUpstream,
   type TaskUpstream,
+  taskCaller,
+  TASKS_AND_ELICITS,
 } from './fixtures/proxy';
-import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
-
-const ELICITS = { ...WITH_TASKS, elicitation: { form: {} } };
+import { WITH_TASKS } from '../../../test-support/modern-request';
 
 let upstream: TaskUpstream;
 // Two servers over one task store, as two gateway processes would be.
@@ -59,50 +59,19 @@ const runs = (): string[] => upstream.runs();
 const count = (prefix: string) => upstream.count(prefix);
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const request = (
-  who: string,
-  method: string,
-  params: Record<string, unknown>,
-  capabilities: Record<string, unknown> = ELICITS,
-  at: HttpServing = http,
-): Promise<ModernAnswer> => modernRequest(at.url, who, method, params, capabilities);
+const { request, startTask, update, next: poll } = taskCaller(() => http);
 
-/** Calls `tool` as alice asking for a task of ours; the task's id. */
-async function startTask(tool: string, capabilities: Record<string, unknown> = ELICITS): Promise<string> {
-  const created = await request('alice', 'tools/call', { name: tool, arguments: {} }, capabilities);
-  expect(created.result).toMatchObject({ resultType: 'task' });
-  return String(created.result!['taskId']);
-}
-
-/** Polls tasks/get (as alice, on `at`) until the task leaves `working`, or shows other questions than `past`. */
-async function next(
-  taskId: string,
-  past: readonly string[] = [],
-  at: HttpServing = http,
-): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 150; i++) {
-    const got = await request('alice', 'tasks/get', { taskId }, ELICITS, at);
-    if (got.result === undefined) throw new Error(`tasks/get failed: ${got.error?.message}`);
-    const status = got.result['status'];
-    const keys = Object.keys((got.result['inputRequests'] as object | undefined) ?? {});
-    const asksAgain = status === 'input_required' && !keys.every((key) => past.includes(key));
-    if ((status !== 'working' && status !== 'input_required') || asksAgain) return got.result;
-    await wait(100);
-  }
-  throw new Error('the task did not move');
-}
+/** Polls our task until it leaves `working`, or asks under a key not in `past`. */
+const next = (taskId: string, past: readonly string[] = [], at?: HttpServing) =>
+  poll(
+    taskId,
+    (asked) => !Object.keys((asked as object | undefined) ?? {}).every((key) => past.includes(key)),
+    at,
+  );
 
 const answer = (key: string, field: string, value: string) => ({
   [key]: { action: 'accept', content: { [field]: value } },
 });
-
-/** tasks/update answering our task `taskId`, as `who` (alice) on `at`. */
-const update = (
-  taskId: string,
-  inputResponses: Record<string, unknown>,
-  who = 'alice',
-  at: HttpServing = http,
-): Promise<ModernAnswer> => request(who, 'tasks/update', { taskId, inputResponses }, ELICITS, at);
 
 const updates = (since: number) =>
   runs()
@@ -211,7 +180,7 @@ describe("an upstream task's questions, asked through the client's task of ours"
         'alice',
         'tools/call',
         { name: 'jobs_ask_name', arguments: {} },
-        ELICITS,
+        TASKS_AND_ELICITS,
         shortHttp,
       );
       const taskId = String(created.result!['taskId']);

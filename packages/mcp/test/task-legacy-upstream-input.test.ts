@@ -28,11 +28,12 @@ import {
   serveUpstreams,
   type TaskUpstream,
   expectSamplingRelayed,
+  taskCaller,
+  TASKS_AND_ELICITS,
 } from './fixtures/proxy';
 import { recordingEmitter } from './fixtures/recording-emitter';
-import { modernRequest, WITH_TASKS, type ModernAnswer } from '../../../test-support/modern-request';
+import { WITH_TASKS } from '../../../test-support/modern-request';
 
-const ELICITS = { ...WITH_TASKS, elicitation: { form: {} } };
 const CHECK_IN_KEY = 'a-check-in-key-of-at-least-32-bytes-0123456789';
 
 let upstream: TaskUpstream;
@@ -104,54 +105,13 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const logged = (before: number, lines: readonly string[], ms?: number) =>
   upstream.expectLogged(before, lines, ms);
 
-const request = (
-  who: string,
-  method: string,
-  params: Record<string, unknown>,
-  capabilities: Record<string, unknown> = ELICITS,
-  at: HttpServing = http,
-): Promise<ModernAnswer> => modernRequest(at.url, who, method, params, capabilities);
+const { request, startTask, update, next: poll } = taskCaller(() => http);
 
-/** Calls `tool` as alice asking for a task of ours; the task's id. */
-async function startTask(
-  tool: string,
-  capabilities: Record<string, unknown> = ELICITS,
-  at: HttpServing = http,
-): Promise<string> {
-  const created = await request('alice', 'tools/call', { name: tool, arguments: {} }, capabilities, at);
-  expect(created.result).toMatchObject({ resultType: 'task' });
-  return String(created.result!['taskId']);
-}
-
-/**
- * Polls tasks/get (as alice) until the task leaves `working`, or shows questions other than `past`
- * (the inputRequests a previous round showed).
- */
-async function next(
-  taskId: string,
-  past?: unknown,
-  at: HttpServing = http,
-): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 150; i++) {
-    const got = await request('alice', 'tasks/get', { taskId }, ELICITS, at);
-    if (got.result === undefined) throw new Error(`tasks/get failed: ${got.error?.message}`);
-    const status = got.result['status'];
-    const asksAgain =
-      status === 'input_required' && JSON.stringify(got.result['inputRequests']) !== JSON.stringify(past);
-    if ((status !== 'working' && status !== 'input_required') || asksAgain) return got.result;
-    await wait(100);
-  }
-  throw new Error('the task did not move');
-}
+/** Polls our task until it leaves `working`, or shows other questions than `past` (a previous round's). */
+const next = (taskId: string, past?: unknown, at?: HttpServing) =>
+  poll(taskId, (asked) => JSON.stringify(asked) !== JSON.stringify(past), at);
 
 const named = (name: string) => ({ elicitation: { action: 'accept', content: { name } } });
-
-/** tasks/update answering our task `taskId`, as `who` (alice). */
-const update = (
-  taskId: string,
-  inputResponses: Record<string, unknown>,
-  who = 'alice',
-): Promise<ModernAnswer> => request(who, 'tasks/update', { taskId, inputResponses });
 
 describe("a 2025-era upstream's mid-call questions, asked through the client's task of ours", () => {
   it('one round: our task shows the question under our key, the answer reaches the same upstream call', async () => {
@@ -270,7 +230,7 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
   it("a question left unanswered past our task's time to live ends the upstream call", async () => {
     const short = await serve(upstream, { ttlMs: 1_500 });
     const before = runs().length;
-    const taskId = await startTask('old_ask_name', ELICITS, short);
+    const taskId = await startTask('old_ask_name', TASKS_AND_ELICITS, short);
     expect((await next(taskId, undefined, short))['status']).toBe('input_required');
     await logged(before, ['cancelled ask_name', 'answer ask_name decline'], 8_000);
   }, 30_000);
@@ -359,7 +319,7 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
       'alice',
       'tasks/update',
       { taskId, inputResponses: named('Hopper') },
-      ELICITS,
+      TASKS_AND_ELICITS,
       otherHttp,
     );
     expect(updated.result).toMatchObject({ resultType: 'complete' });
@@ -372,7 +332,13 @@ describe("a 2025-era upstream's mid-call questions, asked through the client's t
   it('a task-asking call handed out no task (its tool lists no task support) is parked as a plain one', async () => {
     const before = unchecked.runs().length;
     const call = (params: Record<string, unknown>) =>
-      request('alice', 'tools/call', { name: 'old_ask_name', arguments: {}, ...params }, ELICITS, plainHttp);
+      request(
+        'alice',
+        'tools/call',
+        { name: 'old_ask_name', arguments: {}, ...params },
+        TASKS_AND_ELICITS,
+        plainHttp,
+      );
     const asked = await call({});
     expect(asked.result).toMatchObject({
       resultType: 'input_required',
