@@ -45,22 +45,28 @@ function prepare(db: SqliteDatabase) {
   const insert = db.prepare(
     `INSERT INTO toolgate_audit (seq, at, tenant, tool, kind, hash, record) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
-  const moveHead = db.prepare(
-    `INSERT INTO toolgate_audit_head (id, seq, hash) VALUES (1, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+  // Each checks the head and moves it in one statement (no row changed: another writer moved it),
+  // a statement less per commit than reading the head first.
+  const moveHeadFrom = db.prepare(
+    `UPDATE toolgate_audit_head SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
+  );
+  const firstHead = db.prepare(
+    `INSERT INTO toolgate_audit_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING`,
   );
   return {
     head,
     read: db.prepare(`SELECT seq, record FROM toolgate_audit WHERE seq > ? ORDER BY seq LIMIT ?`),
-    /** Stores `records` if the head is still `expected`; false when another writer moved it. */
-    commit: (expected: AuditHead | undefined, records: readonly AuditRecord[], next: AuditHead | undefined) =>
+    /** Stores `records` and moves the head to `next` if it is still `expected`; false when another writer moved it. */
+    commit: (expected: AuditHead | undefined, records: readonly AuditRecord[], next: AuditHead) =>
       transaction(
         db,
         () => {
-          const current = head.get() as HeadRow | undefined;
-          if (current?.seq !== expected?.seq || current?.hash !== expected?.hash) return false;
+          const moved =
+            expected === undefined
+              ? firstHead.run(next.seq, next.hash)
+              : moveHeadFrom.run(next.seq, next.hash, expected.seq, expected.hash);
+          if (Number(moved.changes) !== 1) return false;
           for (const record of records) insert.run(...auditRowValues(record));
-          if (next !== undefined) moveHead.run(next.seq, next.hash);
           return true;
         },
         'immediate',
@@ -165,7 +171,7 @@ export function sqliteAuditStore(options: SqliteAuditStoreOptions): SqliteAuditS
       const head = known !== undefined ? known.head : readHead();
       const records = await seal(head);
       const next = auditContinues(STORE, head, records);
-      if (records.length === 0) {
+      if (records.length === 0 || next === undefined) {
         committedHead = known;
         return records;
       }

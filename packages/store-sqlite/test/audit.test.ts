@@ -4,7 +4,7 @@
 
 import { DatabaseSync as Database } from 'node:sqlite';
 import { writeFileSync } from 'node:fs';
-import { createDispatcher, type AuditRecord } from '@toolgate/core';
+import { createDispatcher, type AuditRecord, type AuditStore } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mockTool } from '@toolgate/testing';
 import { auditLog, verifyAuditLog } from '@toolgate/audit';
@@ -65,6 +65,59 @@ describe('sqliteAuditStore under the audit log', () => {
     stores.push(store);
     expect(await verifyAuditLog(store, PUBLIC_PEM)).toEqual({ ok: true, count: 4 * 44 });
   }, 120_000);
+
+  /** A log whose store notes the head each seal was given (its seq, 0 for an empty log). */
+  function openNotingSeals(path: string) {
+    const store = sqliteAuditStore({ path });
+    stores.push(store);
+    const seals: number[] = [];
+    const noting: AuditStore = {
+      append: (seal) =>
+        store.append((head) => {
+          seals.push(head?.seq ?? 0);
+          return seal(head);
+        }),
+      head: () => store.head(),
+      read: (after, limit) => store.read(after, limit),
+      ready: () => store.ready!(),
+    };
+    const audit = auditLog({ store: noting, signingKey: PRIVATE_PEM, digestKey: DIGEST_KEY });
+    const dispatcher = audit.attach(
+      createDispatcher({
+        tools: [mockTool({ name: 'refund', result: { ok: true } })],
+        chain: canonicalChain(),
+      }),
+    );
+    return { audit, dispatcher, seals };
+  }
+
+  it('seals again when another writer moved the head this store last committed, and forks nothing', async () => {
+    const path = tmp.file('audit.db');
+    const first = openNotingSeals(path);
+    const second = openNotingSeals(path);
+    await first.dispatcher.dispatch({ toolName: 'refund', args: { n: 1 } });
+    // The second writer appends behind the first one's back: the head the first remembers is stale.
+    await second.dispatcher.dispatch({ toolName: 'refund', args: { n: 2 } });
+    await first.dispatcher.dispatch({ toolName: 'refund', args: { n: 3 } });
+    // Sealed against the head it committed (1), refused there, sealed again on the moved one (2).
+    expect(first.seals).toEqual([0, 1, 2]);
+    expect(rows(path).map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(await first.audit.verify()).toEqual({ ok: true, count: 3 });
+  });
+
+  it('takes the first record of an empty log once when two writers race for it', async () => {
+    const path = tmp.file('audit.db');
+    const first = openNotingSeals(path);
+    const second = openNotingSeals(path);
+    await Promise.all([
+      first.dispatcher.dispatch({ toolName: 'refund', args: { n: 1 } }),
+      second.dispatcher.dispatch({ toolName: 'refund', args: { n: 2 } }),
+    ]);
+    expect(rows(path).map((r) => r.seq)).toEqual([1, 2]);
+    // Both sealed against the empty log; one stored, the other sealed again on top of it.
+    expect([...first.seals, ...second.seals].sort()).toEqual([0, 0, 1]);
+    expect(await first.audit.verify()).toEqual({ ok: true, count: 2 });
+  });
 
   it('continues the chain after a restart', async () => {
     const path = tmp.file('audit.db');
