@@ -95,10 +95,14 @@ export function gatewayServed(
     }
     return scope;
   };
+  // Listen settings: read once, as a reload applies them only after a restart.
+  const listen = host.current().config.listen;
   const options: McpServeOptions = {
     name: 'toolgate-gateway',
     version: host.version,
     identityFrom,
+    ...(listen?.parkedCallWait !== undefined ? { parkedCallMs: listen.parkedCallWait } : {}),
+    ...(listen?.maxParkedCalls !== undefined ? { maxParkedCalls: listen.maxParkedCalls } : {}),
     ...(sealKey !== undefined ? { requestStateKey: sealKey } : {}),
     checkInTimeoutMs: ELICIT_TIMEOUT_MS,
     // In `stores.state`, so behind a balancer any process answers tasks/get, tasks/update and tasks/cancel.

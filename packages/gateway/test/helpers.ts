@@ -344,6 +344,8 @@ export function askingUpstreamSuite(options: {
   readonly script: string;
   readonly clientName: string;
   readonly answerKey: string;
+  /** The configuration's `listen` as a YAML flow map, e.g. `{ maxParkedCalls: 1 }`. */
+  readonly listen?: string;
 }) {
   const callers = { BOT_TOKEN: CALLERS.BOT_TOKEN, EVE_TOKEN: CALLERS.EVE_TOKEN };
   const tokens = tokenEnv(callers);
@@ -355,7 +357,7 @@ export function askingUpstreamSuite(options: {
         script: options.script,
         tsx: true,
         runLog: `${dir.path}/runs.log`,
-      }),
+      }) + (options.listen === undefined ? '' : `listen: ${options.listen}\n`),
     tokens,
   );
   const client = (token: string, auto = true) =>

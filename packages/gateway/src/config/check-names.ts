@@ -11,6 +11,8 @@ import type { GatewayConfig, GuardsConfig, RuleConfig } from './types';
 
 /** A static token shorter than this can be guessed; `openssl rand -base64 32` gives 44. */
 export const MIN_TOKEN_CHARS = 32;
+/** How long @toolgate/mcp's relayed requestState lives: a parked call cannot wait past it usefully. */
+const PARKED_CALL_WAIT_MAX_MS = 10 * 60_000;
 
 /**
  * Why a JWKS location cannot be trusted, naming no part of it; undefined for a file path, an
@@ -63,6 +65,13 @@ export function checkNames(config: GatewayConfig): Problem[] {
   const commitWindowMs = parseDuration(config.audit?.commitWindow);
   if (typeof commitWindowMs === 'number' && commitWindowMs > 60_000)
     add(['audit', 'commitWindow'], 'is longer than a minute', "write a short window such as '5ms'");
+  const parkedCallWaitMs = parseDuration(config.listen?.parkedCallWait);
+  if (typeof parkedCallWaitMs === 'number' && parkedCallWaitMs > PARKED_CALL_WAIT_MAX_MS)
+    add(
+      ['listen', 'parkedCallWait'],
+      "is longer than the 10 minutes a relayed question's requestState lives: the client's retry could not reach the call",
+      "write '10m' or less",
+    );
   const webhook = config.audit?.checkpoints?.webhook;
   if (webhook !== undefined && !isLoopbackOrHttps(webhook))
     add(

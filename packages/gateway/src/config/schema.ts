@@ -99,6 +99,17 @@ export const configSchema = {
           $ref: '#/definitions/duration',
           description: 'On shutdown, how long in-flight calls may finish; default 30s.',
         },
+        maxParkedCalls: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            "Calls of 2025-era upstreams held open at once while their mid-call question waits for a 2026-07-28 client's retry; default 1000. Beyond it such a question is declined.",
+        },
+        parkedCallWait: {
+          $ref: '#/definitions/duration',
+          description:
+            "How long such a held call waits for the client's retry before it is ended (its question declined, its call cancelled); default and at most 10m, the life of the question's requestState.",
+        },
       },
     },
     auth: {

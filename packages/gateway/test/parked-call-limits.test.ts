@@ -1,0 +1,77 @@
+// `listen.maxParkedCalls` and `listen.parkedCallWait` in toolgate.yaml bound the calls of a 2025-era
+// upstream held open for a 2026-07-28 client's retry: past the number, a question is declined to the
+// upstream at once; past the wait, the held call is ended (its question declined, its call
+// cancelled) and the client's late retry reaches nothing. Values the gateway cannot honour are
+// refused at load with the key named.
+
+import { ConfigError, parseConfig, type ConfigIssue } from '@toolgate/gateway';
+import { askingUpstreamSuite, fixtureServer, legacyAskingFixture, textOf } from './helpers';
+
+const base = `auth: { tokens: [{ token: t-0123456789abcdef0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
+upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
+tenants: { acme: { upstreams: [shop] } }
+`;
+
+function issuesOf(listen: string): ConfigIssue[] {
+  try {
+    parseConfig(`${base}listen: ${listen}\n`, { file: '/etc/toolgate/toolgate.yaml', env: {} });
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.issues];
+    throw error;
+  }
+  return [];
+}
+
+describe('listen.maxParkedCalls and listen.parkedCallWait', () => {
+  const {
+    tokens: TOKENS,
+    runs,
+    ask,
+    answerAs,
+  } = askingUpstreamSuite({
+    upstream: 'old',
+    script: legacyAskingFixture,
+    clientName: 'parked-limits-test',
+    answerKey: 'elicitation',
+    listen: '{ maxParkedCalls: 1, parkedCallWait: 1500ms }',
+  });
+
+  /** Waits (bounded) until the upstream's run log holds `line`. */
+  async function untilRun(line: string): Promise<void> {
+    for (let waited = 0; !runs().includes(line) && waited < 10_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  it('holds one call; a second question meanwhile is declined to its upstream at once', async () => {
+    const first = await ask(TOKENS.BOT_TOKEN, 'old_ask_name');
+    expect(first.resultType).toBe('input_required');
+    // The one place is taken: the next question is not parked but declined, and its call ends.
+    const second = await ask(TOKENS.BOT_TOKEN, 'old_ask_name');
+    expect(second.resultType).not.toBe('input_required');
+    expect(textOf(second)).toBe('No name (decline)');
+    // The held call still answers its caller's retry.
+    const done = await answerAs(TOKENS.BOT_TOKEN, 'old_ask_name', 'Ana', first.requestState!);
+    expect(textOf(done)).toBe('Hello, Ana!');
+  }, 30_000);
+
+  it('ends a held call nobody retries after the wait, and the late retry reaches nothing', async () => {
+    const asked = await ask(TOKENS.BOT_TOKEN, 'old_ask_name');
+    expect(asked.resultType).toBe('input_required');
+    const before = runs().length;
+    await untilRun('cancelled ask_name');
+    expect(runs().slice(before)).toContain('cancelled ask_name');
+    const late = await answerAs(TOKENS.BOT_TOKEN, 'old_ask_name', 'Late', asked.requestState!);
+    expect(late.isError).toBe(true);
+    expect(textOf(late)).toContain('is not waiting in this process');
+    expect(runs()).not.toContain('answer ask_name accept Late');
+  }, 30_000);
+
+  it("refuses at load a wait past the requestState's life and a count below one, naming the key", () => {
+    expect(issuesOf('{ parkedCallWait: 10m, maxParkedCalls: 5 }')).toEqual([]);
+    expect(issuesOf('{ parkedCallWait: 11m }')).toContainEqual(
+      expect.objectContaining({ line: 4, message: expect.stringMatching(/longer than the 10 minutes/) }),
+    );
+    expect(issuesOf('{ parkedCallWait: soon }')).toContainEqual(expect.objectContaining({ line: 4 }));
+    expect(issuesOf('{ maxParkedCalls: 0 }')).toContainEqual(expect.objectContaining({ line: 4 }));
+  });
+});
