@@ -1,11 +1,15 @@
-// The gateway's shutdown drain: MCP calls and POST responses still in flight may finish, up to
-// `listen.drain`, while new sessions are turned away. One counter for both, so shutdown waits once.
+// The gateway's shutdown drain: MCP calls (a call parked for its client's retry included) and POST
+// responses still in flight may finish, up to `listen.drain`, while new sessions and calls are turned
+// away. One counter for both, so shutdown waits once.
 
 import { inFlightCounter } from './in-flight';
 
 export interface Drain {
-  /** A call starts; false once draining (the caller refuses it). */
-  enter(): boolean;
+  /**
+   * A call starts; false once draining (the caller refuses it), unless it `continues` work in flight
+   * (it finishes what the drain waits for).
+   */
+  enter(continues?: boolean): boolean;
   /** That call finished. */
   leave(): void;
   /** A response is being sent; `finished` is called once it has been sent or dropped. */
@@ -21,8 +25,8 @@ export function gatewayDrain(): Drain {
   const work = inFlightCounter();
   let draining = false;
   return {
-    enter() {
-      if (draining) return false;
+    enter(continues = false) {
+      if (draining && !continues) return false;
       work.begin();
       return true;
     },

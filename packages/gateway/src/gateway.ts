@@ -138,7 +138,7 @@ export async function createGateway(
   const drain = gatewayDrain();
   const host: ServingHost = {
     current: live,
-    begin: () => drain.enter(),
+    begin: (continues) => drain.enter(continues),
     end: () => drain.leave(),
     log,
     version: GATEWAY_VERSION,

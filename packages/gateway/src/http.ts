@@ -267,7 +267,13 @@ function mcpLimits(
         return refuse(c, 411, 'no-length', 'Send the request body with a Content-Length header');
       if (!/^\d+$/.test(length) || Number(length) > host.maxBody())
         return refuse(c, 413, 'too-large', `Request body too large; the limit is ${host.maxBody()} bytes`);
-      if (c.req.header('mcp-session-id') === undefined && host.draining())
+      // A 2026-07-28 tools/call (its Mcp-Method header, which the MCP server holds to the body) goes on:
+      // the serving admits it while draining only when it answers a call parked here (work in flight).
+      if (
+        c.req.header('mcp-session-id') === undefined &&
+        c.req.header('mcp-method') !== 'tools/call' &&
+        host.draining()
+      )
         return refuse(c, 503, 'draining', 'The gateway is shutting down; retry shortly', {
           'retry-after': '1',
         });

@@ -33,8 +33,11 @@ import { definitionOf, grantUseRecorder } from './standing-grants';
 export interface ServingHost {
   /** The configuration serving now. */
   current(): Runtime;
-  /** Counts a call in flight, so shutdown can wait for it; false when shutting down. */
-  begin(): boolean;
+  /**
+   * Counts a call in flight, so shutdown can wait for it; false when shutting down, unless the call
+   * `continues` work already in flight (a retry that answers a parked upstream call).
+   */
+  begin(continues?: boolean): boolean;
   end(): void;
   readonly log: GatewayLog;
   readonly version: string;
@@ -125,8 +128,8 @@ export function gatewayServed(
         };
       return scopeOf(runtime, tenant, identity);
     },
-    admit: () => {
-      if (!host.begin())
+    admit: ({ continuesParkedCall }) => {
+      if (!host.begin(continuesParkedCall))
         return {
           refused: {
             gate: 'gateway',

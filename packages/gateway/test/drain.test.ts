@@ -20,6 +20,10 @@ describe('gatewayDrain', () => {
     });
     expect(drain.draining).toBe(true);
     expect(drain.enter()).toBe(false);
+    // A call that finishes work in flight (a parked call's retry) still enters, and is waited for.
+    expect(drain.enter(true)).toBe(true);
+    expect(drain.inFlight).toBe(3);
+    drain.leave();
     drain.leave();
     await Promise.resolve();
     expect(drained).toBe(false);

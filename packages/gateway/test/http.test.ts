@@ -222,6 +222,11 @@ describe('the gateway HTTP router', () => {
         '{}',
       );
       expect(open.status).toBe(299);
+      // A 2026-07-28 tools/call goes on to the serving, which admits only a parked call's retry; any
+      // other sessionless request is turned away here.
+      const call = { authorization: `Bearer ${TOKEN}` };
+      expect((await send('POST', '/mcp', { ...call, 'mcp-method': 'tools/call' }, '{}')).status).toBe(299);
+      expect((await send('POST', '/mcp', { ...call, 'mcp-method': 'tools/list' }, '{}')).status).toBe(503);
     } finally {
       draining = false;
     }

@@ -5,7 +5,10 @@
 // refused at load with the key named.
 
 import { ConfigError, parseConfig, type ConfigIssue } from '@toolgate/gateway';
-import { askingUpstreamSuite, fixtureServer, legacyAskingFixture, textOf } from './helpers';
+import { retryTool } from '../../../test-support/modern-request';
+import { askingUpstreamSuite, fixtureServer, legacyAskingFixture, textOf, type AskedCall } from './helpers';
+
+const answerOf = (name: string) => ({ elicitation: { action: 'accept', content: { name } } });
 
 const base = `auth: { tokens: [{ token: t-0123456789abcdef0123456789abcdef, identity: { tenant: acme, principal: bot } }] }
 upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
@@ -74,4 +77,48 @@ describe('listen.maxParkedCalls and listen.parkedCallWait', () => {
     expect(issuesOf('{ parkedCallWait: soon }')).toContainEqual(expect.objectContaining({ line: 4 }));
     expect(issuesOf('{ maxParkedCalls: 0 }')).toContainEqual(expect.objectContaining({ line: 4 }));
   });
+});
+
+describe('a held call through a shutdown', () => {
+  const {
+    suite,
+    tokens: TOKENS,
+    runs,
+    client,
+  } = askingUpstreamSuite({
+    upstream: 'old',
+    script: legacyAskingFixture,
+    clientName: 'parked-drain-test',
+    answerKey: 'elicitation',
+    listen: '{ drain: 20s }',
+  });
+
+  it('is waited for by the drain: its retry finishes it, a new call is turned away, the process exits 0', async () => {
+    // Clients connected before the shutdown, as a running agent's are; a new one is sent elsewhere (503).
+    const bot = await client(TOKENS.BOT_TOKEN, false);
+    const other = await client(TOKENS.BOT_TOKEN, false);
+    try {
+      const asked = (await bot.callTool(
+        { name: 'old_ask_name', arguments: {} },
+        { allowInputRequired: true },
+      )) as unknown as AskedCall;
+      expect(asked.resultType).toBe('input_required');
+      suite.gateway.child.kill('SIGTERM');
+      const draining = await suite.gateway.waitForLog((line) => line['msg'] === 'shutdown.draining', 10_000);
+      expect(draining['inFlight']).toBe(1);
+      const turnedAway = await other.callTool(
+        { name: 'old_ask_name', arguments: {} },
+        { allowInputRequired: true },
+      );
+      expect(turnedAway.isError).toBe(true);
+      expect(textOf(turnedAway)).toContain('the gateway is shutting down');
+      const done = await retryTool(bot, 'old_ask_name', answerOf('Late Ana'), asked.requestState);
+      expect(textOf(done)).toBe('Hello, Late Ana!');
+      expect(await suite.gateway.exited).toBe(0);
+      expect(runs().filter((line) => line.startsWith('start ask_name'))).toHaveLength(1);
+    } finally {
+      await bot.close().catch(() => undefined);
+      await other.close().catch(() => undefined);
+    }
+  }, 30_000);
 });

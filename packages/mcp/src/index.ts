@@ -16,6 +16,7 @@ export { acceptPin, mcpClient, McpClientConfigError, SERVER_IDENTITY, TOOL_SET }
 
 // Server: toolgate Tools → an MCP server running the chain
 export type {
+  McpAdmission,
   McpCallReport,
   McpListedTool,
   McpPausedCall,

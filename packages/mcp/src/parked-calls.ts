@@ -32,6 +32,12 @@ export interface ParkedCalls {
   take(id: string, identity: Identity | undefined, upstream: string): ParkedCall | undefined;
   /** Ends the call `id` names, if it is still parked (a retry the chain did not let run). */
   end(id: string): void;
+  /**
+   * Hands the parked call `id` what its request held (its admission, its runtime): `release` runs once
+   * the call is taken or ended, as the call is still in flight until then. False when `id` is no
+   * longer parked: the caller releases it now.
+   */
+  holdOpen(id: string, release: () => void): boolean;
   /** How many calls are parked now. */
   readonly size: number;
   /** Ends every parked call. */
@@ -49,12 +55,16 @@ const owner = (identity: Identity | undefined): string =>
 export function parkedCalls(options: ParkedCallsOptions): ParkedCalls {
   const { waitMs } = options;
   const max = options.max ?? DEFAULT_MAX_PARKED_CALLS;
-  const parked = new Map<string, { readonly call: ParkedCall; readonly timer: NodeJS.Timeout }>();
+  const parked = new Map<
+    string,
+    { readonly call: ParkedCall; readonly timer: NodeJS.Timeout; release?: () => void }
+  >();
   const remove = (id: string) => {
     const entry = parked.get(id);
     if (entry === undefined) return undefined;
     parked.delete(id);
     clearTimeout(entry.timer);
+    entry.release?.();
     return entry.call;
   };
   return {
@@ -80,6 +90,12 @@ export function parkedCalls(options: ParkedCallsOptions): ParkedCalls {
     },
     end(id) {
       remove(id)?.end();
+    },
+    holdOpen(id, release) {
+      const entry = parked.get(id);
+      if (entry === undefined || entry.release !== undefined) return false;
+      entry.release = release;
+      return true;
     },
     get size() {
       return parked.size;

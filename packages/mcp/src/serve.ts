@@ -116,8 +116,12 @@ export interface McpServeOptions {
    * answers the call (and lists nothing) without running anything.
    */
   readonly scope?: (identity: Identity | undefined) => McpServeScope | McpServeRefusal;
-  /** Admits a tools/call before it runs: the release to call when it ended, or a refusal (shutting down). */
-  readonly admit?: () => (() => void) | McpServeRefusal;
+  /**
+   * Admits a tools/call before it runs: the release to call when it ended, or a refusal (shutting
+   * down). A call that parks an upstream's call for the client's retry stays admitted until that call
+   * is taken or ended; the retry says so (`continuesParkedCall`), as it finishes work in flight.
+   */
+  readonly admit?: (call: McpAdmission) => (() => void) | McpServeRefusal;
   /**
    * Settles a paused call instead of asking only the person at the client (a gateway also holds it
    * for its inbox and uses earlier grants). Default: approval over elicitation, refused without it;
@@ -164,6 +168,12 @@ export interface McpServeOptions {
   readonly parkedCallMs?: number;
   /** How many such calls are parked at once at most; beyond it a question is declined. Default 1000. */
   readonly maxParkedCalls?: number;
+}
+
+/** What `McpServeOptions.admit` is told of a tools/call. */
+export interface McpAdmission {
+  /** The call retries, with the client's answers, an upstream call parked in this process. */
+  readonly continuesParkedCall: boolean;
 }
 
 /** What one caller is served (see `McpServeOptions.scope`). */
@@ -647,7 +657,7 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         checkInRetry = read.claims;
       }
     }
-    const admitted = options.admit?.();
+    const admitted = options.admit?.({ continuesParkedCall: retry?.parkedCall !== undefined });
     if (admitted !== undefined && typeof admitted !== 'function') return refuseBefore(admitted.refused);
     const release = scoped?.hold?.();
     // Only the tool name and arguments come from the client; of _meta, only the trace context is read,
@@ -719,6 +729,8 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       checkInTimeoutMs,
       ...(requestState !== undefined ? { requestState } : {}),
     });
+    /** The call parked an upstream call, which now holds what this request held. */
+    let heldByParked = false;
     const answer = (settled: McpSettled, first: DispatchOutcome): CallToolResult | InputRequiredResult => {
       const source = scoped?.sourceOf?.(toolName);
       // A retry the chain did not let run leaves its parked call to nobody: it ends now, not at its bound.
@@ -749,6 +761,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
           throw error;
         }
         report({ kind: 'input-required', asker: 'upstream', result }, first, source);
+        // The parked call is still in flight: it keeps this request's admission and runtime until taken or ended.
+        const parkedId = downstream.asked.parkedCall;
+        if (parkedId !== undefined && parking.holdOpen(parkedId, releaseHeld)) heldByParked = true;
         return result;
       }
       // A check-in this server asks at the client is reported by its id: the form shows every
@@ -767,10 +782,13 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
         return upstreamErrorResult(downstream.errorResult) ?? callToolResult(outcome);
       return callToolResult(outcome);
     };
-    const releaseAll = () => {
-      close();
+    const releaseHeld = () => {
       release?.();
       if (typeof admitted === 'function' && !detached) admitted();
+    };
+    const releaseAll = () => {
+      close();
+      if (!heldByParked) releaseHeld();
     };
     // A task outlives this request: what the call holds is released when the task ends.
     let detached = false;

@@ -314,6 +314,55 @@ describe("a 2025-era upstream's mid-call questions, relayed to a 2026-07-28 clie
     expect(since(before).filter((line) => line.includes('Late'))).toEqual([]);
   }, 30_000);
 
+  describe("a parked call stays admitted: the host's drain waits for it", () => {
+    /** mcpServe whose `admit` notes each admission and whether it was released. */
+    async function admitting(options: Partial<McpServeOptions> = {}) {
+      const admissions: { continuesParkedCall: boolean; released: number }[] = [];
+      const at = await serve({
+        ...options,
+        admit: ({ continuesParkedCall }) => {
+          const admission = { continuesParkedCall, released: 0 };
+          admissions.push(admission);
+          return () => (admission.released += 1);
+        },
+      });
+      return { at, admissions };
+    }
+
+    it('until its retry takes it; the retry is admitted as continuing it', async () => {
+      const { at, admissions } = await admitting();
+      const first = await askAs(at.url, 'alice', elicits, 'old_ask_name');
+      expect(first.resultType).toBe('input_required');
+      // The request was answered, but its upstream call is parked: still in flight.
+      expect(admissions).toEqual([{ continuesParkedCall: false, released: 0 }]);
+      const done = await retryAs(at.url, 'alice', elicits, {
+        name: 'old_ask_name',
+        inputResponses: answer('Held'),
+        requestState: first.requestState,
+      });
+      expect(text(done)).toBe('Hello, Held!');
+      expect(admissions).toEqual([
+        { continuesParkedCall: false, released: 1 },
+        { continuesParkedCall: true, released: 1 },
+      ]);
+    }, 30_000);
+
+    it('until it is ended, after its bound or when the server closes', async () => {
+      const { at, admissions } = await admitting({ parkedCallMs: 300 });
+      const before = runs().length;
+      await askAs(at.url, 'alice', elicits, 'old_ask_name');
+      await logged(before, ['cancelled ask_name', 'answer ask_name decline']);
+      expect(admissions).toEqual([{ continuesParkedCall: false, released: 1 }]);
+
+      const closing = await admitting();
+      await askAs(closing.at.url, 'alice', elicits, 'old_ask_name');
+      expect(closing.admissions[0]!.released).toBe(0);
+      const served = opened.find(({ http: serving }) => serving === closing.at)!.served;
+      await served.close();
+      expect(closing.admissions).toEqual([{ continuesParkedCall: false, released: 1 }]);
+    }, 30_000);
+  });
+
   it('declines a question as before once the parked calls reach the cap', async () => {
     const capped = await serve({ maxParkedCalls: 1 });
     const first = await askAs(capped.url, 'alice', elicits, 'old_ask_name');

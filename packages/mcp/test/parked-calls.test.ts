@@ -22,6 +22,40 @@ function call(identity: Identity | undefined = alice, upstream = 'old'): ParkedC
 }
 
 describe('parked calls', () => {
+  it('hold what their request held until taken, ended or closed, and release it once', () => {
+    jest.useFakeTimers();
+    try {
+      const parking = parkedCalls({ waitMs: 1_000 });
+      const released = { taken: 0, ended: 0, timedOut: 0, closed: 0 };
+      const taken = parking.park(call())!;
+      const ended = parking.park(call())!;
+      const timedOut = parking.park(call())!;
+      const hold = (id: string, key: keyof typeof released) =>
+        parking.holdOpen(id, () => (released[key] += 1));
+      expect(hold(taken, 'taken')).toBe(true);
+      expect(hold(ended, 'ended')).toBe(true);
+      expect(hold(timedOut, 'timedOut')).toBe(true);
+      // One hold per call; none for a call not parked (the caller then releases it itself).
+      expect(parking.holdOpen(taken, () => undefined)).toBe(false);
+      expect(parking.holdOpen('never-parked', () => undefined)).toBe(false);
+      expect(released).toEqual({ taken: 0, ended: 0, timedOut: 0, closed: 0 });
+      parking.take(taken, alice, 'old');
+      parking.end(ended);
+      parking.take(taken, alice, 'old');
+      expect(released).toEqual({ taken: 1, ended: 1, timedOut: 0, closed: 0 });
+      jest.advanceTimersByTime(600);
+      const closed = parking.park(call())!;
+      expect(hold(closed, 'closed')).toBe(true);
+      jest.advanceTimersByTime(400);
+      expect(released).toEqual({ taken: 1, ended: 1, timedOut: 1, closed: 0 });
+      parking.close();
+      parking.close();
+      expect(released).toEqual({ taken: 1, ended: 1, timedOut: 1, closed: 1 });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('are taken once, by who parked them on the upstream that holds them', () => {
     const parking = parkedCalls({ waitMs: 60_000 });
     const parked = call();
