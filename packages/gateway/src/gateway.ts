@@ -169,6 +169,7 @@ export async function createGateway(
           current: live,
           log,
           sessions: () => serving?.sessionCount ?? (stdioServing === undefined ? 0 : 1),
+          parkedCalls: () => served.parkedCalls,
         },
         { gatewayHost: bindHost },
       );

@@ -24,6 +24,8 @@ export interface MetricsHost {
   readonly log: GatewayLog;
   /** Open MCP sessions (HTTP) or connections (stdio). */
   sessions(): number;
+  /** Calls of 2025-era upstreams held open for a 2026-07-28 client's retry. */
+  parkedCalls(): number;
 }
 
 export interface GatewayMetrics {
@@ -181,6 +183,14 @@ export async function createMetrics(
     registers: [registry],
     collect() {
       this.set(host.sessions());
+    },
+  });
+  new Gauge({
+    name: 'toolgate_parked_calls',
+    help: "Calls of 2025-era upstreams held open while their question waits for a 2026-07-28 client's retry",
+    registers: [registry],
+    collect() {
+      this.set(host.parkedCalls());
     },
   });
   new Gauge({

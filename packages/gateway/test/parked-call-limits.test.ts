@@ -1,8 +1,9 @@
 // `listen.maxParkedCalls` and `listen.parkedCallWait` in toolgate.yaml bound the calls of a 2025-era
 // upstream held open for a 2026-07-28 client's retry: past the number, a question is declined to the
 // upstream at once; past the wait, the held call is ended (its question declined, its call
-// cancelled) and the client's late retry reaches nothing. Values the gateway cannot honour are
-// refused at load with the key named.
+// cancelled) and the client's late retry reaches nothing; /metrics counts the held calls. Values the
+// gateway cannot honour are refused at load with the key named. Through a shutdown, the drain waits
+// for a held call and lets its retry in.
 
 import { ConfigError, parseConfig, type ConfigIssue } from '@toolgate/gateway';
 import { retryTool } from '../../../test-support/modern-request';
@@ -27,6 +28,7 @@ function issuesOf(listen: string): ConfigIssue[] {
 
 describe('listen.maxParkedCalls and listen.parkedCallWait', () => {
   const {
+    suite,
     tokens: TOKENS,
     runs,
     ask,
@@ -45,9 +47,17 @@ describe('listen.maxParkedCalls and listen.parkedCallWait', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
+  /** `toolgate_parked_calls` as /metrics reports it now. */
+  async function parkedGauge(): Promise<number> {
+    const text = await (await fetch(new URL('/metrics', suite.gateway.url))).text();
+    return Number(/^toolgate_parked_calls (\S+)$/m.exec(text)?.[1]);
+  }
+
   it('holds one call; a second question meanwhile is declined to its upstream at once', async () => {
+    expect(await parkedGauge()).toBe(0);
     const first = await ask(TOKENS.BOT_TOKEN, 'old_ask_name');
     expect(first.resultType).toBe('input_required');
+    expect(await parkedGauge()).toBe(1);
     // The one place is taken: the next question is not parked but declined, and its call ends.
     const second = await ask(TOKENS.BOT_TOKEN, 'old_ask_name');
     expect(second.resultType).not.toBe('input_required');
@@ -55,6 +65,7 @@ describe('listen.maxParkedCalls and listen.parkedCallWait', () => {
     // The held call still answers its caller's retry.
     const done = await answerAs(TOKENS.BOT_TOKEN, 'old_ask_name', 'Ana', first.requestState!);
     expect(textOf(done)).toBe('Hello, Ana!');
+    expect(await parkedGauge()).toBe(0);
   }, 30_000);
 
   it('ends a held call nobody retries after the wait, and the late retry reaches nothing', async () => {

@@ -263,6 +263,8 @@ export interface McpServed {
    * it): each resource it names is checked as reading it and watched upstream while the stream is open.
    */
   readonly governListen?: ListenGate;
+  /** Calls of 2025-era upstreams parked now for a 2026-07-28 client's retry. */
+  readonly parkedCalls: number;
   /** Closes every server this created. */
   close(): Promise<void>;
 }
@@ -1005,6 +1007,9 @@ export function mcpServe(tools: readonly Tool<never, unknown>[], options: McpSer
       return current.dispatcher;
     },
     createServer,
+    get parkedCalls() {
+      return parking.size;
+    },
     async connect(transport) {
       const free = server.transport === undefined ? server : createServer();
       servers.add(free);
