@@ -201,7 +201,7 @@ export async function createGateway(
       maxBody,
       draining: () => drain.draining,
       track: (watch) => drain.track(watch),
-      readiness: () => readiness(live()),
+      readiness: () => readiness(live(), drain.draining),
       mounts: [
         ...(inbox === undefined ? [] : [inbox.mount]),
         ...(metrics?.mount === undefined ? [] : [metrics.mount]),
@@ -507,7 +507,7 @@ export async function createGateway(
       reloading = reloading.then(reloadOnce, reloadOnce);
       return reloading;
     },
-    readiness: () => readiness(live()),
+    readiness: () => readiness(live(), drain.draining),
     async close() {
       if (drain.draining) return;
       const draining = drain.drain(live().config.listen?.drain ?? DEFAULT_DRAIN_MS);
@@ -548,7 +548,8 @@ function stdioIdentityOf(loaded: LoadedConfig) {
   ]);
 }
 
-async function readiness(runtime: Runtime): Promise<Readiness> {
+/** What /readyz answers: every upstream connected and every store answering, and not shutting down. */
+async function readiness(runtime: Runtime, draining: boolean): Promise<Readiness> {
   const upstreams: Record<
     string,
     {
@@ -585,9 +586,10 @@ async function readiness(runtime: Runtime): Promise<Readiness> {
   ]);
   const stores = { state, limits, ...(auditStore !== undefined ? { audit: auditStore } : {}) };
   const ready =
+    !draining &&
     Object.values(upstreams).every((u) => u.state === 'connected') &&
     Object.values(stores).every((store) => store.ok);
-  return { ready, upstreams, stores };
+  return { ready, ...(draining ? { draining: true as const } : {}), upstreams, stores };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

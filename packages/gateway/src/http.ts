@@ -45,6 +45,8 @@ export interface Mount {
 
 export interface Readiness {
   readonly ready: boolean;
+  /** Shutting down: in-flight work finishes, new work goes elsewhere (so never ready). */
+  readonly draining?: true;
   readonly upstreams: Readonly<
     Record<
       string,
@@ -75,6 +77,7 @@ export function readinessCounts(readiness: Readiness): {
   const stores = Object.values(readiness.stores);
   return {
     ready: readiness.ready,
+    ...(readiness.draining === true ? { draining: true } : {}),
     upstreams: {
       total: upstreams.length,
       connected: upstreams.filter((upstream) => upstream.state === 'connected').length,

@@ -117,6 +117,10 @@ describe('a held call through a shutdown', () => {
       suite.gateway.child.kill('SIGTERM');
       const draining = await suite.gateway.waitForLog((line) => line['msg'] === 'shutdown.draining', 10_000);
       expect(draining['inFlight']).toBe(1);
+      // A balancer reading /readyz sends new work elsewhere now.
+      const ready = await fetch(new URL('/readyz', suite.gateway.url));
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ ready: false, draining: true });
       const turnedAway = await other.callTool(
         { name: 'old_ask_name', arguments: {} },
         { allowInputRequired: true },
