@@ -252,6 +252,24 @@ const secureNodeHeaders: MiddlewareHandler<Env> = async (c, next) => {
   await next();
 };
 
+/** The first revision whose requests stand alone (no session), dated as revisions are. */
+const FIRST_SESSIONLESS_REVISION = '2026-07-28';
+
+/**
+ * A tools/call of a revision without sessions, by its headers, which the MCP server holds to the body
+ * (an `initialize` under such a version header is refused there): while draining it goes on to the
+ * serving, which admits it only when it answers a call parked here (work in flight). Nothing that
+ * opens a session passes this way.
+ */
+function modernToolCall(c: Context<Env>): boolean {
+  const revision = c.req.header('mcp-protocol-version') ?? '';
+  return (
+    c.req.header('mcp-method') === 'tools/call' &&
+    /^\d{4}-\d{2}-\d{2}$/.test(revision) &&
+    revision >= FIRST_SESSIONLESS_REVISION
+  );
+}
+
 /** The limits on a POST to /mcp, checked before its token: a declared, bounded body; no new session while draining. */
 function mcpLimits(
   host: HttpHost,
@@ -270,13 +288,7 @@ function mcpLimits(
         return refuse(c, 411, 'no-length', 'Send the request body with a Content-Length header');
       if (!/^\d+$/.test(length) || Number(length) > host.maxBody())
         return refuse(c, 413, 'too-large', `Request body too large; the limit is ${host.maxBody()} bytes`);
-      // A 2026-07-28 tools/call (its Mcp-Method header, which the MCP server holds to the body) goes on:
-      // the serving admits it while draining only when it answers a call parked here (work in flight).
-      if (
-        c.req.header('mcp-session-id') === undefined &&
-        c.req.header('mcp-method') !== 'tools/call' &&
-        host.draining()
-      )
+      if (c.req.header('mcp-session-id') === undefined && host.draining() && !modernToolCall(c))
         return refuse(c, 503, 'draining', 'The gateway is shutting down; retry shortly', {
           'retry-after': '1',
         });

@@ -225,8 +225,15 @@ describe('the gateway HTTP router', () => {
       // A 2026-07-28 tools/call goes on to the serving, which admits only a parked call's retry; any
       // other sessionless request is turned away here.
       const call = { authorization: `Bearer ${TOKEN}` };
-      expect((await send('POST', '/mcp', { ...call, 'mcp-method': 'tools/call' }, '{}')).status).toBe(299);
-      expect((await send('POST', '/mcp', { ...call, 'mcp-method': 'tools/list' }, '{}')).status).toBe(503);
+      const modern = { ...call, 'mcp-protocol-version': '2026-07-28' };
+      expect((await send('POST', '/mcp', { ...modern, 'mcp-method': 'tools/call' }, '{}')).status).toBe(299);
+      for (const headers of [
+        { ...modern, 'mcp-method': 'tools/list' },
+        { ...call, 'mcp-method': 'tools/call' },
+        { ...call, 'mcp-method': 'tools/call', 'mcp-protocol-version': '2025-11-25' },
+        { ...call, 'mcp-method': 'tools/call', 'mcp-protocol-version': '2026-07-28x' },
+      ])
+        expect((await send('POST', '/mcp', headers, '{}')).status).toBe(503);
     } finally {
       draining = false;
     }

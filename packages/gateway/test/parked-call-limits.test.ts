@@ -121,6 +121,32 @@ describe('a held call through a shutdown', () => {
       const ready = await fetch(new URL('/readyz', suite.gateway.url));
       expect(ready.status).toBe(503);
       expect(await ready.json()).toMatchObject({ ready: false, draining: true });
+      // A new session dressed as a tools/call by its headers does not get in, whatever version it claims.
+      for (const version of [undefined, '2025-11-25', '2026-07-28']) {
+        const initialize = await fetch(suite.gateway.url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${TOKENS.BOT_TOKEN}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-method': 'tools/call',
+            ...(version !== undefined ? { 'mcp-protocol-version': version } : {}),
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-11-25',
+              capabilities: {},
+              clientInfo: { name: 'sneak', version: '1' },
+            },
+          }),
+        });
+        await initialize.body?.cancel();
+        expect(initialize.headers.get('mcp-session-id')).toBeNull();
+        expect(initialize.status).toBeGreaterThanOrEqual(400);
+      }
       const turnedAway = await other.callTool(
         { name: 'old_ask_name', arguments: {} },
         { allowInputRequired: true },
