@@ -11,7 +11,7 @@ import type { ClientCapabilities as ModernCapabilities } from '@modelcontextprot
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { runCli } from '@toolgate/gateway';
+import { ConfigError, parseConfig, runCli, type ConfigIssue } from '@toolgate/gateway';
 import {
   modernClient as connectModern,
   modernRequest,
@@ -72,6 +72,21 @@ export interface GatewayProcess {
   /** SIGTERM, then the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   readonly exited: Promise<number | null>;
+}
+
+/** The issues `parseConfig` finds in `text` (read as `file`, with `env`); none when it parses. */
+export function configIssues(
+  text: string,
+  env: Record<string, string> = {},
+  file = '/etc/toolgate/toolgate.yaml',
+): ConfigIssue[] {
+  try {
+    parseConfig(text, { file, env });
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.issues];
+    throw error;
+  }
+  return [];
 }
 
 /** Runs `toolgate <args>` to completion. */

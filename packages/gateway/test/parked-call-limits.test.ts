@@ -5,9 +5,15 @@
 // gateway cannot honour are refused at load with the key named. Through a shutdown, the drain waits
 // for a held call and lets its retry in.
 
-import { ConfigError, parseConfig, type ConfigIssue } from '@toolgate/gateway';
 import { retryTool } from '../../../test-support/modern-request';
-import { askingUpstreamSuite, fixtureServer, legacyAskingFixture, textOf, type AskedCall } from './helpers';
+import {
+  askingUpstreamSuite,
+  configIssues,
+  fixtureServer,
+  legacyAskingFixture,
+  textOf,
+  type AskedCall,
+} from './helpers';
 
 const answerOf = (name: string) => ({ elicitation: { action: 'accept', content: { name } } });
 
@@ -16,15 +22,7 @@ upstreams: { shop: { command: [node, ${JSON.stringify(fixtureServer)}] } }
 tenants: { acme: { upstreams: [shop] } }
 `;
 
-function issuesOf(listen: string): ConfigIssue[] {
-  try {
-    parseConfig(`${base}listen: ${listen}\n`, { file: '/etc/toolgate/toolgate.yaml', env: {} });
-  } catch (error) {
-    if (error instanceof ConfigError) return [...error.issues];
-    throw error;
-  }
-  return [];
-}
+const issuesOf = (listen: string) => configIssues(`${base}listen: ${listen}\n`);
 
 describe('listen.maxParkedCalls and listen.parkedCallWait', () => {
   const {

@@ -2,21 +2,12 @@
 // mistake is an error at its line and column with the fix, and names no secret.
 
 import { randomBytes } from 'node:crypto';
-import { ConfigError, parseConfig, type ConfigIssue } from '@toolgate/gateway';
+import { configIssues } from './helpers';
 
-const FILE = '/etc/toolgate/toolgate.yaml';
 const KEY = randomBytes(32).toString('base64');
 const SECRET = 'client-secret-zq0123456789abcdef';
 
-function issuesOf(text: string): ConfigIssue[] {
-  try {
-    parseConfig(text, { file: FILE, env: { KEY, SECRET, SHORT: 'too-short-key' } });
-  } catch (error) {
-    if (error instanceof ConfigError) return [...error.issues];
-    throw error;
-  }
-  return [];
-}
+const issuesOf = (text: string) => configIssues(text, { KEY, SECRET, SHORT: 'too-short-key' });
 
 const jwt = 'auth: { jwt: { issuer: https://id.example, audience: toolgate, jwks: ./jwks.json } }\n';
 const tenants = 'tenants: { acme: { upstreams: [crm] } }\n';
