@@ -24,13 +24,25 @@ describe('sqliteAuditStore under the audit log', () => {
     tmp.cleanup();
   });
 
+  /** A log on `path`, its store noting the head each seal was given (its seq, 0 for an empty log). */
   function open(path: string) {
     const store = sqliteAuditStore({ path });
     stores.push(store);
-    const audit = auditLog({ store, signingKey: PRIVATE_PEM, digestKey: DIGEST_KEY });
+    const seals: number[] = [];
+    const noting: AuditStore = {
+      append: (seal) =>
+        store.append((head) => {
+          seals.push(head?.seq ?? 0);
+          return seal(head);
+        }),
+      head: () => store.head(),
+      read: (after, limit) => store.read(after, limit),
+      ready: () => store.ready!(),
+    };
+    const audit = auditLog({ store: noting, signingKey: PRIVATE_PEM, digestKey: DIGEST_KEY });
     const tool = mockTool({ name: 'refund', result: { ok: true } });
     const dispatcher = audit.attach(createDispatcher({ tools: [tool], chain: canonicalChain() }));
-    return { store, audit, dispatcher, tool };
+    return { store, audit, dispatcher, tool, seals };
   }
 
   const rows = (path: string) => {
@@ -66,35 +78,10 @@ describe('sqliteAuditStore under the audit log', () => {
     expect(await verifyAuditLog(store, PUBLIC_PEM)).toEqual({ ok: true, count: 4 * 44 });
   }, 120_000);
 
-  /** A log whose store notes the head each seal was given (its seq, 0 for an empty log). */
-  function openNotingSeals(path: string) {
-    const store = sqliteAuditStore({ path });
-    stores.push(store);
-    const seals: number[] = [];
-    const noting: AuditStore = {
-      append: (seal) =>
-        store.append((head) => {
-          seals.push(head?.seq ?? 0);
-          return seal(head);
-        }),
-      head: () => store.head(),
-      read: (after, limit) => store.read(after, limit),
-      ready: () => store.ready!(),
-    };
-    const audit = auditLog({ store: noting, signingKey: PRIVATE_PEM, digestKey: DIGEST_KEY });
-    const dispatcher = audit.attach(
-      createDispatcher({
-        tools: [mockTool({ name: 'refund', result: { ok: true } })],
-        chain: canonicalChain(),
-      }),
-    );
-    return { audit, dispatcher, seals };
-  }
-
   it('seals again when another writer moved the head this store last committed, and forks nothing', async () => {
     const path = tmp.file('audit.db');
-    const first = openNotingSeals(path);
-    const second = openNotingSeals(path);
+    const first = open(path);
+    const second = open(path);
     await first.dispatcher.dispatch({ toolName: 'refund', args: { n: 1 } });
     // The second writer appends behind the first one's back: the head the first remembers is stale.
     await second.dispatcher.dispatch({ toolName: 'refund', args: { n: 2 } });
@@ -107,8 +94,8 @@ describe('sqliteAuditStore under the audit log', () => {
 
   it('takes the first record of an empty log once when two writers race for it', async () => {
     const path = tmp.file('audit.db');
-    const first = openNotingSeals(path);
-    const second = openNotingSeals(path);
+    const first = open(path);
+    const second = open(path);
     await Promise.all([
       first.dispatcher.dispatch({ toolName: 'refund', args: { n: 1 } }),
       second.dispatcher.dispatch({ toolName: 'refund', args: { n: 2 } }),
