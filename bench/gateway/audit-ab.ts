@@ -5,7 +5,7 @@
 // through each in turn, ROUNDS times. Prints each process's CPU per call (every thread's on-CPU time
 // from /proc, also split by thread; median of the rounds) and the on ÷ off ratio of each round:
 // ratios taken within a round, so a machine whose load moves between rounds moves both sides.
-// WIN_A/WIN_B set `audit.commitWindow`; ENV_B adds `NAME=value,…` to B's environment; PIN=1 runs each
+// WIN_A/WIN_B set `audit.commitWindow`, JOURNAL_A/JOURNAL_B `audit.journal` (true, false); ENV_B adds `NAME=value,…` to B's environment; PIN=1 runs each
 // gateway on the second core and this process and the upstreams on the first (taskset). Linux only;
 // nothing asserted.
 import { mkdtempSync } from 'node:fs';
@@ -18,11 +18,18 @@ const C = Number(process.env['C'] ?? 1);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 4);
 const clis = [process.env['CLI']!, ...(process.env['CLI_B'] ? [process.env['CLI_B']] : [])];
 
-async function start(cli: string, audit: boolean, window: string | undefined, extraEnv: string | undefined) {
+async function start(
+  cli: string,
+  audit: boolean,
+  window: string | undefined,
+  journal: string | undefined,
+  extraEnv: string | undefined,
+) {
   const dir = mkdtempSync(join(tmpdir(), 'tp-'));
   const config = writeGoverningConfig(dir, {
     audit,
     ...(window !== undefined ? { commitWindow: window } : {}),
+    ...(journal !== undefined && audit ? { journal: journal === 'true' } : {}),
   });
   const { child, url } = await startProxy(
     [],
@@ -44,6 +51,7 @@ const targets: {
   cli: string;
   audit: boolean;
   window: string | undefined;
+  journal: string | undefined;
   samples: number[];
   /** µs per call of each thread kind, per round. */
   threads: Map<string, number[]>;
@@ -55,13 +63,14 @@ clis.forEach((cli, i) => {
       cli,
       audit,
       window: process.env[i === 0 ? 'WIN_A' : 'WIN_B'],
+      journal: process.env[i === 0 ? 'JOURNAL_A' : 'JOURNAL_B'],
       samples: [],
       threads: new Map(),
     });
 });
 const running = await Promise.all(
   targets.map((t) =>
-    start(t.cli, t.audit, t.window, t.name.startsWith('B') ? process.env['ENV_B'] : undefined),
+    start(t.cli, t.audit, t.window, t.journal, t.name.startsWith('B') ? process.env['ENV_B'] : undefined),
   ),
 );
 if (process.env['PIN'] !== undefined) {

@@ -125,9 +125,11 @@ export function writeGoverningConfig(
     durability?: 'record' | 'batch';
     /** `audit.commitWindow`, e.g. '20ms'; the gateway's default (5 ms) when not given. */
     commitWindow?: string;
+    /** `audit.journal`; the gateway's default (on, with a SQLite store and batch durability) when not given. */
+    journal?: boolean;
   },
 ): string {
-  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}${options.durability === undefined ? '' : `-${options.durability}`}${options.commitWindow === undefined ? '' : `-window-${options.commitWindow}`}`;
+  const name = `${options.audit ? 'audit-on' : 'audit-off'}${options.memoryStore === true ? '-memory' : ''}${options.durability === undefined ? '' : `-${options.durability}`}${options.commitWindow === undefined ? '' : `-window-${options.commitWindow}`}${options.journal === undefined ? '' : `-journal-${options.journal}`}`;
   const config = join(dir, `${name}.yaml`);
   writeFileSync(join(dir, 'policy.yaml'), POLICY);
   // The token read from a file, as the docs tell users to keep secrets out of the configuration: a
@@ -146,7 +148,7 @@ stores: { state: '${options.memoryStore === true ? 'memory:' : `sqlite:./${name}
 upstreams: { up: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(upstream)}] } }
 policy: { file: ./policy.yaml, default: allow }
 tenants: { bench: { upstreams: [up] } }
-${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.durability === undefined ? '' : `, durability: ${options.durability}`}${options.commitWindow === undefined ? '' : `, commitWindow: ${options.commitWindow}`} }\n` : ''}`,
+${options.audit ? `audit: { signingKey: "\${file:./audit-key.pem}"${options.durability === undefined ? '' : `, durability: ${options.durability}`}${options.commitWindow === undefined ? '' : `, commitWindow: ${options.commitWindow}`}${options.journal === undefined ? '' : `, journal: ${options.journal}`} }\n` : ''}`,
   );
   return config;
 }

@@ -5,6 +5,7 @@ import {
   canonicalJson,
   DEFAULT_DEADLINE_MS,
   withDeadline,
+  type AuditJournal,
   type AuditRecord,
   type AuditStore,
   type Dispatcher,
@@ -47,9 +48,11 @@ export type AuditDurability = 'record' | 'batch';
 
 /** The default commit window of `durability: 'batch'`, in milliseconds. */
 export const DEFAULT_COMMIT_WINDOW_MS = 5;
+/** With a journal, the default milliseconds between the store's commits. */
+export const DEFAULT_STORE_INTERVAL_MS = 100;
 /** With `'batch'`, a store that took an append this recently needs no probe before a call. */
 const ANSWERED_WITHIN_MS = 1000;
-/** With `'batch'`, a call waits for the queue to be written once this many records wait. */
+/** With `'batch'`, a call waits for the queue to be written once this many records are in neither the journal nor the store. */
 const MAX_QUEUED = 256;
 
 export interface AuditLogOptions {
@@ -79,6 +82,16 @@ export interface AuditLogOptions {
    * `'batch'`, 0 with `'record'` (records of the same tick share a commit).
    */
   readonly commitWindowMs?: number;
+  /**
+   * With `'batch'`: a local journal (`sqliteAuditJournal(…)`) that takes each commit window's records
+   * in place of the store, which then takes what the journal holds once every `storeIntervalMs`: far
+   * fewer commits, and a process crash still loses only the last window. What a stopped process
+   * left in the journal is stored first when the log starts (less what the store already holds).
+   * The journal is the caller's to close, after `close()`.
+   */
+  readonly journal?: AuditJournal;
+  /** With a journal: milliseconds between the store's commits (a waiting caller does not wait for it). Default 100. */
+  readonly storeIntervalMs?: number;
   /** How long one store operation may take before it counts as failed (the time spent signing is not counted). Default 5000. */
   readonly deadlineMs?: number;
   /** With `'allow'`, how many records may wait in memory; a call past that is refused. Default 10,000. */
@@ -194,6 +207,32 @@ function checkedOptions(options: AuditLogOptions) {
   if (!(Number.isInteger(commitWindowMs) && commitWindowMs >= 0 && commitWindowMs <= 60_000)) {
     throw optionError('auditLog', 'commitWindowMs', 'must be an integer of milliseconds from 0 to 60000');
   }
+  const journal = options.journal as Partial<AuditJournal> | undefined;
+  if (
+    journal !== undefined &&
+    (typeof journal !== 'object' ||
+      journal === null ||
+      typeof journal.left !== 'function' ||
+      typeof journal.write !== 'function' ||
+      typeof journal.release !== 'function')
+  ) {
+    throw optionError(
+      'auditLog',
+      'journal',
+      'must be an AuditJournal (left, write, release): sqliteAuditJournal(…)',
+    );
+  }
+  if (journal !== undefined && durability !== 'batch') {
+    throw optionError(
+      'auditLog',
+      'journal',
+      "needs durability: 'batch' (with 'record' every record is committed to the store before its call returns)",
+    );
+  }
+  const storeIntervalMs = options.storeIntervalMs ?? DEFAULT_STORE_INTERVAL_MS;
+  if (!(Number.isInteger(storeIntervalMs) && storeIntervalMs >= 1 && storeIntervalMs <= 60_000)) {
+    throw optionError('auditLog', 'storeIntervalMs', 'must be an integer of milliseconds from 1 to 60000');
+  }
   for (const name of ['clock', 'ruleOf'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw optionError('auditLog', name, 'must be a function');
@@ -213,6 +252,8 @@ function checkedOptions(options: AuditLogOptions) {
     maxPending,
     durability,
     commitWindowMs,
+    journal: journal as AuditJournal | undefined,
+    storeIntervalMs,
     signing: signingKeySource({ subject: 'auditLog', option: 'signingKey' }, options.signingKey),
     digesting: digestKeySource({ subject: 'auditLog', option: 'digestKey' }, options.digestKey),
     clock: options.clock ?? Date.now,
@@ -288,6 +329,9 @@ export function auditLog(options: AuditLogOptions): AuditLog {
     publisher === undefined ? undefined : (head) => publisher.stored(head),
     config.commitWindowMs,
     digestText,
+    config.journal === undefined
+      ? undefined
+      : { journal: config.journal, storeIntervalMs: config.storeIntervalMs },
   );
   const batched = config.durability === 'batch';
   let closed = false;
@@ -312,7 +356,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
     keysReady &&
     batched &&
     !writer.degraded &&
-    writer.pending < MAX_QUEUED &&
+    writer.unwritten < MAX_QUEUED &&
     writer.storedWithin(ANSWERED_WITHIN_MS);
 
   /** Whether a call may run recorded now: the store answers, and any records kept in memory went first. */
@@ -325,7 +369,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
       }
       if (batched && !writer.degraded) {
         // A store that just took an append answers; a full queue is written before more calls run.
-        if (writer.pending >= MAX_QUEUED && !(await writer.flush()))
+        if (writer.unwritten >= MAX_QUEUED && !(await writer.flush()))
           return { ok: false, error: writer.lastError };
         if (writer.storedWithin(ANSWERED_WITHIN_MS)) return ADMITTED;
       }

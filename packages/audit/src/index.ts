@@ -27,4 +27,11 @@ export { auditPublicKey, generateAuditKeys } from './keys';
 export { AuditConfigError, AuditUnavailableError } from './errors';
 
 // The record types live in core, beside the AuditStore port
-export type { AuditHead, AuditRecord, AuditSeal, AuditStore } from '@toolgate/core';
+export type {
+  AuditHead,
+  AuditJournal,
+  AuditJournalEntry,
+  AuditRecord,
+  AuditSeal,
+  AuditStore,
+} from '@toolgate/core';

@@ -4,15 +4,20 @@
 // before it closes joins that batch: calls one after another share a commit too.
 // A record of a call that happened is never dropped: when an append fails it stays at the front of
 // the queue, kept until the store takes it, and the log reports itself degraded until then.
+// With a journal, the commit window ends in a journal write (a local file) instead, and the store
+// takes what the journal holds in one commit per store interval: far fewer commits for the same
+// loss bound. What a stopped process left in its journal is queued first, less what the store took.
 
 import {
   DeadlineError,
   withDeadline,
   type AuditHead,
+  type AuditJournal,
+  type AuditJournalEntry,
   type AuditRecord,
   type AuditStore,
 } from '@toolgate/core';
-import type { AuditFields, DigestTexts } from './record';
+import { RECORD_FIELDS, type AuditFields, type DigestTexts } from './record';
 
 /** The most records one append carries. */
 export const MAX_BATCH = 256;
@@ -30,7 +35,24 @@ interface Item {
   sealed?: AuditHead | undefined;
   /** Held back by a failed append: the log refuses new calls until it is written. */
   kept?: boolean;
+  /** Its entry in the journal, once written there. */
+  journalId?: number | undefined;
 }
+
+/** A journal, and how often the store takes what it holds. */
+export interface WriterJournal {
+  readonly journal: AuditJournal;
+  readonly storeIntervalMs: number;
+}
+
+/** The fields a record was made of (not its place in the chain): how a journal entry finds its record. */
+const FIELDS = RECORD_FIELDS.filter(
+  (key) => key !== 'seq' && key !== 'prevHash' && key !== 'hash' && key !== 'signature',
+);
+const fieldsKey = (fields: Readonly<Record<string, unknown>>): string =>
+  JSON.stringify(FIELDS.map((key) => fields[key] ?? null));
+/** How far back from the head the store's tail is read for entries a stopped process left. */
+const LEFT_LOOKBACK = 4 * 256;
 
 type Seal = (head: AuditHead | undefined, batch: readonly AuditFields[]) => Promise<readonly AuditRecord[]>;
 
@@ -96,6 +118,14 @@ export class AuditWriter {
   #hurry = false;
   /** When an append last succeeded (Date.now()), and no append failed since; 0: not since the last failure. */
   #storedAt = 0;
+  readonly #journal: WriterJournal | undefined;
+  /** Why the journal stopped taking entries: from then on the store takes each window, as without one. */
+  #journalError: unknown;
+  #journalTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Records queued since the last journal write: what a crash now would lose. */
+  #unjournaled = 0;
+  /** Entries a stopped process left in the journal, queued once the store's tail shows which it took. */
+  #left: readonly AuditJournalEntry[] | undefined;
 
   constructor(
     store: AuditStore,
@@ -104,6 +134,7 @@ export class AuditWriter {
     onStored?: (head: AuditHead) => void,
     windowMs = 0,
     digestText?: (text: string) => string,
+    journal?: WriterJournal,
   ) {
     this.#store = store;
     this.#seal = seal;
@@ -111,6 +142,33 @@ export class AuditWriter {
     this.#onStored = onStored;
     this.#windowMs = windowMs;
     this.#digestText = digestText;
+    this.#journal = journal;
+    if (journal !== undefined) {
+      try {
+        const left = journal.journal.left();
+        if (left.length > 0) {
+          this.#left = left;
+          void this.#drain();
+        }
+      } catch (error) {
+        // A journal that cannot be read is not written either: what it holds stays for a later start.
+        this.#journalError = error;
+      }
+    }
+  }
+
+  get #journaling(): boolean {
+    return this.#journal !== undefined && this.#journalError === undefined;
+  }
+
+  /** Why the journal stopped taking entries, if it did. */
+  get journalError(): unknown {
+    return this.#journalError;
+  }
+
+  /** Records a process crash now would lose: queued, and in neither the journal nor the store. */
+  get unwritten(): number {
+    return this.#journaling ? Math.min(this.#unjournaled, this.#queue.length) : this.#queue.length;
   }
 
   /** Whether an append succeeded within the last `ms` and none failed since: the store answers. */
@@ -118,9 +176,9 @@ export class AuditWriter {
     return this.#storedAt !== 0 && Date.now() - this.#storedAt <= ms;
   }
 
-  /** Records a failed append held back still wait for the store. */
+  /** Records a failed append held back, or a stopped process left in the journal, still wait for the store. */
   get degraded(): boolean {
-    return this.#kept > 0;
+    return this.#kept > 0 || this.#left !== undefined;
   }
 
   /** How many records a failed append held back. */
@@ -170,6 +228,8 @@ export class AuditWriter {
   /** Queues `item` and starts a drain; an urgent record or a full batch closes the commit window now. */
   #push(item: Item, urgent: boolean): void {
     this.#queue.push(item);
+    this.#unjournaled += 1;
+    if (this.#journaling && !urgent) this.#journalSoon();
     void this.#drain();
     if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
   }
@@ -177,14 +237,14 @@ export class AuditWriter {
   /** Writes the records a failed append held back; resolves with whether none is left. */
   writeKept(): Promise<boolean> {
     this.#commitNow();
-    return this.#until(() => this.#kept === 0);
+    return this.#until(() => this.#kept === 0 && this.#left === undefined);
   }
 
   /** Writes every record queued now; resolves with whether all of them are stored. */
   flush(): Promise<boolean> {
     this.#commitNow();
     const last = this.#queue.at(-1);
-    return this.#until(() => last === undefined || !this.#queue.includes(last));
+    return this.#until(() => this.#left === undefined && (last === undefined || !this.#queue.includes(last)));
   }
 
   /** Drains until `done` holds or an append fails. Records queued meanwhile may keep a drain going. */
@@ -204,13 +264,97 @@ export class AuditWriter {
 
   async #run(): Promise<void> {
     // Lets every record queued in this turn (or, with a window, before it closes) join the first batch.
-    if (this.#windowMs > 0 && !this.#hurry) await this.#window();
+    const windowMs = this.#journaling ? this.#journal!.storeIntervalMs : this.#windowMs;
+    if (windowMs > 0 && !this.#hurry) await this.#window(windowMs);
     else await Promise.resolve();
     this.#hurry = false;
     try {
+      // What a stopped process left goes first, so the log keeps the order things happened in.
+      if (this.#left !== undefined && !(await this.#queueLeft())) return;
       while (this.#queue.length > 0 && (await this.#appendBatch()));
     } finally {
       this.#draining = undefined;
+    }
+  }
+
+  /** Writes the queued records to the journal once the commit window closes. */
+  #journalSoon(): void {
+    if (this.#journalTimer !== undefined) return;
+    this.#journalTimer = setTimeout(() => {
+      this.#journalTimer = undefined;
+      this.#journalQueued();
+    }, this.#windowMs);
+  }
+
+  #journalQueued(): void {
+    if (!this.#journaling) return;
+    // A record someone waits for (keep false) is not journaled: when its append fails its caller hears
+    // so and does not act, and a later start must not store it.
+    const fresh = this.#queue.filter((item) => item.keep && item.journalId === undefined);
+    this.#unjournaled = 0;
+    if (fresh.length === 0) return;
+    try {
+      // Digested first: an entry holds digests, never the texts of values.
+      for (const item of fresh) if (item.digests !== undefined) this.#digest(item);
+      const last = this.#journal!.journal.write(fresh.map((item) => JSON.stringify(item.fields)));
+      fresh.forEach((item, i) => (item.journalId = last - fresh.length + 1 + i));
+    } catch (error) {
+      this.#journalError = error;
+      this.#unjournaled = this.#queue.length;
+      this.#commitNow();
+    }
+  }
+
+  /**
+   * Queues what a stopped process left in the journal, less what the store already holds (it may
+   * have stopped between the store's commit and the journal's release); false when the store's tail
+   * cannot be read, and the entries wait for the next drain.
+   */
+  async #queueLeft(): Promise<boolean> {
+    const left = this.#left!;
+    const taken = new Map<string, number>();
+    try {
+      const head = await withDeadline(() => this.#store.head(), this.#deadlineMs);
+      if (head !== undefined) {
+        const from = Math.max(0, head.seq - left.length - LEFT_LOOKBACK);
+        const tail = await withDeadline(() => this.#store.read(from, head.seq - from), this.#deadlineMs);
+        for (const record of tail) {
+          const key = fieldsKey(record as unknown as Record<string, unknown>);
+          taken.set(key, (taken.get(key) ?? 0) + 1);
+        }
+      }
+    } catch (error) {
+      this.#failures += 1;
+      this.#lastError = error;
+      this.#storedAt = 0;
+      return false;
+    }
+    const items: Item[] = [];
+    for (const entry of left) {
+      let fields: AuditFields;
+      try {
+        fields = JSON.parse(entry.text) as AuditFields;
+      } catch {
+        // Not JSON: not an entry this writer wrote, and nothing that could be sealed.
+        continue;
+      }
+      const key = fieldsKey(fields as unknown as Record<string, unknown>);
+      const count = taken.get(key) ?? 0;
+      if (count > 0) taken.set(key, count - 1);
+      else items.push({ fields, keep: true, journalId: entry.id });
+    }
+    this.#left = undefined;
+    this.#queue.unshift(...items);
+    if (items.length === 0) this.#release(left[left.length - 1]!.id);
+    return true;
+  }
+
+  /** The store took the journal's entries up to `id`. A release that fails leaves them for the next start, which finds them in the store. */
+  #release(id: number): void {
+    try {
+      this.#journal?.journal.release(id);
+    } catch {
+      // Nothing lost: a later release covers them, and a start drops what the store holds.
     }
   }
 
@@ -219,14 +363,14 @@ export class AuditWriter {
     this.#closeWindow?.();
   }
 
-  #window(): Promise<void> {
+  #window(windowMs: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const close = () => {
         clearTimeout(timer);
         this.#closeWindow = undefined;
         resolve();
       };
-      const timer = setTimeout(close, this.#windowMs);
+      const timer = setTimeout(close, windowMs);
       this.#closeWindow = close;
     });
   }
@@ -265,6 +409,17 @@ export class AuditWriter {
       if (item.kept === true) this.#kept -= 1;
       item.waiter?.resolve(records[i]!);
     });
+    let journaled: number | undefined;
+    for (const item of batch) if (item.journalId !== undefined) journaled = item.journalId;
+    if (journaled !== undefined) this.#release(journaled);
+    if (
+      this.#journalTimer !== undefined &&
+      !this.#queue.some((item) => item.keep && item.journalId === undefined)
+    ) {
+      // Nothing left for the journal: the store took it first.
+      clearTimeout(this.#journalTimer);
+      this.#journalTimer = undefined;
+    }
     const last = records[records.length - 1];
     if (last !== undefined) this.#onStored?.({ seq: last.seq, hash: last.hash });
     return true;

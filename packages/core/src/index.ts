@@ -136,6 +136,8 @@ export type {
   ArtifactMeta,
   ArtifactStore,
   AuditHead,
+  AuditJournal,
+  AuditJournalEntry,
   AuditRecord,
   AuditSeal,
   AuditStore,

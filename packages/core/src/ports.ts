@@ -202,3 +202,26 @@ export interface AuditStore {
   /** Answers only when an append can be taken now (the store is reachable and writable enough to try). */
   ready?(): Promise<void>;
 }
+
+/** One entry of an `AuditJournal`: a record's fields as JSON text, and the number the journal gave it. */
+export interface AuditJournalEntry {
+  readonly id: number;
+  readonly text: string;
+}
+
+/**
+ * A local file that holds a process's audit records between their commit window and the store's
+ * commit, so the store takes them in fewer, larger commits and a process crash still loses none
+ * that reached it. Entries hold a record's fields (digests, never values), not yet sealed: the store's
+ * commit seals them, so any number of processes may share the store. Every method is synchronous:
+ * an entry `write` returned survives the process.
+ */
+export interface AuditJournal {
+  /** Entries a process that stopped before the store took them left behind, oldest first. */
+  left(): readonly AuditJournalEntry[];
+  /** Keeps `texts` in order; returns the id of the last (ids grow). */
+  write(texts: readonly string[]): number;
+  /** The store holds every entry up to and including `id`: forget them. */
+  release(id: number): void;
+  close(): void;
+}

@@ -16,7 +16,7 @@ import {
 } from '@toolgate/audit';
 import type { AuditHead, AuditStore, Dispatcher } from '@toolgate/core';
 import { postgresAuditStore } from '@toolgate/store-postgres';
-import { sqliteAuditStore } from '@toolgate/store-sqlite';
+import { sqliteAuditJournal, sqliteAuditStore, type SqliteAuditJournal } from '@toolgate/store-sqlite';
 import { ConfigError } from './config/errors';
 import { fingerprint } from './config/fingerprint';
 import { resolvePart } from './config/resolve';
@@ -82,6 +82,20 @@ export function openAuditStore(
       return { kind: 'postgres', store, close: () => store.close() };
     }
   }
+}
+
+/**
+ * The journal of `audit.journal` (on by default with `durability: batch` on a SQLite file): a file
+ * per process beside the database, `<file>-audit-journal`, `.2`, ….
+ */
+function openAuditJournal(
+  location: StateStoreLocation,
+  durability: 'batch' | 'record',
+  configured: boolean | undefined,
+): SqliteAuditJournal | undefined {
+  if (durability !== 'batch' || configured === false) return undefined;
+  if (location.kind !== 'sqlite' || location.path === ':memory:') return undefined;
+  return sqliteAuditJournal({ path: `${location.path}-audit-journal` });
 }
 
 /**
@@ -158,10 +172,18 @@ export function openAudit(
   } as Pick<ResolvedConfig, 'audit' | 'stores'>;
   const audit = config.audit as AuditConfig<ResolvedConfig>;
   const durability = audit.durability ?? 'batch';
+  const location = auditStoreLocation(config);
   const opened = openAuditStore(
-    auditStoreLocation(config),
+    location,
     durability === 'batch' ? { syncIntervalMs: BATCH_SYNC_INTERVAL_MS } : {},
   );
+  let journal: SqliteAuditJournal | undefined;
+  try {
+    journal = openAuditJournal(location, durability, audit.journal);
+  } catch (error) {
+    void opened.close();
+    throw error;
+  }
   // The last checkpoint published, for the metrics and the status page.
   let published: AuditCheckpoint | undefined;
   const checkpoints =
@@ -175,6 +197,7 @@ export function openAudit(
     onAuditFailure: audit.onAuditFailure ?? 'refuse',
     durability,
     ...(audit.commitWindow !== undefined ? { commitWindowMs: audit.commitWindow } : {}),
+    ...(journal !== undefined ? { journal } : {}),
     ...(checkpoints !== undefined
       ? {
           checkpoints: {
@@ -208,6 +231,8 @@ export function openAudit(
       try {
         await log.close();
       } finally {
+        // What the store did not take stays in the journal for the next start.
+        journal?.close();
         await opened.close();
       }
     },

@@ -4,6 +4,7 @@
 // is not a short duration is a configuration error placed at its line.
 
 import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync as Database } from 'node:sqlite';
 import { createChain, createDispatcher, defineTool } from '@toolgate/core';
@@ -79,6 +80,20 @@ describe('audit.durability through the gateway', () => {
     expect(stored()).toBe(5);
   });
 
+  it('by default a SQLite log journals each window beside the database and stores it at close; journal: false opens none', async () => {
+    const journalFile = join(dir.path, 'state.db-audit-journal');
+    const { opened, counts } = await calls('', 3);
+    expect(existsSync(journalFile)).toBe(true);
+    expect(counts).toEqual([0, 0, 0]);
+    await opened.close();
+    expect(stored()).toBe(3);
+    rmSync(journalFile);
+    const off = await calls(', journal: false', 1);
+    await off.opened.close();
+    expect(existsSync(journalFile)).toBe(false);
+    expect(stored()).toBe(4);
+  });
+
   it('durability: record: each call answers once its record is in the file', async () => {
     const { opened, counts } = await calls(', durability: record', 3);
     expect(counts).toEqual([1, 2, 3]);
@@ -96,5 +111,17 @@ describe('audit.durability through the gateway', () => {
     expect(issuesOf(`${base}audit: { signingKey: "\${env:KEY}", durability: eventually }\n`)).toContainEqual(
       expect.objectContaining({ line: 5 }),
     );
+    expect(
+      issuesOf(`${base}audit: { signingKey: "\${env:KEY}", durability: record, journal: true }\n`),
+    ).toContainEqual(
+      expect.objectContaining({ line: 5, message: expect.stringMatching(/^needs durability: batch/) }),
+    );
+    const inMemory = base.replace('sqlite:./state.db', 'memory:');
+    expect(issuesOf(`${inMemory}audit: { signingKey: "\${env:KEY}", journal: true }\n`)).toContainEqual(
+      expect.objectContaining({ line: 5, message: expect.stringMatching(/needs the log in a SQLite file/) }),
+    );
+    expect(() =>
+      parseConfig(`${base}audit: { signingKey: "\${env:KEY}", journal: true }\n`, { env: { KEY: 'x' } }),
+    ).not.toThrow();
   });
 });

@@ -3,6 +3,8 @@
 export type { SqliteArtifactsOptions, SqliteArtifactStore } from './artifacts';
 export type { SqliteAuditStore, SqliteAuditStoreOptions } from './audit';
 export { sqliteAuditStore } from './audit';
+export type { SqliteAuditJournal, SqliteAuditJournalOptions } from './audit-journal';
+export { sqliteAuditJournal } from './audit-journal';
 export { sqliteArtifacts } from './artifacts';
 export type { SqliteCheckInsOptions, SqliteCheckInStore } from './check-ins';
 export { sqliteCheckIns } from './check-ins';

@@ -65,6 +65,25 @@ export function checkNames(config: GatewayConfig): Problem[] {
   const commitWindowMs = parseDuration(config.audit?.commitWindow);
   if (typeof commitWindowMs === 'number' && commitWindowMs > 60_000)
     add(['audit', 'commitWindow'], 'is longer than a minute', "write a short window such as '5ms'");
+  if (config.audit?.journal === true) {
+    if (config.audit.durability === 'record')
+      add(
+        ['audit', 'journal'],
+        'needs durability: batch (with record, each call waits for its own commit to the store)',
+        'remove journal, or write durability: batch',
+      );
+    const kept = config.audit.store ?? config.stores?.state;
+    // A reference (${env:…}) is only known once resolved; the journal is then simply not opened.
+    const notSqliteFile =
+      kept === undefined ||
+      (typeof kept === 'string' && (/^(memory:|postgres)/.test(kept) || kept === 'sqlite::memory:'));
+    if (notSqliteFile)
+      add(
+        ['audit', 'journal'],
+        'needs the log in a SQLite file (audit.store, else stores.state)',
+        'remove journal, or keep the log in a sqlite: file',
+      );
+  }
   const parkedCallWaitMs = parseDuration(config.listen?.parkedCallWait);
   if (typeof parkedCallWaitMs === 'number' && parkedCallWaitMs > PARKED_CALL_WAIT_MAX_MS)
     add(

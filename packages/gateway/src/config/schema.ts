@@ -284,6 +284,11 @@ export const configSchema = {
           description:
             "How long a batch stays open for more records, a duration such as '5ms' (the default; at most 1m); with durability: batch.",
         },
+        journal: {
+          type: 'boolean',
+          description:
+            "With durability: batch on a SQLite store, true (the default): each commit window's records go to a journal file beside the database (<file>-audit-journal, one per process), and the database takes them every 100 ms in one commit; a crash still loses at most one window, and a restart stores what the journal held. false: the database takes every window.",
+        },
         store: stateStore('Where the log is kept; default stores.state.'),
         checkpoints: {
           type: 'object',

@@ -1,0 +1,280 @@
+// The audit journal: a SQLite file per process that holds a log's records between their commit
+// window and the store's commit. A process takes the first file no live process holds, a later one
+// finds what a stopped one left, and a log started on it stores that first, less what the store
+// already took; a journal holds digests, never values.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync as Database } from 'node:sqlite';
+import { createDispatcher, defineTool, type AuditJournal, type AuditRecord } from '@toolgate/core';
+import { canonicalChain } from '@toolgate/middleware';
+import { auditLog, AuditConfigError, verifyAuditLog } from '@toolgate/audit';
+import { sqliteAuditJournal, sqliteAuditStore, SqliteStoreError } from '@toolgate/store-sqlite';
+import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM } from '../../../test-support/audit-fixtures';
+import { finished, startFixture, tempDir } from './support';
+
+const rows = (path: string) => {
+  const db = new Database(path, { readOnly: true });
+  const all = db.prepare('SELECT record FROM toolgate_audit ORDER BY seq').all() as { record: string }[];
+  db.close();
+  return all.map((row) => JSON.parse(row.record) as AuditRecord);
+};
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Answers its argument.',
+  inputSchema: { type: 'object', properties: { n: { type: 'number' }, secret: { type: 'string' } } },
+  execute: async ({ n }: { n?: number }) => ({ n }),
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('sqliteAuditJournal', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => (tmp = tempDir()));
+  afterEach(() => tmp.cleanup());
+
+  it('keeps entries in order until released, across a close', () => {
+    const path = tmp.file('j');
+    const journal = sqliteAuditJournal({ path });
+    expect(journal.path).toBe(path);
+    expect(journal.left()).toEqual([]);
+    const first = journal.write(['a', 'b']);
+    const second = journal.write(['c']);
+    expect(second).toBe(first + 1);
+    journal.release(first - 1);
+    journal.close();
+    const again = sqliteAuditJournal({ path });
+    expect(again.left()).toEqual([
+      { id: first, text: 'b' },
+      { id: second, text: 'c' },
+    ]);
+    again.release(second);
+    again.close();
+    const emptied = sqliteAuditJournal({ path });
+    expect(emptied.left()).toEqual([]);
+    emptied.close();
+    expect(() => emptied.write(['d'])).toThrow(expect.objectContaining({ code: 'ERR_STORE_CLOSED' }));
+  });
+
+  it('gives each holder its own file, refuses past the slots, and moves what a stopped holder left', () => {
+    const path = tmp.file('j');
+    const a = sqliteAuditJournal({ path, slots: 2 });
+    const b = sqliteAuditJournal({ path, slots: 2 });
+    expect([a.path, b.path]).toEqual([path, `${path}.2`]);
+    let refused: unknown;
+    try {
+      sqliteAuditJournal({ path, slots: 2 });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(SqliteStoreError);
+    expect(refused).toMatchObject({
+      code: 'SQLITE_BUSY',
+      message: expect.stringMatching(/all 2 journal files/),
+    });
+    a.write(['a1']);
+    b.write(['b1', 'b2']);
+    // Both stop with entries the store never took.
+    a.close();
+    b.close();
+    const c = sqliteAuditJournal({ path, slots: 2 });
+    expect(c.path).toBe(path);
+    expect(c.left().map((entry) => entry.text)).toEqual(['a1', 'b1', 'b2']);
+    // What b left now lives in c's file only: the next holder of b's file starts empty.
+    const d = sqliteAuditJournal({ path, slots: 2 });
+    expect(d.path).toBe(`${path}.2`);
+    expect(d.left()).toEqual([]);
+    c.close();
+    d.close();
+  });
+
+  it('checks its options', () => {
+    expect(() => sqliteAuditJournal({ path: ':memory:' })).toThrow(/must be a file/);
+    expect(() => sqliteAuditJournal({ path: tmp.file('j'), slots: 0 })).toThrow(/'slots' must be an integer/);
+    expect(() => sqliteAuditJournal({} as never)).toThrow(/expected \{ path \}/);
+  });
+});
+
+describe('auditLog with a journal', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => (tmp = tempDir()));
+  afterEach(() => tmp.cleanup());
+
+  /** A journal that tells what was written to it, and can be made to fail. */
+  function watched(journal: AuditJournal) {
+    const written: string[] = [];
+    const released: number[] = [];
+    const state = { failWrites: false };
+    const watchedJournal: AuditJournal = {
+      left: () => journal.left(),
+      write: (texts) => {
+        if (state.failWrites) throw new Error('disk full');
+        written.push(...texts);
+        return journal.write(texts);
+      },
+      release: (id) => {
+        released.push(id);
+        journal.release(id);
+      },
+      close: () => journal.close(),
+    };
+    return { journal: watchedJournal, written, released, state };
+  }
+
+  function open(journal: AuditJournal, storeIntervalMs = 60_000) {
+    const db = tmp.file('audit.db');
+    const store = sqliteAuditStore({ path: db });
+    const audit = auditLog({
+      store,
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      commitWindowMs: 1,
+      journal,
+      storeIntervalMs,
+    });
+    const dispatcher = audit.attach(createDispatcher({ tools: [echo], chain: canonicalChain() }));
+    return { db, store, audit, dispatcher };
+  }
+
+  it('a closed window goes to the journal and the store takes it at its interval, in one commit, then the journal forgets it', async () => {
+    const opened = sqliteAuditJournal({ path: tmp.file('j') });
+    const { journal, written, released } = watched(opened);
+    const { db, store, audit, dispatcher } = open(journal, 300);
+    for (let n = 1; n <= 3; n++) await dispatcher.dispatch({ toolName: 'echo', args: { n } });
+    await sleep(30);
+    expect(written).toHaveLength(3);
+    expect(rows(db)).toHaveLength(0);
+    await sleep(500);
+    const stored = rows(db);
+    expect(stored.map((r) => r.seq)).toEqual([1, 2, 3]);
+    // One commit: one signature, on the last record.
+    expect(stored.map((r) => r.signature !== '')).toEqual([false, false, true]);
+    expect(released).toHaveLength(1);
+    await audit.close();
+    store.close();
+    opened.close();
+    const reopened = sqliteAuditJournal({ path: tmp.file('j') });
+    expect(reopened.left()).toEqual([]);
+    reopened.close();
+  });
+
+  it('flush() and close() do not wait for the interval; a record someone waits for is never journaled', async () => {
+    const opened = sqliteAuditJournal({ path: tmp.file('j') });
+    const { journal, written } = watched(opened);
+    const { db, store, audit, dispatcher } = open(journal);
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 1 } });
+    await audit.flush();
+    expect(rows(db)).toHaveLength(1);
+    await audit.record({ kind: 'pin.accepted', tool: 'echo' });
+    expect(rows(db).map((r) => r.kind)).toEqual(['result', 'pin.accepted']);
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 2 } });
+    await audit.close();
+    expect(rows(db)).toHaveLength(3);
+    expect(written.some((text) => text.includes('pin.accepted'))).toBe(false);
+    store.close();
+    opened.close();
+  });
+
+  it('when the journal stops taking entries, each window goes to the store as without one', async () => {
+    const opened = sqliteAuditJournal({ path: tmp.file('j') });
+    const { journal, state } = watched(opened);
+    state.failWrites = true;
+    const { db, store, audit, dispatcher } = open(journal);
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 1 } });
+    await sleep(50);
+    expect(rows(db)).toHaveLength(1);
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 2 } });
+    await sleep(50);
+    // Not the minute of the store interval: the window's own commit.
+    expect(rows(db)).toHaveLength(2);
+    await audit.close();
+    store.close();
+    opened.close();
+  });
+
+  it('checks the options that go with it', () => {
+    const store = sqliteAuditStore({ path: tmp.file('audit.db') });
+    const journal = sqliteAuditJournal({ path: tmp.file('j') });
+    const base = { store, signingKey: PRIVATE_PEM, digestKey: DIGEST_KEY };
+    expect(() => auditLog({ ...base, journal })).toThrow(AuditConfigError);
+    expect(() => auditLog({ ...base, journal })).toThrow(/needs durability: 'batch'/);
+    expect(() => auditLog({ ...base, durability: 'batch', journal: {} as AuditJournal })).toThrow(
+      /must be an AuditJournal/,
+    );
+    expect(() => auditLog({ ...base, durability: 'batch', journal, storeIntervalMs: 0 })).toThrow(
+      /'storeIntervalMs' must be an integer/,
+    );
+    journal.close();
+    store.close();
+  });
+
+  it('a process killed with records only in its journal: the next start stores them first, in order, and the chain verifies', async () => {
+    const db = tmp.file('audit.db');
+    const path = tmp.file('j');
+    const run = await finished(startFixture('audit-journal-crash', [db, path, 'released']));
+    expect(run.status).toBeNull();
+    expect(JSON.parse(run.stdout.trim())).toEqual({ answered: 7, pending: 3, journal: path });
+    expect(rows(db).map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    // The journal holds digests of the arguments, never the arguments.
+    for (const name of readdirSync(tmp.dir).filter((file) => file.startsWith('j'))) {
+      expect(readFileSync(join(tmp.dir, name)).includes('7'.repeat(24))).toBe(false);
+    }
+
+    const journal = sqliteAuditJournal({ path });
+    expect(journal.left()).toHaveLength(3);
+    const store = sqliteAuditStore({ path: db });
+    const audit = auditLog({
+      store,
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      journal,
+    });
+    const dispatcher = audit.attach(createDispatcher({ tools: [echo], chain: canonicalChain() }));
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 8 } });
+    await audit.close();
+    journal.close();
+    store.close();
+    const records = rows(db);
+    expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const digestOf = (n: number) => audit.digest({ n, secret: `sk-live-${'7'.repeat(24)}` });
+    // The three the crash left come before the new call, in the order they happened.
+    expect(records.slice(4, 7).map((r) => r.argsDigest)).toEqual(await Promise.all([5, 6, 7].map(digestOf)));
+    expect(records[7]!.argsDigest).toBe(await audit.digest({ n: 8 }));
+    expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 8 });
+    const after = sqliteAuditJournal({ path });
+    expect(after.left()).toEqual([]);
+    after.close();
+  });
+
+  it('a process killed after the store took its records but before the journal forgot them: none is stored twice', async () => {
+    const db = tmp.file('audit.db');
+    const path = tmp.file('j');
+    const run = await finished(startFixture('audit-journal-crash', [db, path, 'unreleased']));
+    expect(run.status).toBeNull();
+    expect(rows(db)).toHaveLength(7);
+    const journal = sqliteAuditJournal({ path });
+    // The first four were flushed before their window closed, so only the last three were journaled.
+    expect(journal.left()).toHaveLength(3);
+    const store = sqliteAuditStore({ path: db });
+    const audit = auditLog({
+      store,
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      journal,
+    });
+    await audit.flush();
+    await audit.close();
+    journal.close();
+    store.close();
+    const records = rows(db);
+    expect(records).toHaveLength(7);
+    expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 7 });
+    const after = sqliteAuditJournal({ path });
+    expect(after.left()).toEqual([]);
+    after.close();
+  });
+});
