@@ -95,6 +95,23 @@ describe("durability: 'batch'", () => {
     expect(store.appends).toBe(1);
   });
 
+  it('calls that keep answering while an append runs wait for a window of their own, not an append each', async () => {
+    const { store, audit, dispatcher } = setup({ durability: 'batch', commitWindowMs: 40 });
+    await audit.ready();
+    // In-process calls answer in microtasks: some always finish while an append is under way.
+    let n = 0;
+    const until = Date.now() + 150;
+    while (Date.now() < until) await call(dispatcher, ++n);
+    await audit.flush();
+    const records = await recordsOf(store.inner);
+    expect(records).toHaveLength(n);
+    expect(n).toBeGreaterThan(20);
+    // One append per 40 ms window or per 256 records (a full batch goes at once), and the flush:
+    // never one per handful of calls.
+    expect(store.appends).toBeLessThanOrEqual(Math.ceil(n / 256) + 6);
+    expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: n });
+  });
+
   it('record() (an action the caller waits on) closes the window: it resolves once stored, with the calls before it', async () => {
     const { store, audit, dispatcher } = setup({ durability: 'batch', commitWindowMs: LONG_WINDOW_MS });
     await audit.ready();
