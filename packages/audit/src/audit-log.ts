@@ -92,6 +92,11 @@ export interface AuditLogOptions {
   readonly journal?: AuditJournal;
   /** With a journal: milliseconds between the store's commits (a waiting caller does not wait for it). Default 100. */
   readonly storeIntervalMs?: number;
+  /**
+   * Hears the journal fail (a write, or reading what it holds at the start): from then on the store
+   * takes each window, as without a journal. Called once.
+   */
+  readonly onJournalError?: (error: unknown) => void;
   /** How long one store operation may take before it counts as failed (the time spent signing is not counted). Default 5000. */
   readonly deadlineMs?: number;
   /** With `'allow'`, how many records may wait in memory; a call past that is refused. Default 10,000. */
@@ -233,7 +238,7 @@ function checkedOptions(options: AuditLogOptions) {
   if (!(Number.isInteger(storeIntervalMs) && storeIntervalMs >= 1 && storeIntervalMs <= 60_000)) {
     throw optionError('auditLog', 'storeIntervalMs', 'must be an integer of milliseconds from 1 to 60000');
   }
-  for (const name of ['clock', 'ruleOf'] as const) {
+  for (const name of ['clock', 'ruleOf', 'onJournalError'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw optionError('auditLog', name, 'must be a function');
     }
@@ -331,7 +336,11 @@ export function auditLog(options: AuditLogOptions): AuditLog {
     digestText,
     config.journal === undefined
       ? undefined
-      : { journal: config.journal, storeIntervalMs: config.storeIntervalMs },
+      : {
+          journal: config.journal,
+          storeIntervalMs: config.storeIntervalMs,
+          onError: options.onJournalError,
+        },
   );
   const batched = config.durability === 'batch';
   let closed = false;

@@ -43,6 +43,8 @@ interface Item {
 export interface WriterJournal {
   readonly journal: AuditJournal;
   readonly storeIntervalMs: number;
+  /** Hears the one failure that turns the journal off for this writer. */
+  readonly onError?: ((error: unknown) => void) | undefined;
 }
 
 /** The fields a record was made of (not its place in the chain): how a journal entry finds its record. */
@@ -152,7 +154,7 @@ export class AuditWriter {
         }
       } catch (error) {
         // A journal that cannot be read is not written either: what it holds stays for a later start.
-        this.#journalError = error;
+        this.#journalFailed(error);
       }
     }
   }
@@ -305,9 +307,18 @@ export class AuditWriter {
       const last = this.#journal!.journal.write(fresh.map((item) => JSON.stringify(item.fields)));
       fresh.forEach((item, i) => (item.journalId = last - fresh.length + 1 + i));
     } catch (error) {
-      this.#journalError = error;
+      this.#journalFailed(error);
       this.#unjournaled = this.#queue.length;
       this.#commitNow();
+    }
+  }
+
+  #journalFailed(error: unknown): void {
+    this.#journalError = error;
+    try {
+      this.#journal?.onError?.(error);
+    } catch {
+      // A listener that throws changes nothing: the store takes each window from now on.
     }
   }
 

@@ -165,6 +165,7 @@ export function openAudit(
   written: GatewayConfig,
   baseDir: string,
   onCheckpointError?: (error: unknown) => void,
+  onJournalError?: (error: unknown) => void,
 ): GatewayAudit {
   const config = {
     ...(written.audit !== undefined ? { audit: resolvePart(['audit'], written.audit, baseDir) } : {}),
@@ -198,6 +199,7 @@ export function openAudit(
     durability,
     ...(audit.commitWindow !== undefined ? { commitWindowMs: audit.commitWindow } : {}),
     ...(journal !== undefined ? { journal } : {}),
+    ...(journal !== undefined && onJournalError !== undefined ? { onJournalError } : {}),
     ...(checkpoints !== undefined
       ? {
           checkpoints: {

@@ -37,6 +37,8 @@ export interface GrantFields {
 /** Each event's own fields. Lines carry names, codes and durations, never argument or result values. */
 export interface GatewayEventFields {
   readonly 'audit.checkpoint.failed': { readonly error: string };
+  /** The audit journal failed; the store takes each window from then on. `error` names the file and what failed. */
+  readonly 'audit.journal.failed': { readonly error: string };
   readonly call: {
     readonly tenant?: string;
     readonly principal?: string;

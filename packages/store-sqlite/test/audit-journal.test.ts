@@ -50,10 +50,16 @@ describe('sqliteAuditJournal', () => {
       { id: second, text: 'c' },
     ]);
     again.release(second);
+    // Written after everything before was released: kept as any other.
+    const third = again.write(['d']);
     again.close();
     const emptied = sqliteAuditJournal({ path });
-    expect(emptied.left()).toEqual([]);
+    expect(emptied.left()).toEqual([{ id: third, text: 'd' }]);
+    emptied.release(third);
     emptied.close();
+    const last = sqliteAuditJournal({ path });
+    expect(last.left()).toEqual([]);
+    last.close();
     expect(() => emptied.write(['d'])).toThrow(expect.objectContaining({ code: 'ERR_STORE_CLOSED' }));
   });
 
@@ -122,7 +128,7 @@ describe('auditLog with a journal', () => {
     return { journal: watchedJournal, written, released, state };
   }
 
-  function open(journal: AuditJournal, storeIntervalMs = 60_000) {
+  function open(journal: AuditJournal, storeIntervalMs = 60_000, onJournalError?: (error: unknown) => void) {
     const db = tmp.file('audit.db');
     const store = sqliteAuditStore({ path: db });
     const audit = auditLog({
@@ -133,6 +139,7 @@ describe('auditLog with a journal', () => {
       commitWindowMs: 1,
       journal,
       storeIntervalMs,
+      ...(onJournalError !== undefined ? { onJournalError } : {}),
     });
     const dispatcher = audit.attach(createDispatcher({ tools: [echo], chain: canonicalChain() }));
     return { db, store, audit, dispatcher };
@@ -181,7 +188,8 @@ describe('auditLog with a journal', () => {
     const opened = sqliteAuditJournal({ path: tmp.file('j') });
     const { journal, state } = watched(opened);
     state.failWrites = true;
-    const { db, store, audit, dispatcher } = open(journal);
+    const heard: unknown[] = [];
+    const { db, store, audit, dispatcher } = open(journal, 60_000, (error) => heard.push(error));
     await dispatcher.dispatch({ toolName: 'echo', args: { n: 1 } });
     await sleep(50);
     expect(rows(db)).toHaveLength(1);
@@ -189,6 +197,8 @@ describe('auditLog with a journal', () => {
     await sleep(50);
     // Not the minute of the store interval: the window's own commit.
     expect(rows(db)).toHaveLength(2);
+    // Heard once, when the journal was turned off.
+    expect(heard).toEqual([new Error('disk full')]);
     await audit.close();
     store.close();
     opened.close();
