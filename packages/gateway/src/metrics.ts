@@ -221,7 +221,7 @@ export async function createMetrics(
   });
   const auditPending = new Gauge({
     name: 'toolgate_audit_pending_records',
-    help: 'Audit records accepted but not yet in the store (they wait while the store is down)',
+    help: "Audit records accepted but not yet in the store: with the journal, up to 100 ms of calls' records (in the journal); more while the store is down",
     registers: [registry],
   });
   const checkpointLag = new Gauge({
