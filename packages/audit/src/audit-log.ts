@@ -93,8 +93,9 @@ export interface AuditLogOptions {
   /** With a journal: milliseconds between the store's commits (a waiting caller does not wait for it). Default 100. */
   readonly storeIntervalMs?: number;
   /**
-   * Hears the journal fail (a write, or reading what it holds at the start): from then on the store
-   * takes each window, as without a journal. Called once.
+   * Hears the journal fail (a write, or reading what it holds at the start; from then on the store
+   * takes each window, as without a journal), and a start leave out entries that do not hold their
+   * check (edited, forged, or written under another digest key).
    */
   readonly onJournalError?: (error: unknown) => void;
   /** How long one store operation may take before it counts as failed (the time spent signing is not counted). Default 5000. */

@@ -53,8 +53,10 @@ const FIELDS = RECORD_FIELDS.filter(
 );
 const fieldsKey = (fields: Readonly<Record<string, unknown>>): string =>
   JSON.stringify(FIELDS.map((key) => fields[key] ?? null));
-/** How far back from the head the store's tail is read for entries a stopped process left. */
-const LEFT_LOOKBACK = 4 * 256;
+/** What a journal entry's MAC covers besides its head and fields: no digest of a value starts so. */
+const ENTRY_DOMAIN = 'toolgate audit journal v1';
+/** Records read at a time when a start looks for the records of entries a stopped process left. */
+const READ_PAGE = 1000;
 
 type Seal = (head: AuditHead | undefined, batch: readonly AuditFields[]) => Promise<readonly AuditRecord[]>;
 
@@ -128,6 +130,8 @@ export class AuditWriter {
   #unjournaled = 0;
   /** Entries a stopped process left in the journal, queued once the store's tail shows which it took. */
   #left: readonly AuditJournalEntry[] | undefined;
+  /** The store's head seq as this writer last saw it: an entry's record is stored after it. */
+  #knownSeq: number | undefined;
 
   constructor(
     store: AuditStore,
@@ -145,7 +149,13 @@ export class AuditWriter {
     this.#windowMs = windowMs;
     this.#digestText = digestText;
     this.#journal = journal;
-    if (journal !== undefined) {
+    if (journal !== undefined && digestText === undefined) {
+      this.#journalFailed(
+        new Error(
+          "the journal authenticates its entries with the digest key in this thread: it needs node:crypto and the key's bytes",
+        ),
+      );
+    } else if (journal !== undefined) {
       try {
         const left = journal.journal.left();
         if (left.length > 0) {
@@ -156,6 +166,11 @@ export class AuditWriter {
         // A journal that cannot be read is not written either: what it holds stays for a later start.
         this.#journalFailed(error);
       }
+      // The head an entry names; until it is known (or an append shows it), windows go to the store.
+      store.head().then(
+        (head) => (this.#knownSeq ??= head?.seq ?? 0),
+        () => undefined,
+      );
     }
   }
 
@@ -299,12 +314,22 @@ export class AuditWriter {
     // A record someone waits for (keep false) is not journaled: when its append fails its caller hears
     // so and does not act, and a later start must not store it.
     const fresh = this.#queue.filter((item) => item.keep && item.journalId === undefined);
+    if (fresh.length === 0) {
+      this.#unjournaled = 0;
+      return;
+    }
+    // Until an append showed the store's head, an entry could not say after which record its own is
+    // stored (what a start reads to find it): the store takes this window itself.
+    if (this.#knownSeq === undefined) {
+      this.#commitNow();
+      return;
+    }
     this.#unjournaled = 0;
-    if (fresh.length === 0) return;
     try {
       // Digested first: an entry holds digests, never the texts of values.
       for (const item of fresh) if (item.digests !== undefined) this.#digest(item);
-      const last = this.#journal!.journal.write(fresh.map((item) => JSON.stringify(item.fields)));
+      const since = this.#knownSeq;
+      const last = this.#journal!.journal.write(fresh.map((item) => this.#entryText(since, item.fields)));
       fresh.forEach((item, i) => (item.journalId = last - fresh.length + 1 + i));
     } catch (error) {
       this.#journalFailed(error);
@@ -315,11 +340,45 @@ export class AuditWriter {
 
   #journalFailed(error: unknown): void {
     this.#journalError = error;
+    this.#heard(error);
+  }
+
+  #heard(error: unknown): void {
     try {
       this.#journal?.onError?.(error);
     } catch {
-      // A listener that throws changes nothing: the store takes each window from now on.
+      // A listener that throws changes nothing.
     }
+  }
+
+  /**
+   * An entry: the store's head seq when it was written, a MAC under the digest key, and the record's
+   * fields as JSON (which holds no raw newline). The MAC keeps an entry from being forged or edited
+   * into a record this log would sign; the head lets a start find the record of a replayed one.
+   */
+  #entryText(since: number, fields: AuditFields): string {
+    const json = JSON.stringify(fields);
+    return `${since}\n${this.#digestText!(`${ENTRY_DOMAIN}\n${since}\n${json}`)}\n${json}`;
+  }
+
+  /** An entry's head and fields, or undefined when it is not one this log wrote under this digest key. */
+  #entryOf(text: string): { readonly since: number; readonly fields: AuditFields } | undefined {
+    const first = text.indexOf('\n');
+    const second = text.indexOf('\n', first + 1);
+    if (first < 1 || second < 0) return undefined;
+    const since = text.slice(0, first);
+    const json = text.slice(second + 1);
+    if (!/^\d{1,15}$/.test(since)) return undefined;
+    if (this.#digestText!(`${ENTRY_DOMAIN}\n${since}\n${json}`) !== text.slice(first + 1, second))
+      return undefined;
+    let fields: unknown;
+    try {
+      fields = JSON.parse(json);
+    } catch {
+      return undefined;
+    }
+    if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return undefined;
+    return { since: Number(since), fields: fields as AuditFields };
   }
 
   /**
@@ -329,36 +388,48 @@ export class AuditWriter {
    */
   async #queueLeft(): Promise<boolean> {
     const left = this.#left!;
+    const entries: { readonly id: number; readonly since: number; readonly fields: AuditFields }[] = [];
+    let refused = 0;
+    for (const entry of left) {
+      const parsed = this.#entryOf(entry.text);
+      if (parsed === undefined) refused += 1;
+      else entries.push({ id: entry.id, ...parsed });
+    }
     const taken = new Map<string, number>();
     try {
       const head = await withDeadline(() => this.#store.head(), this.#deadlineMs);
-      if (head !== undefined) {
-        const from = Math.max(0, head.seq - left.length - LEFT_LOOKBACK);
-        const tail = await withDeadline(() => this.#store.read(from, head.seq - from), this.#deadlineMs);
-        for (const record of tail) {
+      // Every record stored since the oldest entry was written: an entry whose record is among them
+      // (the process stopped before the journal forgot it, or the entry was put back) is not stored again.
+      let after = Math.min(...entries.map((entry) => entry.since), head?.seq ?? 0);
+      while (head !== undefined && after < head.seq) {
+        const page = await withDeadline(() => this.#store.read(after, READ_PAGE), this.#deadlineMs);
+        if (page.length === 0) break;
+        for (const record of page) {
           const key = fieldsKey(record as unknown as Record<string, unknown>);
           taken.set(key, (taken.get(key) ?? 0) + 1);
         }
+        after = page[page.length - 1]!.seq;
       }
+      this.#knownSeq ??= head?.seq ?? 0;
     } catch (error) {
       this.#failures += 1;
       this.#lastError = error;
       this.#storedAt = 0;
       return false;
     }
+    if (refused > 0) {
+      this.#heard(
+        new Error(
+          `${refused} audit journal ${refused === 1 ? 'entry does' : 'entries do'} not hold their check (edited, written by something else, or under another digest key): left out, not stored`,
+        ),
+      );
+    }
     const items: Item[] = [];
-    for (const entry of left) {
-      let fields: AuditFields;
-      try {
-        fields = JSON.parse(entry.text) as AuditFields;
-      } catch {
-        // Not JSON: not an entry this writer wrote, and nothing that could be sealed.
-        continue;
-      }
+    for (const { id, fields } of entries) {
       const key = fieldsKey(fields as unknown as Record<string, unknown>);
       const count = taken.get(key) ?? 0;
       if (count > 0) taken.set(key, count - 1);
-      else items.push({ fields, keep: true, journalId: entry.id });
+      else items.push({ fields, keep: true, journalId: id });
     }
     this.#left = undefined;
     this.#queue.unshift(...items);
@@ -422,6 +493,7 @@ export class AuditWriter {
     }
     this.#queue.splice(0, batch.length);
     this.#storedAt = Date.now();
+    this.#knownSeq = records[records.length - 1]?.seq ?? this.#knownSeq;
     batch.forEach((item, i) => {
       if (item.kept === true) this.#kept -= 1;
       item.waiter?.resolve(records[i]!);

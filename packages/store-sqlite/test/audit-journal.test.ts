@@ -3,7 +3,7 @@
 // finds what a stopped one left, and a log started on it stores that first, less what the store
 // already took; a journal holds digests, never values.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync as Database } from 'node:sqlite';
 import { createDispatcher, defineTool, type AuditJournal, type AuditRecord } from '@toolgate/core';
@@ -286,5 +286,75 @@ describe('auditLog with a journal', () => {
     const after = sqliteAuditJournal({ path });
     expect(after.left()).toEqual([]);
     after.close();
+  });
+
+  /** Starts a log on the journal at `path` after a crash, stores what it left, and says what it heard. */
+  async function restart(db: string, path: string) {
+    const heard: string[] = [];
+    const journal = sqliteAuditJournal({ path });
+    const store = sqliteAuditStore({ path: db });
+    const audit = auditLog({
+      store,
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      journal,
+      onJournalError: (error) => heard.push((error as Error).message),
+    });
+    await audit.flush();
+    await audit.close();
+    journal.close();
+    store.close();
+    return heard;
+  }
+
+  it('an entry edited or forged in the journal is never stored (so never signed); the others are', async () => {
+    const db = tmp.file('audit.db');
+    const path = tmp.file('j');
+    await finished(startFixture('audit-journal-crash', [db, path, 'released']));
+    expect(rows(db)).toHaveLength(4);
+    // The process is gone: the file is anyone's who can write it.
+    const raw = new Database(path);
+    const entries = raw.prepare('SELECT id, fields FROM toolgate_audit_journal ORDER BY id').all() as {
+      id: number;
+      fields: string;
+    }[];
+    expect(entries).toHaveLength(3);
+    raw
+      .prepare('UPDATE toolgate_audit_journal SET fields = ? WHERE id = ?')
+      .run(entries[0]!.fields.replace('"kind":"result"', '"kind":"refused"'), entries[0]!.id);
+    const [since, mac] = entries[1]!.fields.split('\n');
+    const forged = JSON.stringify({
+      at: new Date().toISOString(),
+      kind: 'pin.accepted',
+      ran: false,
+      approver: 'mallory',
+    });
+    raw.prepare('INSERT INTO toolgate_audit_journal (fields) VALUES (?)').run(`${since}\n${mac}\n${forged}`);
+    raw.prepare('INSERT INTO toolgate_audit_journal (fields) VALUES (?)').run(forged);
+    raw.close();
+
+    const heard = await restart(db, path);
+    expect(heard).toEqual([expect.stringMatching(/^3 audit journal entries do not hold their check/)]);
+    const records = rows(db);
+    expect(records.map((r) => r.kind)).toEqual(Array(6).fill('result'));
+    expect(records.some((r) => r.approver === 'mallory')).toBe(false);
+    expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 6 });
+  });
+
+  it('a journal put back after its records were stored stores nothing twice', async () => {
+    const db = tmp.file('audit.db');
+    const path = tmp.file('j');
+    await finished(startFixture('audit-journal-crash', [db, path, 'released']));
+    const saved = readdirSync(tmp.dir).filter((name) => name.startsWith('j'));
+    for (const name of saved) copyFileSync(join(tmp.dir, name), join(tmp.dir, `saved-${name}`));
+    expect(await restart(db, path)).toEqual([]);
+    expect(rows(db)).toHaveLength(7);
+    // Someone who kept the old journal puts it back.
+    for (const name of saved) copyFileSync(join(tmp.dir, `saved-${name}`), join(tmp.dir, name));
+    expect(await restart(db, path)).toEqual([]);
+    const records = rows(db);
+    expect(records).toHaveLength(7);
+    expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 7 });
   });
 });
