@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DatabaseSync as Database } from 'node:sqlite';
 import { createDispatcher, defineTool, type AuditJournal, type AuditRecord } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
-import { auditLog, AuditConfigError, verifyAuditLog } from '@toolgate/audit';
+import { auditLog, AuditConfigError, verifyAuditLog, type AuditLogOptions } from '@toolgate/audit';
 import { sqliteAuditJournal, sqliteAuditStore, SqliteStoreError } from '@toolgate/store-sqlite';
 import { DIGEST_KEY, PRIVATE_PEM, PUBLIC_PEM } from '../../../test-support/audit-fixtures';
 import { finished, startFixture, tempDir } from './support';
@@ -128,21 +128,27 @@ describe('auditLog with a journal', () => {
     return { journal: watchedJournal, written, released, state };
   }
 
-  function open(journal: AuditJournal, storeIntervalMs = 60_000, onJournalError?: (error: unknown) => void) {
-    const db = tmp.file('audit.db');
+  /** A batching log on the store at `db` with `journal`; `options` add to or replace the defaults. */
+  function logOn(db: string, journal: AuditJournal, options: Partial<AuditLogOptions> = {}) {
     const store = sqliteAuditStore({ path: db });
     const audit = auditLog({
       store,
       signingKey: PRIVATE_PEM,
       digestKey: DIGEST_KEY,
       durability: 'batch',
-      commitWindowMs: 1,
       journal,
-      storeIntervalMs,
-      ...(onJournalError !== undefined ? { onJournalError } : {}),
+      ...options,
     });
     const dispatcher = audit.attach(createDispatcher({ tools: [echo], chain: canonicalChain() }));
     return { db, store, audit, dispatcher };
+  }
+
+  function open(journal: AuditJournal, storeIntervalMs = 60_000, onJournalError?: (error: unknown) => void) {
+    return logOn(tmp.file('audit.db'), journal, {
+      commitWindowMs: 1,
+      storeIntervalMs,
+      ...(onJournalError !== undefined ? { onJournalError } : {}),
+    });
   }
 
   it('a closed window goes to the journal and the store takes it at its interval, in one commit, then the journal forgets it', async () => {
@@ -220,6 +226,38 @@ describe('auditLog with a journal', () => {
     store.close();
   });
 
+  /** A log started on the journal at `path` after a crash, and what its journal listener heard. */
+  function reopen(db: string, path: string) {
+    const heard: string[] = [];
+    const journal = sqliteAuditJournal({ path });
+    const log = logOn(db, journal, { onJournalError: (error) => heard.push((error as Error).message) });
+    return {
+      ...log,
+      journal,
+      heard,
+      async close() {
+        await log.audit.close();
+        journal.close();
+        log.store.close();
+      },
+    };
+  }
+
+  /** Starts a log on the journal at `path` after a crash, stores what it left, and says what it heard. */
+  async function restart(db: string, path: string) {
+    const log = reopen(db, path);
+    await log.close();
+    return log.heard;
+  }
+
+  /** How many entries the journal at `path` holds (it takes the file and lets it go). */
+  function journalLeft(path: string) {
+    const journal = sqliteAuditJournal({ path });
+    const left = journal.left().length;
+    journal.close();
+    return left;
+  }
+
   it('a process killed with records only in its journal: the next start stores them first, in order, and the chain verifies', async () => {
     const db = tmp.file('audit.db');
     const path = tmp.file('j');
@@ -232,21 +270,12 @@ describe('auditLog with a journal', () => {
       expect(readFileSync(join(tmp.dir, name)).includes('7'.repeat(24))).toBe(false);
     }
 
-    const journal = sqliteAuditJournal({ path });
-    expect(journal.left()).toHaveLength(3);
-    const store = sqliteAuditStore({ path: db });
-    const audit = auditLog({
-      store,
-      signingKey: PRIVATE_PEM,
-      digestKey: DIGEST_KEY,
-      durability: 'batch',
-      journal,
-    });
-    const dispatcher = audit.attach(createDispatcher({ tools: [echo], chain: canonicalChain() }));
-    await dispatcher.dispatch({ toolName: 'echo', args: { n: 8 } });
-    await audit.close();
-    journal.close();
-    store.close();
+    const log = reopen(db, path);
+    expect(log.journal.left()).toHaveLength(3);
+    const { audit } = log;
+    await log.dispatcher.dispatch({ toolName: 'echo', args: { n: 8 } });
+    await log.close();
+    expect(log.heard).toEqual([]);
     const records = rows(db);
     expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const digestOf = (n: number) => audit.digest({ n, secret: `sk-live-${'7'.repeat(24)}` });
@@ -254,9 +283,7 @@ describe('auditLog with a journal', () => {
     expect(records.slice(4, 7).map((r) => r.argsDigest)).toEqual(await Promise.all([5, 6, 7].map(digestOf)));
     expect(records[7]!.argsDigest).toBe(await audit.digest({ n: 8 }));
     expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 8 });
-    const after = sqliteAuditJournal({ path });
-    expect(after.left()).toEqual([]);
-    after.close();
+    expect(journalLeft(path)).toBe(0);
   });
 
   it('a process killed after the store took its records but before the journal forgot them: none is stored twice', async () => {
@@ -265,48 +292,14 @@ describe('auditLog with a journal', () => {
     const run = await finished(startFixture('audit-journal-crash', [db, path, 'unreleased']));
     expect(run.status).toBeNull();
     expect(rows(db)).toHaveLength(7);
-    const journal = sqliteAuditJournal({ path });
     // The first four were flushed before their window closed, so only the last three were journaled.
-    expect(journal.left()).toHaveLength(3);
-    const store = sqliteAuditStore({ path: db });
-    const audit = auditLog({
-      store,
-      signingKey: PRIVATE_PEM,
-      digestKey: DIGEST_KEY,
-      durability: 'batch',
-      journal,
-    });
-    await audit.flush();
-    await audit.close();
-    journal.close();
-    store.close();
+    expect(journalLeft(path)).toBe(3);
+    expect(await restart(db, path)).toEqual([]);
     const records = rows(db);
     expect(records).toHaveLength(7);
     expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 7 });
-    const after = sqliteAuditJournal({ path });
-    expect(after.left()).toEqual([]);
-    after.close();
+    expect(journalLeft(path)).toBe(0);
   });
-
-  /** Starts a log on the journal at `path` after a crash, stores what it left, and says what it heard. */
-  async function restart(db: string, path: string) {
-    const heard: string[] = [];
-    const journal = sqliteAuditJournal({ path });
-    const store = sqliteAuditStore({ path: db });
-    const audit = auditLog({
-      store,
-      signingKey: PRIVATE_PEM,
-      digestKey: DIGEST_KEY,
-      durability: 'batch',
-      journal,
-      onJournalError: (error) => heard.push((error as Error).message),
-    });
-    await audit.flush();
-    await audit.close();
-    journal.close();
-    store.close();
-    return heard;
-  }
 
   it('an entry edited or forged in the journal is never stored (so never signed); the others are', async () => {
     const db = tmp.file('audit.db');
