@@ -7,6 +7,7 @@
 import type { AuditJournal, AuditJournalEntry } from '@toolgate/core';
 import type { DatabaseSync } from 'node:sqlite';
 import { existsSync } from 'node:fs';
+import { sqlite } from './connection';
 import { SqliteStoreError, storeError } from './errors';
 
 export interface SqliteAuditJournalOptions {
@@ -25,16 +26,6 @@ const STORE = 'sqliteAuditJournal';
 const DEFAULT_SLOTS = 16;
 
 const slotPath = (path: string, slot: number) => (slot === 1 ? path : `${path}.${slot}`);
-
-function sqlite(): typeof import('node:sqlite') {
-  const loaded = process.getBuiltinModule?.('node:sqlite') as typeof import('node:sqlite') | undefined;
-  if (loaded === undefined) {
-    throw new Error(
-      `this Node (${process.version}) has no built-in node:sqlite; it needs Node 22.13 or later`,
-    );
-  }
-  return loaded;
-}
 
 /** SQLITE_BUSY (5), extended or not: another connection holds the lock. */
 const isBusy = (error: unknown) => ((error as { errcode?: number } | undefined)?.errcode ?? 0) % 256 === 5;

@@ -14,7 +14,7 @@ export type SqliteDatabase = DatabaseSync;
  * nothing, where Node still flags the module experimental) until a store opens a file, and a Node
  * without `node:sqlite` fails that open with a reason instead of failing every import.
  */
-function sqlite(): typeof import('node:sqlite') {
+export function sqlite(): typeof import('node:sqlite') {
   const loaded = process.getBuiltinModule?.('node:sqlite') as typeof import('node:sqlite') | undefined;
   if (loaded === undefined) {
     throw new Error(
