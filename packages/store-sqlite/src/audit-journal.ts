@@ -1,48 +1,62 @@
-// A process's audit journal: a small SQLite file of its own that holds records between their commit
-// window and the store's commit. It is held under an exclusive lock for the life of the process
-// (no shared-memory index, no lock taken per write), which makes a write a few page writes to its
-// WAL; the lock also tells processes apart: each takes the first file no live process holds, and the
-// lock goes with the process, so a restarted one finds what a crashed one left.
+// A process's audit journal: the records between their commit window and the store's commit, in two
+// append-only files of the process's own. A window is one write() to the file being written, a
+// release one short frame after it, and a file is emptied (ftruncate) once the store took all it
+// holds: no byte is written twice, no page rewritten, nothing searched. A file past 1 MiB is left for
+// the other once the store took all the other holds, so neither grows while the store keeps up.
+// Beside the two files, a small SQLite file is the journal's lock: held under an exclusive lock for
+// the life of the process, it tells processes apart (each takes the first slot no live process
+// holds) and goes with the process, so a restarted one finds what a crashed one left.
 
 import type { AuditJournal, AuditJournalEntry } from '@toolgate/core';
 import type { DatabaseSync } from 'node:sqlite';
-import { existsSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fdatasyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  writeSync,
+} from 'node:fs';
 import { sqlite } from './connection';
 import { SqliteStoreError, storeError } from './errors';
 
 export interface SqliteAuditJournalOptions {
-  /** The journal's file, beside the store's (e.g. `./toolgate.db-audit-journal`). */
+  /** The journal's lock file, beside the store's (e.g. `./toolgate.db-audit-journal`); its entries go to `<path>.a` and `<path>.b`. */
   readonly path: string;
   /** How many processes may journal at once: each holds one of `path`, `path.2`, … `path.N`. Default 16. */
   readonly slots?: number;
 }
 
 export interface SqliteAuditJournal extends AuditJournal {
-  /** The file this process holds. */
+  /** The lock file this process holds (its entries are in `<path>.a` and `<path>.b`). */
   readonly path: string;
 }
 
 const STORE = 'sqliteAuditJournal';
 const DEFAULT_SLOTS = 16;
+/** A file this long is left for the other once the store took all the other holds. */
+const ROTATE_BYTES = 1 << 20;
+/** The most a write waits to reach the disk (fdatasync, off the event loop): what a power cut may lose. */
+const SYNC_MS = 1000;
 
 const slotPath = (path: string, slot: number) => (slot === 1 ? path : `${path}.${slot}`);
+const entryFiles = (lock: string) => [`${lock}.a`, `${lock}.b`] as const;
 
 /** SQLITE_BUSY (5), extended or not: another connection holds the lock. */
 const isBusy = (error: unknown) => ((error as { errcode?: number } | undefined)?.errcode ?? 0) % 256 === 5;
 
-/** Opens `file` and takes its lock for good; undefined when another process holds it. */
+/** Opens the lock file `file` and takes its lock for good; undefined when another process holds it. */
 function take(file: string): DatabaseSync | undefined {
   const db = new (sqlite().DatabaseSync)(file);
   try {
     // Another process's lock is an answer (take the next file), not something to wait for.
     db.exec('PRAGMA busy_timeout = 0');
-    // A new file only: a window's few entries rewrite fewer bytes of small pages (a quarter less CPU a write).
-    db.exec('PRAGMA page_size = 1024');
     // Before WAL is entered, so SQLite keeps the WAL index in this process's memory, never in a file.
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     db.exec('PRAGMA journal_mode = WAL');
-    // A commit survives the process without an fsync; checkpoints sync.
-    db.exec('PRAGMA synchronous = NORMAL');
+    // Where journals of earlier versions kept their entries: read and emptied at a start, not written.
     db.exec(
       'CREATE TABLE IF NOT EXISTS toolgate_audit_journal (id INTEGER PRIMARY KEY, fields TEXT NOT NULL) STRICT',
     );
@@ -56,16 +70,101 @@ function take(file: string): DatabaseSync | undefined {
   }
 }
 
-const rowsOf = (db: DatabaseSync) =>
-  db.prepare('SELECT id, fields FROM toolgate_audit_journal ORDER BY id').all() as unknown as {
-    id: number;
-    fields: string;
-  }[];
+const tableTexts = (db: DatabaseSync) =>
+  (db.prepare('SELECT fields FROM toolgate_audit_journal ORDER BY id').all() as { fields: string }[]).map(
+    (row) => row.fields,
+  );
+
+/** An entry's header, `<id> <bytes>\n` with both numbers written to their full width: its text is encoded once, after it. */
+const HEADER_BYTES = 27;
+const header = (id: number, bytes: number) =>
+  `${String(id).padStart(15, '0')} ${String(bytes).padStart(10, '0')}\n`;
+/** The store took every entry up to `id`: `<id> r\n`. */
+const releaseFrame = (id: number) => `${id} r\n`;
+const HEADER = /^(\d{1,15}) (\d{1,10}|r)$/;
+
+interface Read {
+  readonly entries: AuditJournalEntry[];
+  /** The highest id a release frame names; 0 when none. */
+  readonly released: number;
+  /** Where the last whole frame ends. */
+  readonly end: number;
+}
 
 /**
- * A journal for `auditLog({ journal })` in SQLite: each process takes the first of `path`, `path.2`, …
- * that no live process holds, and moves into it what the others no process holds were left with.
- * Synchronous: it throws (a `SqliteStoreError`) when no file can be taken.
+ * The frames of a file's bytes, in order. Reading stops at the first frame that is not whole (the
+ * tail of a write a power cut cut short) or whose id is out of order.
+ */
+function framesOf(bytes: Buffer): Read {
+  const entries: AuditJournalEntry[] = [];
+  let released = 0;
+  let at = 0;
+  let last = 0;
+  while (at < bytes.length) {
+    const newline = bytes.indexOf(10, at);
+    if (newline < 0 || newline - at > 27) break;
+    const header = HEADER.exec(bytes.toString('latin1', at, newline));
+    if (header === null) break;
+    const id = Number(header[1]);
+    if (header[2] === 'r') {
+      // It may name an entry of the other file.
+      released = Math.max(released, id);
+      at = newline + 1;
+      continue;
+    }
+    const start = newline + 1;
+    const stop = start + Number(header[2]);
+    if (id <= last || stop >= bytes.length || bytes[stop] !== 10) break;
+    entries.push({ id, text: bytes.toString('utf8', start, stop) });
+    last = id;
+    at = stop + 1;
+  }
+  return { entries, released, end: at };
+}
+
+/** A file's frames; a torn tail is cut off, so what is written next is read after them. */
+function readFrames(file: string): Read & { readonly size: number } {
+  if (!existsSync(file)) return { entries: [], released: 0, end: 0, size: 0 };
+  const bytes = readFileSync(file);
+  const read = framesOf(bytes);
+  if (read.end < bytes.length) {
+    const fd = openSync(file, 'r+');
+    try {
+      ftruncateSync(fd, read.end);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return { ...read, size: read.end };
+}
+
+/** What the entry files of lock file `lock` hold that the store did not take, in order. */
+function unreleased(reads: readonly Read[]): AuditJournalEntry[] {
+  const released = Math.max(0, ...reads.map((read) => read.released));
+  return reads
+    .flatMap((read) => read.entries)
+    .filter((entry) => entry.id > released)
+    .sort((a, b) => a.id - b.id);
+}
+
+/** Writes all of `bytes` at the end of `fd`'s file. */
+function append(fd: number, bytes: Buffer): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+interface EntryFile {
+  readonly path: string;
+  readonly fd: number;
+  size: number;
+  /** The id of its newest entry; 0 when empty. */
+  newest: number;
+}
+
+/**
+ * A journal for `auditLog({ journal })`: each process takes the first of `path`, `path.2`, … that no
+ * live process holds, and moves into its own files what processes no longer running left in theirs.
+ * Synchronous: it throws (a `SqliteStoreError`) when no slot can be taken.
  *
  * ```ts
  * const journal = sqliteAuditJournal({ path: './toolgate.db-audit-journal' });
@@ -88,17 +187,17 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
   if (!(Number.isInteger(slots) && slots >= 1 && slots <= 1024)) {
     throw new TypeError(`${STORE}: 'slots' must be an integer from 1 to 1024.`);
   }
-  let db: DatabaseSync | undefined;
+  let lock: DatabaseSync | undefined;
   let held = 0;
-  for (let slot = 1; slot <= slots && db === undefined; slot++) {
+  for (let slot = 1; slot <= slots && lock === undefined; slot++) {
     try {
-      db = take(slotPath(options.path, slot));
+      lock = take(slotPath(options.path, slot));
     } catch (error) {
       throw storeError(STORE, slotPath(options.path, slot), 'open the journal', error);
     }
-    if (db !== undefined) held = slot;
+    if (lock !== undefined) held = slot;
   }
-  if (db === undefined) {
+  if (lock === undefined) {
     throw new SqliteStoreError(
       STORE,
       options.path,
@@ -107,43 +206,123 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
     );
   }
   const path = slotPath(options.path, held);
-  const own = db;
-  const insert = own.prepare('INSERT INTO toolgate_audit_journal (fields) VALUES (?)');
-  const releaseThrough = own.prepare('DELETE FROM toolgate_audit_journal WHERE id <= ?');
-  // Without a WHERE clause SQLite drops the table's pages at once instead of row by row.
-  const releaseAll = own.prepare('DELETE FROM toolgate_audit_journal');
-  /** The id of the newest entry written. */
-  let newest = 0;
+  const files: EntryFile[] = [];
+  const reads: Read[] = [];
+  try {
+    for (const file of entryFiles(path)) {
+      const read = readFrames(file);
+      reads.push(read);
+      files.push({
+        path: file,
+        fd: openSync(file, 'a'),
+        size: read.size,
+        newest: read.entries.at(-1)?.id ?? 0,
+      });
+    }
+  } catch (error) {
+    for (const file of files) closeSync(file.fd);
+    lock.close();
+    throw storeError(STORE, path, 'read the journal', error);
+  }
+  const left = unreleased(reads);
+  // The file written last is written on.
+  let active = files[1]!.newest > files[0]!.newest ? 1 : 0;
+  let nextId = Math.max(files[0]!.newest, files[1]!.newest) + 1;
+  /** Every entry up to this id was released. */
+  let released = Math.max(...reads.map((read) => read.released));
+  let syncTimer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
 
-  // What processes no longer running left in the other files comes here: written here first, then
-  // deleted there, so a crash between the two leaves a copy (which the log drops, finding it stored)
-  // rather than nothing.
+  const write = (texts: readonly string[]): number => {
+    const other = files[1 - active]!;
+    if (files[active]!.size >= ROTATE_BYTES && other.newest <= released) {
+      try {
+        if (other.size > 0) ftruncateSync(other.fd, 0);
+      } catch (error) {
+        throw storeError(STORE, other.path, 'start a journal file over', error);
+      }
+      other.size = 0;
+      other.newest = 0;
+      active = 1 - active;
+    }
+    // Each entry: its header, its text, a newline; a UTF-16 unit is at most 3 bytes of UTF-8.
+    let bound = 0;
+    for (const text of texts) bound += HEADER_BYTES + 1 + text.length * 3;
+    const bytes = Buffer.allocUnsafe(bound);
+    let at = 0;
+    for (const text of texts) {
+      const length = bytes.write(text, at + HEADER_BYTES, 'utf8');
+      bytes.write(header(nextId++, length), at, 'latin1');
+      at += HEADER_BYTES + length;
+      bytes[at++] = 10;
+    }
+    appendBytes(bytes.subarray(0, at), 'write journal entries', () => (nextId -= texts.length));
+    files[active]!.newest = nextId - 1;
+    return nextId - 1;
+  };
+
+  /** Appends `bytes` to the file written on; `undo` runs when they could not be written. */
+  const appendBytes = (bytes: Buffer, action: string, undo?: () => void): void => {
+    const file = files[active]!;
+    try {
+      append(file.fd, bytes);
+    } catch (error) {
+      // A part written (a full disk) is taken back, so the next write is read after what came before.
+      undo?.();
+      try {
+        ftruncateSync(file.fd, file.size);
+      } catch {
+        // The start after cuts a torn frame off where reading stops.
+      }
+      throw storeError(STORE, file.path, action, error);
+    }
+    file.size += bytes.length;
+    syncTimer ??= setTimeout(sync, SYNC_MS).unref();
+  };
+
+  function sync() {
+    syncTimer = undefined;
+    for (const file of files) if (file.size > 0) fdatasync(file.fd, () => undefined);
+  }
+
+  // What processes no longer running left (in their files or, from an earlier version, in their lock
+  // file's table; this process's own table included) comes here: written here first, then emptied
+  // there, so a crash between the two leaves a copy rather than nothing.
   for (let slot = 1; slot <= slots; slot++) {
     const file = slotPath(options.path, slot);
-    if (slot === held || !existsSync(file)) continue;
+    if (slot !== held && !existsSync(file)) continue;
     let other: DatabaseSync | undefined;
     try {
-      other = take(file);
+      other = slot === held ? lock : take(file);
       if (other === undefined) continue;
-      const rows = rowsOf(other);
-      if (rows.length === 0) continue;
-      own.exec('BEGIN');
-      for (const row of rows) insert.run(row.fields);
-      own.exec('COMMIT');
+      const theirs = slot === held ? [] : entryFiles(file).map(readFrames);
+      const texts = [...tableTexts(other), ...unreleased(theirs).map((entry) => entry.text)];
+      if (texts.length === 0) continue;
+      const first = nextId;
+      write(texts);
+      texts.forEach((text, i) => left.push({ id: first + i, text }));
       other.exec('DELETE FROM toolgate_audit_journal');
+      for (const [i, found] of theirs.entries()) {
+        if (found.size === 0) continue;
+        const fd = openSync(entryFiles(file)[i]!, 'r+');
+        try {
+          ftruncateSync(fd, 0);
+        } finally {
+          closeSync(fd);
+        }
+      }
     } catch (error) {
-      if (own.isTransaction) own.exec('ROLLBACK');
-      other?.close();
-      own.close();
+      if (other !== lock) other?.close();
+      clearTimeout(syncTimer);
+      for (const own of files) closeSync(own.fd);
+      lock.close();
       throw storeError(STORE, file, 'take over what a stopped process left', error);
     } finally {
-      if (other?.isOpen === true) other.close();
+      if (other !== lock && other?.isOpen === true) other.close();
     }
   }
-  const left: readonly AuditJournalEntry[] = rowsOf(own).map((row) => ({ id: row.id, text: row.fields }));
-  newest = left.at(-1)?.id ?? 0;
-  let closed = false;
-  const use = <T>(action: string, work: () => T): T => {
+
+  const use = <T>(work: () => T): T => {
     if (closed)
       throw new SqliteStoreError(
         STORE,
@@ -151,40 +330,45 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
         'ERR_STORE_CLOSED',
         `${STORE} (${path}): the journal is closed.`,
       );
-    try {
-      return work();
-    } catch (error) {
-      if (own.isTransaction) own.exec('ROLLBACK');
-      throw storeError(STORE, path, action, error);
-    }
+    return work();
   };
   return {
     path,
     left: () => left,
-    write: (texts) =>
-      use('write journal entries', () => {
-        own.exec('BEGIN');
-        let last = 0;
-        for (const text of texts) last = Number(insert.run(text).lastInsertRowid);
-        own.exec('COMMIT');
-        newest = last;
-        return last;
-      }),
-    release: (id) => {
-      use('release journal entries', () => {
-        if (id < newest) {
-          releaseThrough.run(id);
-          return;
+    write: (texts) => use(() => write(texts)),
+    release: (id) =>
+      use(() => {
+        if (id <= released) return;
+        released = id;
+        // One short frame, so a start after a crash does not hand the log what the store took.
+        if (released < nextId - 1)
+          return appendBytes(Buffer.from(releaseFrame(released)), 'release journal entries');
+        // The store took everything: both files start over (ids go on).
+        for (const file of files) {
+          if (file.size === 0) continue;
+          try {
+            ftruncateSync(file.fd, 0);
+          } catch (error) {
+            throw storeError(STORE, file.path, 'release journal entries', error);
+          }
+          file.size = 0;
+          file.newest = 0;
         }
-        releaseAll.run();
-        // An empty table numbers its next row 1 again.
-        newest = 0;
-      });
-    },
+      }),
     close() {
       if (closed) return;
       closed = true;
-      own.close();
+      clearTimeout(syncTimer);
+      for (const file of files) {
+        try {
+          if (file.size > 0) fdatasyncSync(file.fd);
+        } catch {
+          // What the page cache holds survives the process; only a power cut could lose it.
+        } finally {
+          closeSync(file.fd);
+        }
+      }
+      lock.close();
     },
   };
 }

@@ -23,7 +23,11 @@ const HINTS: readonly (readonly [RegExp, string])[] = [
   ],
   [/^SQLITE_CANTOPEN/, 'the file cannot be opened. Check that its directory exists and is writable'],
   [/^SQLITE_READONLY/, 'the database is read-only. Check the permissions of the file and its directory'],
-  [/^SQLITE_FULL/, 'the disk is full. Free some space'],
+  [/^(SQLITE_FULL|ENOSPC|EDQUOT)/, 'the disk is full. Free some space'],
+  [
+    /^(EACCES|EPERM|EROFS)$/,
+    'the file cannot be written. Check the permissions of the file and its directory',
+  ],
   [/^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)/, 'an entry with this key is already stored'],
 ];
 

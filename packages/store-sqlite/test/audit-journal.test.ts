@@ -1,9 +1,9 @@
-// The audit journal: a SQLite file per process that holds a log's records between their commit
-// window and the store's commit. A process takes the first file no live process holds, a later one
-// finds what a stopped one left, and a log started on it stores that first, less what the store
-// already took; a journal holds digests, never values.
+// The audit journal: two append-only files per process, beside a SQLite file that is its lock, that
+// hold a log's records between their commit window and the store's commit. A process takes the first
+// slot no live process holds, a later one finds what a stopped one left, and a log started on it
+// stores that first, less what the store already took; a journal holds digests, never values.
 
-import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync as Database } from 'node:sqlite';
 import { createDispatcher, defineTool, type AuditJournal, type AuditRecord } from '@toolgate/core';
@@ -26,6 +26,27 @@ const echo = defineTool({
   inputSchema: { type: 'object', properties: { n: { type: 'number' }, secret: { type: 'string' } } },
   execute: async ({ n }: { n?: number }) => ({ n }),
 });
+
+/** The entries a journal file holds, read as an attacker would: `<id> <bytes>\n<text>\n` each. */
+function framesIn(file: string): { id: number; text: string }[] {
+  const bytes = readFileSync(file);
+  const entries: { id: number; text: string }[] = [];
+  for (let at = 0; at < bytes.length;) {
+    const newline = bytes.indexOf(10, at);
+    const [id, length] = bytes.toString('latin1', at, newline).split(' ');
+    if (length !== 'r') {
+      const end = newline + 1 + Number(length);
+      entries.push({ id: Number(id), text: bytes.toString('utf8', newline + 1, end) });
+      at = end + 1;
+    } else at = newline + 1;
+  }
+  return entries;
+}
+
+/** Puts `texts` in a journal file as its entries, numbered from 1. */
+function writeFrames(file: string, texts: readonly string[]): void {
+  writeFileSync(file, texts.map((text, i) => `${i + 1} ${Buffer.byteLength(text)}\n${text}\n`).join(''));
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -93,6 +114,74 @@ describe('sqliteAuditJournal', () => {
     expect(d.left()).toEqual([]);
     c.close();
     d.close();
+  });
+
+  it('writes on the other file once one is long and the store took all the other holds', () => {
+    const path = tmp.file('j');
+    const journal = sqliteAuditJournal({ path });
+    const big = (c: string) => c.repeat(400_000);
+    const size = (file: string) => statSync(file).size;
+    journal.write([big('a'), big('b')]);
+    const c = journal.write([big('c')]);
+    journal.release(c - 1);
+    const first = size(`${path}.a`);
+    expect(first).toBeGreaterThan(1 << 20);
+    // Past the length, and the other file is empty: the next write goes there.
+    const d = journal.write(['d']);
+    expect(size(`${path}.b`)).toBeLessThan(100);
+    const g = journal.write([big('e'), big('f'), big('g')]);
+    // `.a` still holds an entry the store has not taken: `.b` goes on past the length.
+    const h = journal.write(['h']);
+    expect(size(`${path}.a`)).toBe(first);
+    expect(size(`${path}.b`)).toBeGreaterThan(3 * 400_000 + 100);
+    journal.release(c);
+    // Now it holds none: it starts over with the next write.
+    const i = journal.write(['i']);
+    expect(size(`${path}.a`)).toBeLessThan(100);
+    journal.close();
+    const again = sqliteAuditJournal({ path });
+    expect(again.left().map((entry) => entry.text.slice(0, 2))).toEqual(['d', 'ee', 'ff', 'gg', 'h', 'i']);
+    expect(again.left().map((entry) => entry.id)).toEqual([d, g - 2, g - 1, g, h, i]);
+    again.release(i);
+    // The store took everything: both files start over.
+    expect([size(`${path}.a`), size(`${path}.b`)]).toEqual([0, 0]);
+    again.close();
+  });
+
+  it('cuts off the torn tail of a write, so what comes after it is read', () => {
+    const path = tmp.file('j');
+    const journal = sqliteAuditJournal({ path });
+    journal.write(['a', 'b']);
+    journal.close();
+    const whole = statSync(`${path}.a`).size;
+    // A power cut in the middle of a write: a header and part of its text.
+    appendFileSync(`${path}.a`, `000000000000003 0000000100\n{"at":`);
+    const again = sqliteAuditJournal({ path });
+    expect(again.left().map((entry) => entry.text)).toEqual(['a', 'b']);
+    expect(statSync(`${path}.a`).size).toBe(whole);
+    again.write(['c']);
+    again.close();
+    const last = sqliteAuditJournal({ path });
+    expect(last.left().map((entry) => entry.text)).toEqual(['a', 'b', 'c']);
+    last.close();
+  });
+
+  it('takes over what a journal of an earlier version left in its SQLite table', () => {
+    const path = tmp.file('j');
+    const earlier = new Database(path);
+    earlier.exec('CREATE TABLE toolgate_audit_journal (id INTEGER PRIMARY KEY, fields TEXT NOT NULL) STRICT');
+    earlier.exec(`INSERT INTO toolgate_audit_journal (fields) VALUES ('x1'), ('x2')`);
+    earlier.close();
+    const journal = sqliteAuditJournal({ path });
+    expect(journal.left().map((entry) => entry.text)).toEqual(['x1', 'x2']);
+    journal.write(['y']);
+    journal.close();
+    const table = new Database(path);
+    expect(table.prepare('SELECT count(*) AS n FROM toolgate_audit_journal').get()).toEqual({ n: 0 });
+    table.close();
+    const again = sqliteAuditJournal({ path });
+    expect(again.left().map((entry) => entry.text)).toEqual(['x1', 'x2', 'y']);
+    again.close();
   });
 
   it('checks its options', () => {
@@ -306,26 +395,23 @@ describe('auditLog with a journal', () => {
     const path = tmp.file('j');
     await finished(startFixture('audit-journal-crash', [db, path, 'released']));
     expect(rows(db)).toHaveLength(4);
-    // The process is gone: the file is anyone's who can write it.
-    const raw = new Database(path);
-    const entries = raw.prepare('SELECT id, fields FROM toolgate_audit_journal ORDER BY id').all() as {
-      id: number;
-      fields: string;
-    }[];
+    // The process is gone: its files are anyone's who can write them.
+    const entries = framesIn(`${path}.a`);
     expect(entries).toHaveLength(3);
-    raw
-      .prepare('UPDATE toolgate_audit_journal SET fields = ? WHERE id = ?')
-      .run(entries[0]!.fields.replace('"kind":"result"', '"kind":"refused"'), entries[0]!.id);
-    const [since, mac] = entries[1]!.fields.split('\n');
+    const [since, mac] = entries[1]!.text.split('\n');
     const forged = JSON.stringify({
       at: new Date().toISOString(),
       kind: 'pin.accepted',
       ran: false,
       approver: 'mallory',
     });
-    raw.prepare('INSERT INTO toolgate_audit_journal (fields) VALUES (?)').run(`${since}\n${mac}\n${forged}`);
-    raw.prepare('INSERT INTO toolgate_audit_journal (fields) VALUES (?)').run(forged);
-    raw.close();
+    writeFrames(`${path}.a`, [
+      entries[0]!.text.replace('"kind":"result"', '"kind":"refused"'),
+      entries[1]!.text,
+      entries[2]!.text,
+      `${since}\n${mac}\n${forged}`,
+      forged,
+    ]);
 
     const heard = await restart(db, path);
     expect(heard).toEqual([expect.stringMatching(/^3 audit journal entries do not hold their check/)]);
