@@ -1,8 +1,9 @@
 // A process's audit journal: the records between their commit window and the store's commit, in two
-// append-only files of the process's own. A window is one write() to the file being written, a
-// release one short frame after it, and a file is emptied (ftruncate) once the store took all it
-// holds: no byte is written twice, no page rewritten, nothing searched. A file past 1 MiB is left for
-// the other once the store took all the other holds, so neither grows while the store keeps up.
+// files of the process's own, each written from its start on. A window is one pwrite() of its frames
+// and a newline that ends what is read, a release one short frame after them, and once the store took
+// all a file holds it starts over at 0: written in place, over pages the file already has, so a write
+// changes no file size (no block to allocate, no truncation to wait for) and nothing is searched. A
+// file past 1 MiB is left for the other once the store took all the other holds.
 // Beside the two files, a small SQLite file is the journal's lock: held under an exclusive lock for
 // the life of the process, it tells processes apart (each takes the first slot no live process
 // holds) and goes with the process, so a restarted one finds what a crashed one left.
@@ -11,6 +12,7 @@ import type { AuditJournal, AuditJournalEntry } from '@toolgate/core';
 import type { DatabaseSync } from 'node:sqlite';
 import {
   closeSync,
+  constants,
   existsSync,
   fdatasync,
   fdatasyncSync,
@@ -147,16 +149,22 @@ function unreleased(reads: readonly Read[]): AuditJournalEntry[] {
     .sort((a, b) => a.id - b.id);
 }
 
-/** Writes all of `bytes` at the end of `fd`'s file. */
-function append(fd: number, bytes: Buffer): void {
+/** Writes all of `bytes` into `fd`'s file at `position`. */
+function writeAt(fd: number, bytes: Buffer, position: number): void {
   let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
+
+/** What ends the frames of a file: a line that is not a frame. */
+const END = Buffer.from('\n');
 
 interface EntryFile {
   readonly path: string;
   readonly fd: number;
+  /** Where its frames end: the next write's position. What lies past it is not read. */
   size: number;
+  /** Written since its last sync. */
+  dirty: boolean;
   /** The id of its newest entry; 0 when empty. */
   newest: number;
 }
@@ -214,8 +222,9 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
       reads.push(read);
       files.push({
         path: file,
-        fd: openSync(file, 'a'),
+        fd: openSync(file, constants.O_RDWR | constants.O_CREAT, 0o600),
         size: read.size,
+        dirty: false,
         newest: read.entries.at(-1)?.id ?? 0,
       });
     }
@@ -236,17 +245,13 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
   const write = (texts: readonly string[]): number => {
     const other = files[1 - active]!;
     if (files[active]!.size >= ROTATE_BYTES && other.newest <= released) {
-      try {
-        if (other.size > 0) ftruncateSync(other.fd, 0);
-      } catch (error) {
-        throw storeError(STORE, other.path, 'start a journal file over', error);
-      }
+      // Its frames are written over from the start; the end-of-frames line after them hides the rest.
       other.size = 0;
       other.newest = 0;
       active = 1 - active;
     }
-    // Each entry: its header, its text, a newline; a UTF-16 unit is at most 3 bytes of UTF-8.
-    let bound = 0;
+    // Each entry: its header, its text, a newline; a UTF-16 unit is at most 3 bytes of UTF-8. Then END.
+    let bound = 1;
     for (const text of texts) bound += HEADER_BYTES + 1 + text.length * 3;
     const bytes = Buffer.allocUnsafe(bound);
     let at = 0;
@@ -256,33 +261,39 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
       at += HEADER_BYTES + length;
       bytes[at++] = 10;
     }
-    appendBytes(bytes.subarray(0, at), 'write journal entries', () => (nextId -= texts.length));
+    bytes[at] = 10;
+    writeFrames(bytes.subarray(0, at + 1), 'write journal entries', () => (nextId -= texts.length));
     files[active]!.newest = nextId - 1;
     return nextId - 1;
   };
 
-  /** Appends `bytes` to the file written on; `undo` runs when they could not be written. */
-  const appendBytes = (bytes: Buffer, action: string, undo?: () => void): void => {
+  /** Writes `bytes` (frames, then END) after the frames of the file written on; `undo` runs when they could not be. */
+  const writeFrames = (bytes: Buffer, action: string, undo?: () => void): void => {
     const file = files[active]!;
+    file.dirty = true;
+    syncTimer ??= setTimeout(sync, SYNC_MS).unref();
     try {
-      append(file.fd, bytes);
+      writeAt(file.fd, bytes, file.size);
     } catch (error) {
-      // A part written (a full disk) is taken back, so the next write is read after what came before.
+      // A part written (a full disk) is cut off, so the next write is read after what came before.
       undo?.();
       try {
-        ftruncateSync(file.fd, file.size);
+        writeAt(file.fd, END, file.size);
       } catch {
-        // The start after cuts a torn frame off where reading stops.
+        // Reading stops at a torn frame, and the start after cuts it off.
       }
       throw storeError(STORE, file.path, action, error);
     }
-    file.size += bytes.length;
-    syncTimer ??= setTimeout(sync, SYNC_MS).unref();
+    file.size += bytes.length - END.length;
   };
 
   function sync() {
     syncTimer = undefined;
-    for (const file of files) if (file.size > 0) fdatasync(file.fd, () => undefined);
+    for (const file of files) {
+      if (!file.dirty) continue;
+      file.dirty = false;
+      fdatasync(file.fd, () => undefined);
+    }
   }
 
   // What processes no longer running left (in their files or, from an earlier version, in their lock
@@ -342,15 +353,16 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
         released = id;
         // One short frame, so a start after a crash does not hand the log what the store took.
         if (released < nextId - 1)
-          return appendBytes(Buffer.from(releaseFrame(released)), 'release journal entries');
+          return writeFrames(Buffer.from(`${releaseFrame(released)}\n`), 'release journal entries');
         // The store took everything: both files start over (ids go on).
         for (const file of files) {
           if (file.size === 0) continue;
           try {
-            ftruncateSync(file.fd, 0);
+            writeAt(file.fd, END, 0);
           } catch (error) {
             throw storeError(STORE, file.path, 'release journal entries', error);
           }
+          file.dirty = true;
           file.size = 0;
           file.newest = 0;
         }
@@ -361,7 +373,7 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
       clearTimeout(syncTimer);
       for (const file of files) {
         try {
-          if (file.size > 0) fdatasyncSync(file.fd);
+          if (file.dirty) fdatasyncSync(file.fd);
         } catch {
           // What the page cache holds survives the process; only a power cut could lose it.
         } finally {
