@@ -19,7 +19,7 @@ import {
   type ToolCall,
 } from '@toolgate/core';
 import { AuditConfigError, failureOf } from './errors';
-import type { AuditFields, DigestTexts } from './record';
+import { isoTime, type AuditFields, type DigestTexts } from './record';
 
 /** What an attached dispatcher needs of its log. */
 export interface AuditCore {
@@ -177,7 +177,7 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
     // Every field named, in one literal (an absent one undefined, which the record leaves out): one
     // shape for every record, so the seal reads each field at one place.
     return {
-      at: new Date(core.clock()).toISOString(),
+      at: isoTime(core.clock()),
       tenant: verified ? text(facts.identity?.tenant) : undefined,
       principal: verified ? text(facts.identity?.principal) : undefined,
       tool: text(outcome.toolName),

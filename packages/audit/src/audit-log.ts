@@ -32,7 +32,14 @@ import {
   type AuditDigestKey,
   type AuditSigningKey,
 } from './keys';
-import { keyedDigest, sealRecords, syncTextDigester, webCryptoSigner, type AuditFields } from './record';
+import {
+  isoTime,
+  keyedDigest,
+  sealRecords,
+  syncTextDigester,
+  webCryptoSigner,
+  type AuditFields,
+} from './record';
 import { policyRuleOf } from './rule';
 import { verifyAuditLog, type AuditVerification } from './verify';
 import { AuditWriter } from './writer';
@@ -348,7 +355,7 @@ export function auditLog(options: AuditLogOptions): AuditLog {
   /** Set once both keys imported: a call then waits on neither. */
   let keysReady = false;
 
-  const iso = () => new Date(clock()).toISOString();
+  const iso = () => isoTime(clock());
   const unavailable = (what: string, cause?: unknown) =>
     new AuditUnavailableError(
       { subject: 'auditLog', problem: what },

@@ -37,6 +37,8 @@ interface Item {
   kept?: boolean;
   /** Its entry in the journal, once written there. */
   journalId?: number | undefined;
+  /** In the store. */
+  stored?: boolean;
 }
 
 /** A journal, and how often the store takes what it holds. */
@@ -128,6 +130,8 @@ export class AuditWriter {
   #journalTimer: ReturnType<typeof setTimeout> | undefined;
   /** Records queued since the last journal write: what a crash now would lose. */
   #unjournaled = 0;
+  /** The records the next journal write takes, less those the store takes first (a list, so a window never walks the queue). */
+  #toJournal: Item[] = [];
   /** Entries a stopped process left in the journal, queued once the store's tail shows which it took. */
   #left: readonly AuditJournalEntry[] | undefined;
   /** The store's head seq as this writer last saw it: an entry's record is stored after it. */
@@ -246,6 +250,9 @@ export class AuditWriter {
   #push(item: Item, urgent: boolean): void {
     this.#queue.push(item);
     this.#unjournaled += 1;
+    // A record someone waits for (keep false) is not journaled: when its append fails its caller hears
+    // so and does not act, and a later start must not store it.
+    if (this.#journaling && item.keep) this.#toJournal.push(item);
     if (this.#journaling && !urgent) this.#journalSoon();
     void this.#drain();
     if (urgent || this.#queue.length >= MAX_BATCH) this.#commitNow();
@@ -311,9 +318,8 @@ export class AuditWriter {
 
   #journalQueued(): void {
     if (!this.#journaling) return;
-    // A record someone waits for (keep false) is not journaled: when its append fails its caller hears
-    // so and does not act, and a later start must not store it.
-    const fresh = this.#queue.filter((item) => item.keep && item.journalId === undefined);
+    const fresh = this.#toJournal.filter((item) => item.stored !== true);
+    this.#toJournal = fresh;
     if (fresh.length === 0) {
       this.#unjournaled = 0;
       return;
@@ -325,6 +331,7 @@ export class AuditWriter {
       return;
     }
     this.#unjournaled = 0;
+    this.#toJournal = [];
     try {
       // Digested first: an entry holds digests, never the texts of values.
       for (const item of fresh) if (item.digests !== undefined) this.#digest(item);
@@ -340,6 +347,7 @@ export class AuditWriter {
 
   #journalFailed(error: unknown): void {
     this.#journalError = error;
+    this.#toJournal = [];
     this.#heard(error);
   }
 
@@ -495,16 +503,14 @@ export class AuditWriter {
     this.#storedAt = Date.now();
     this.#knownSeq = records[records.length - 1]?.seq ?? this.#knownSeq;
     batch.forEach((item, i) => {
+      item.stored = true;
       if (item.kept === true) this.#kept -= 1;
       item.waiter?.resolve(records[i]!);
     });
     let journaled: number | undefined;
     for (const item of batch) if (item.journalId !== undefined) journaled = item.journalId;
     if (journaled !== undefined) this.#release(journaled);
-    if (
-      this.#journalTimer !== undefined &&
-      !this.#queue.some((item) => item.keep && item.journalId === undefined)
-    ) {
+    if (this.#journalTimer !== undefined && !this.#toJournal.some((item) => item.stored !== true)) {
       // Nothing left for the journal: the store took it first.
       clearTimeout(this.#journalTimer);
       this.#journalTimer = undefined;
@@ -604,6 +610,7 @@ export class AuditWriter {
       const sealed = item.sealed;
       item.sealed = undefined;
       const done = sealed !== undefined && stored.has(`${sealed.seq}:${sealed.hash}`);
+      if (done) item.stored = true;
       if (done && item.kept === true) this.#kept -= 1;
       return !done;
     });

@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import {
   HASHED_KEYS,
+  isoTime,
   RECORD_FIELDS,
   recordHash,
   sealRecords,
@@ -49,5 +50,33 @@ describe('the chain hash of a sealed record', () => {
     } as unknown as AuditFields;
     const [record] = await sealRecords(undefined, [odd], sign);
     expect(record!.hash).toBe(await recordHash(record as never));
+  });
+});
+
+describe("a record's time", () => {
+  it('is the ISO text toISOString writes, for any time a Date holds, fractions and negatives included', () => {
+    const times = fc.oneof(
+      fc.integer({ min: -8.64e15, max: 8.64e15 }),
+      fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }),
+      fc.constantFrom(0, -1, 999, 1000, -1000, -1001, 8.64e15, -8.64e15, 253402300799999, 253402300800000),
+    );
+    // Times close together, as calls come, reuse the second's text: each is checked against a fresh Date.
+    fc.assert(
+      fc.property(fc.array(times, { maxLength: 8 }), fc.integer({ min: 0, max: 2500 }), (starts, step) => {
+        for (const start of starts) {
+          for (const ms of [start, start + step, start + step * 2]) {
+            if (Math.abs(Math.trunc(ms)) > 8.64e15) continue;
+            expect(isoTime(ms)).toBe(new Date(ms).toISOString());
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('throws as toISOString does for a time no Date holds', () => {
+    for (const ms of [NaN, Infinity, 8.64e15 + 1, -8.64e15 - 1]) {
+      expect(() => isoTime(ms)).toThrow(RangeError);
+    }
   });
 });
