@@ -46,6 +46,13 @@ const SYNC_MS = 1000;
 const slotPath = (path: string, slot: number) => (slot === 1 ? path : `${path}.${slot}`);
 const entryFiles = (lock: string) => [`${lock}.a`, `${lock}.b`] as const;
 
+/**
+ * Opens an entry file for reading and writing, never through a symbolic link: a link put in its place
+ * would have the journal write over (or cut short) whatever file it names.
+ */
+const openEntryFile = (file: string, create = false) =>
+  openSync(file, constants.O_RDWR | (constants.O_NOFOLLOW ?? 0) | (create ? constants.O_CREAT : 0), 0o600);
+
 /** SQLITE_BUSY (5), extended or not: another connection holds the lock. */
 const isBusy = (error: unknown) => ((error as { errcode?: number } | undefined)?.errcode ?? 0) % 256 === 5;
 
@@ -130,7 +137,7 @@ function readFrames(file: string): Read & { readonly size: number } {
   const bytes = readFileSync(file);
   const read = framesOf(bytes);
   if (read.end < bytes.length) {
-    const fd = openSync(file, 'r+');
+    const fd = openEntryFile(file);
     try {
       ftruncateSync(fd, read.end);
     } finally {
@@ -222,7 +229,7 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
       reads.push(read);
       files.push({
         path: file,
-        fd: openSync(file, constants.O_RDWR | constants.O_CREAT, 0o600),
+        fd: openEntryFile(file, true),
         size: read.size,
         dirty: false,
         newest: read.entries.at(-1)?.id ?? 0,
@@ -315,7 +322,7 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
       other.exec('DELETE FROM toolgate_audit_journal');
       for (const [i, found] of theirs.entries()) {
         if (found.size === 0) continue;
-        const fd = openSync(entryFiles(file)[i]!, 'r+');
+        const fd = openEntryFile(entryFiles(file)[i]!);
         try {
           ftruncateSync(fd, 0);
         } finally {

@@ -8,7 +8,9 @@ import {
   copyFileSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
@@ -178,6 +180,26 @@ describe('sqliteAuditJournal', () => {
     const last = sqliteAuditJournal({ path });
     expect(last.left().map((entry) => entry.text)).toEqual(['a', 'b', 'c']);
     last.close();
+  });
+
+  it('never writes through a link put in place of its files', () => {
+    const path = tmp.file('j');
+    const victim = tmp.file('victim');
+    writeFileSync(victim, 'precious');
+    symlinkSync(victim, `${path}.a`);
+    expect(() => sqliteAuditJournal({ path })).toThrow(
+      expect.objectContaining({
+        name: 'SqliteStoreError',
+        path,
+        message: expect.stringMatching(/read the journal/),
+      }),
+    );
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    // The lock went with the failed open: the next holder takes the same slot.
+    rmSync(`${path}.a`);
+    const journal = sqliteAuditJournal({ path });
+    expect(journal.path).toBe(path);
+    journal.close();
   });
 
   it('takes over what a journal of an earlier version left in its SQLite table', () => {
