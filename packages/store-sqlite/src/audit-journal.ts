@@ -111,7 +111,7 @@ function framesOf(bytes: Buffer): Read {
   let last = 0;
   while (at < bytes.length) {
     const newline = bytes.indexOf(10, at);
-    if (newline < 0 || newline - at > 27) break;
+    if (newline < 0 || newline - at >= HEADER_BYTES) break;
     const header = HEADER.exec(bytes.toString('latin1', at, newline));
     if (header === null) break;
     const id = Number(header[1]);
@@ -131,7 +131,10 @@ function framesOf(bytes: Buffer): Read {
   return { entries, released, end: at };
 }
 
-/** A file's frames; a torn tail is cut off, so what is written next is read after them. */
+/**
+ * A file's frames. What follows the last whole one (the line that ends them and what an earlier round
+ * left past it, or a torn write) is cut off, so what is written next is read after them.
+ */
 function readFrames(file: string): Read & { readonly size: number } {
   if (!existsSync(file)) return { entries: [], released: 0, end: 0, size: 0 };
   const bytes = readFileSync(file);
