@@ -514,6 +514,7 @@ export class AuditWriter {
       // Nothing left for the journal: the store took it first.
       clearTimeout(this.#journalTimer);
       this.#journalTimer = undefined;
+      this.#toJournal = [];
     }
     const last = records[records.length - 1];
     if (last !== undefined) this.#onStored?.({ seq: last.seq, hash: last.hash });
