@@ -132,22 +132,15 @@ function framesOf(bytes: Buffer): Read {
 }
 
 /**
- * A file's frames. What follows the last whole one (the line that ends them and what an earlier round
- * left past it, or a torn write) is cut off, so what is written next is read after them.
+ * The frames of the entry file open at `fd`. What follows the last whole one (the line that ends them
+ * and what an earlier round left past it, or a torn write) is cut off, so what is written next is
+ * read after them.
  */
-function readFrames(file: string): Read & { readonly size: number } {
-  if (!existsSync(file)) return { entries: [], released: 0, end: 0, size: 0 };
-  const bytes = readFileSync(file);
+function readFrames(fd: number): Read {
+  const bytes = readFileSync(fd);
   const read = framesOf(bytes);
-  if (read.end < bytes.length) {
-    const fd = openEntryFile(file);
-    try {
-      ftruncateSync(fd, read.end);
-    } finally {
-      closeSync(fd);
-    }
-  }
-  return { ...read, size: read.end };
+  if (read.end < bytes.length) ftruncateSync(fd, read.end);
+  return read;
 }
 
 /** What the entry files of lock file `lock` hold that the store did not take, in order. */
@@ -228,15 +221,12 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
   const reads: Read[] = [];
   try {
     for (const file of entryFiles(path)) {
-      const read = readFrames(file);
+      const own: EntryFile = { path: file, fd: openEntryFile(file, true), size: 0, dirty: false, newest: 0 };
+      files.push(own);
+      const read = readFrames(own.fd);
       reads.push(read);
-      files.push({
-        path: file,
-        fd: openEntryFile(file, true),
-        size: read.size,
-        dirty: false,
-        newest: read.entries.at(-1)?.id ?? 0,
-      });
+      own.size = read.end;
+      own.newest = read.entries.at(-1)?.id ?? 0;
     }
   } catch (error) {
     for (const file of files) closeSync(file.fd);
@@ -313,25 +303,24 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
     const file = slotPath(options.path, slot);
     if (slot !== held && !existsSync(file)) continue;
     let other: DatabaseSync | undefined;
+    const theirFds: number[] = [];
     try {
       other = slot === held ? lock : take(file);
       if (other === undefined) continue;
-      const theirs = slot === held ? [] : entryFiles(file).map(readFrames);
+      if (slot !== held) {
+        for (const entryFile of entryFiles(file))
+          if (existsSync(entryFile)) theirFds.push(openEntryFile(entryFile));
+      }
+      const theirs = theirFds.map(readFrames);
       const texts = [...tableTexts(other), ...unreleased(theirs).map((entry) => entry.text)];
       if (texts.length === 0) continue;
       const first = nextId;
       write(texts);
       texts.forEach((text, i) => left.push({ id: first + i, text }));
       other.exec('DELETE FROM toolgate_audit_journal');
-      for (const [i, found] of theirs.entries()) {
-        if (found.size === 0) continue;
-        const fd = openEntryFile(entryFiles(file)[i]!);
-        try {
-          ftruncateSync(fd, 0);
-        } finally {
-          closeSync(fd);
-        }
-      }
+      theirs.forEach((read, i) => {
+        if (read.end > 0) ftruncateSync(theirFds[i]!, 0);
+      });
     } catch (error) {
       if (other !== lock) other?.close();
       clearTimeout(syncTimer);
@@ -339,6 +328,7 @@ export function sqliteAuditJournal(options: SqliteAuditJournalOptions): SqliteAu
       lock.close();
       throw storeError(STORE, file, 'take over what a stopped process left', error);
     } finally {
+      for (const fd of theirFds) closeSync(fd);
       if (other !== lock && other?.isOpen === true) other.close();
     }
   }
