@@ -335,9 +335,9 @@ export class AuditWriter {
     try {
       // Digested first: an entry holds digests, never the texts of values.
       for (const item of fresh) if (item.digests !== undefined) this.#digest(item);
-      const since = this.#knownSeq;
-      const last = this.#journal!.journal.write(fresh.map((item) => this.#entryText(since, item.fields)));
-      fresh.forEach((item, i) => (item.journalId = last - fresh.length + 1 + i));
+      // One entry for the window: one MAC and one frame, however many records it holds.
+      const id = this.#journal!.journal.write([this.#entryText(this.#knownSeq, fresh)]);
+      for (const item of fresh) item.journalId = id;
     } catch (error) {
       this.#journalFailed(error);
       this.#unjournaled = this.#queue.length;
@@ -360,17 +360,19 @@ export class AuditWriter {
   }
 
   /**
-   * An entry: the store's head seq when it was written, a MAC under the digest key, and the record's
-   * fields as JSON (which holds no raw newline). The MAC keeps an entry from being forged or edited
-   * into a record this log would sign; the head lets a start find the record of a replayed one.
+   * An entry: the store's head seq when it was written, a MAC under the digest key, and the fields of
+   * the window's records as JSON, one per line (JSON holds no raw newline). The MAC keeps an entry
+   * from being forged or edited into records this log would sign; the head lets a start find the
+   * records of a replayed one.
    */
-  #entryText(since: number, fields: AuditFields): string {
-    const json = JSON.stringify(fields);
+  #entryText(since: number, items: readonly Item[]): string {
+    let json = JSON.stringify(items[0]!.fields);
+    for (let i = 1; i < items.length; i++) json += `\n${JSON.stringify(items[i]!.fields)}`;
     return `${since}\n${this.#digestText!(`${ENTRY_DOMAIN}\n${since}\n${json}`)}\n${json}`;
   }
 
-  /** An entry's head and fields, or undefined when it is not one this log wrote under this digest key. */
-  #entryOf(text: string): { readonly since: number; readonly fields: AuditFields } | undefined {
+  /** An entry's head and records' fields, or undefined when it is not one this log wrote under this digest key. */
+  #entryOf(text: string): { readonly since: number; readonly records: readonly AuditFields[] } | undefined {
     const first = text.indexOf('\n');
     const second = text.indexOf('\n', first + 1);
     if (first < 1 || second < 0) return undefined;
@@ -379,14 +381,18 @@ export class AuditWriter {
     if (!/^\d{1,15}$/.test(since)) return undefined;
     if (this.#digestText!(`${ENTRY_DOMAIN}\n${since}\n${json}`) !== text.slice(first + 1, second))
       return undefined;
-    let fields: unknown;
-    try {
-      fields = JSON.parse(json);
-    } catch {
-      return undefined;
+    const records: AuditFields[] = [];
+    for (const line of json.split('\n')) {
+      let fields: unknown;
+      try {
+        fields = JSON.parse(line);
+      } catch {
+        return undefined;
+      }
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return undefined;
+      records.push(fields as AuditFields);
     }
-    if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return undefined;
-    return { since: Number(since), fields: fields as AuditFields };
+    return { since: Number(since), records };
   }
 
   /**
@@ -396,7 +402,11 @@ export class AuditWriter {
    */
   async #queueLeft(): Promise<boolean> {
     const left = this.#left!;
-    const entries: { readonly id: number; readonly since: number; readonly fields: AuditFields }[] = [];
+    const entries: {
+      readonly id: number;
+      readonly since: number;
+      readonly records: readonly AuditFields[];
+    }[] = [];
     let refused = 0;
     for (const entry of left) {
       const parsed = this.#entryOf(entry.text);
@@ -428,16 +438,18 @@ export class AuditWriter {
     if (refused > 0) {
       this.#heard(
         new Error(
-          `${refused} audit journal ${refused === 1 ? 'entry does' : 'entries do'} not hold their check (edited, written by something else, or under another digest key): left out, not stored`,
+          `${refused} audit journal ${refused === 1 ? 'entry does not hold its' : 'entries do not hold their'} check (edited, written by something else, or under another digest key): left out, not stored`,
         ),
       );
     }
     const items: Item[] = [];
-    for (const { id, fields } of entries) {
-      const key = fieldsKey(fields as unknown as Record<string, unknown>);
-      const count = taken.get(key) ?? 0;
-      if (count > 0) taken.set(key, count - 1);
-      else items.push({ fields, keep: true, journalId: id });
+    for (const { id, records } of entries) {
+      for (const fields of records) {
+        const key = fieldsKey(fields as unknown as Record<string, unknown>);
+        const count = taken.get(key) ?? 0;
+        if (count > 0) taken.set(key, count - 1);
+        else items.push({ fields, keep: true, journalId: id });
+      }
     }
     this.#left = undefined;
     this.#queue.unshift(...items);
@@ -509,7 +521,11 @@ export class AuditWriter {
     });
     let journaled: number | undefined;
     for (const item of batch) if (item.journalId !== undefined) journaled = item.journalId;
-    if (journaled !== undefined) this.#release(journaled);
+    if (journaled !== undefined) {
+      // An entry holds a window: released once the store took all of it (the rest is at the queue's front).
+      const next = this.#queue.find((item) => item.journalId !== undefined);
+      this.#release(next?.journalId === journaled ? journaled - 1 : journaled);
+    }
     if (this.#journalTimer !== undefined && !this.#toJournal.some((item) => item.stored !== true)) {
       // Nothing left for the journal: the store took it first.
       clearTimeout(this.#journalTimer);

@@ -203,7 +203,7 @@ export interface AuditStore {
   ready?(): Promise<void>;
 }
 
-/** One entry of an `AuditJournal`: a record's fields as JSON text, and the number the journal gave it. */
+/** One entry of an `AuditJournal`: a text the log wrote (its records' fields), and the number the journal gave it. */
 export interface AuditJournalEntry {
   readonly id: number;
   readonly text: string;

@@ -280,9 +280,18 @@ describe('auditLog with a journal', () => {
     const opened = sqliteAuditJournal({ path: tmp.file('j') });
     const { journal, written, released } = watched(opened);
     const { db, store, audit, dispatcher } = open(journal, 300);
-    for (let n = 1; n <= 3; n++) await dispatcher.dispatch({ toolName: 'echo', args: { n } });
+    await Promise.all([1, 2, 3].map((n) => dispatcher.dispatch({ toolName: 'echo', args: { n } })));
     await sleep(30);
-    expect(written).toHaveLength(3);
+    // One entry for the window: the head it was written on, one MAC, a line of fields per record.
+    expect(written).toHaveLength(1);
+    const [since, mac, ...lines] = written[0]!.split('\n');
+    expect(since).toBe('0');
+    expect(mac).toMatch(/^[0-9a-f]{64}$/);
+    expect(lines.map((line) => (JSON.parse(line) as { kind: string }).kind)).toEqual([
+      'result',
+      'result',
+      'result',
+    ]);
     expect(rows(db)).toHaveLength(0);
     await sleep(500);
     const stored = rows(db);
@@ -331,6 +340,51 @@ describe('auditLog with a journal', () => {
     // Heard once, when the journal was turned off.
     expect(heard).toEqual([new Error('disk full')]);
     await audit.close();
+    store.close();
+    opened.close();
+  });
+
+  it('a window entry the store took only part of is released once the store took the rest', async () => {
+    const opened = sqliteAuditJournal({ path: tmp.file('j') });
+    const { journal, written, released } = watched(opened);
+    const db = tmp.file('audit.db');
+    const store = sqliteAuditStore({ path: db });
+    let open = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const audit = auditLog({
+      store: {
+        head: () => store.head(),
+        read: (after, limit) => store.read(after, limit),
+        append: async (seal) => {
+          await gate;
+          return store.append(seal);
+        },
+      },
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      journal,
+      commitWindowMs: 1,
+      storeIntervalMs: 60_000,
+    });
+    await audit.ready();
+    const dispatcher = audit.attach(createDispatcher({ tools: [echo], chain: canonicalChain() }));
+    // 300 at once: the 256th starts an append of a full batch, held at the gate while the window
+    // closes and the journal takes all 300 as one entry.
+    await Promise.all(
+      Array.from({ length: 300 }, (_, n) => dispatcher.dispatch({ toolName: 'echo', args: { n } })),
+    );
+    await sleep(30);
+    expect(written).toHaveLength(1);
+    expect(written[0]!.split('\n')).toHaveLength(302);
+    open();
+    for (let i = 0; i < 200 && rows(db).length < 256; i++) await sleep(5);
+    expect(rows(db)).toHaveLength(256);
+    // 44 of the entry's records are not stored: a crash now must find the entry in the journal.
+    expect(released.filter((id) => id >= 1)).toEqual([]);
+    await audit.close();
+    expect(rows(db)).toHaveLength(300);
+    expect(released.filter((id) => id >= 1)).toEqual([1]);
     store.close();
     opened.close();
   });
@@ -455,6 +509,45 @@ describe('auditLog with a journal', () => {
     expect(records.map((r) => r.kind)).toEqual(Array(6).fill('result'));
     expect(records.some((r) => r.approver === 'mallory')).toBe(false);
     expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 6 });
+  });
+
+  it('a record slipped into a window entry, or one taken out of it, voids the whole entry', async () => {
+    for (const edit of [
+      (lines: string[]) => [...lines, lines[0]!.replace('"kind":"result"', '"kind":"refused"')],
+      (lines: string[]) => lines.slice(0, 2),
+      (lines: string[]) => [lines[1]!, lines[0]!, lines[2]!],
+    ]) {
+      const db = tmp.file('audit.db');
+      const path = tmp.file('j');
+      await finished(startFixture('audit-journal-crash', [db, path, 'one-window']));
+      const entries = framesIn(`${path}.a`);
+      expect(entries).toHaveLength(1);
+      const [since, mac, ...lines] = entries[0]!.text.split('\n');
+      expect(lines).toHaveLength(3);
+      writeFrames(`${path}.a`, [[since, mac, ...edit(lines)].join('\n')]);
+
+      expect(await restart(db, path)).toEqual([
+        expect.stringMatching(/^1 audit journal entry does not hold its check/),
+      ]);
+      const records = rows(db);
+      expect(records).toHaveLength(4);
+      expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 4 });
+      tmp.cleanup();
+      tmp = tempDir();
+    }
+  });
+
+  it('a window entry left by a crash is stored whole, in its order, after what the store held', async () => {
+    const db = tmp.file('audit.db');
+    const path = tmp.file('j');
+    const run = await finished(startFixture('audit-journal-crash', [db, path, 'one-window']));
+    expect(JSON.parse(run.stdout.trim())).toMatchObject({ answered: 7, pending: 3 });
+    expect(framesIn(`${path}.a`)).toHaveLength(1);
+    expect(await restart(db, path)).toEqual([]);
+    const records = rows(db);
+    expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 7 });
+    expect(journalLeft(path)).toBe(0);
   });
 
   it('a journal put back after its records were stored stores nothing twice', async () => {
