@@ -8,7 +8,9 @@
 // Then memory per open session for the gateway and the SDK pass-through (mcp-proxy and
 // supergateway start one upstream process per session, so theirs is that process). The governing
 // gateway is measured twice over: with 2025-11-25 clients (sessions) and with 2026-07-28 clients
-// (the SDK v2 client pinned to it: stateless, no session). Ratios in one run; nothing asserted.
+// (the SDK v2 client pinned to it: stateless, no session). The governing gateway and its audit-off
+// twin run as three processes each (BENCH_AUDIT_TWINS), their figures taken together, and each round
+// visits the targets from a different first one. Ratios in one run; nothing asserted.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -74,6 +76,13 @@ const WITH_MODERN = process.env['BENCH_MODERN'] !== '0';
 const GATEWAY_BEFORE = `the governing gateway from ${BEFORE_TREE ?? ''} (before)`;
 const GATEWAY_WINDOW = `the same gateway, audit on, commitWindow: ${AUDIT_WINDOW ?? ''}`;
 // BENCH_SESSIONS=0 skips the memory-per-session part.
+// BENCH_AUDIT_TWINS=N starts the governing gateway N times with the audit on and N times with it off
+// (default 3), each in a folder of its own, and takes the audit's ratio (and the governing gateway's
+// figures against the other proxies) over all of them: two processes of the same code differ by as
+// much as 8% in CPU per call on a shared machine (how V8 compiled and sized each), which one pair
+// cannot tell from a 1.1× goal.
+const TWINS = Math.max(1, Number(process.env['BENCH_AUDIT_TWINS'] ?? 3));
+const twinName = (name: string, twin: number) => (twin === 1 ? name : `${name} #${twin}`);
 
 function bin(pkg: string, path: string): string {
   return join(dirname(require.resolve(`${pkg}/package.json`)), path);
@@ -370,9 +379,14 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-    const governing = await gatewayTarget(dir, GATEWAY, true);
-    targets.push(governing);
-    targets.push(await gatewayTarget(dir, GATEWAY_NO_AUDIT, false));
+    for (let twin = 1; twin <= TWINS; twin++) {
+      for (const audit of [true, false]) {
+        const name = twinName(audit ? GATEWAY : GATEWAY_NO_AUDIT, twin);
+        const own = join(dir, `${audit ? 'on' : 'off'}-${twin}`);
+        mkdirSync(own);
+        targets.push(await gatewayTarget(own, name, audit));
+      }
+    }
     if (WITH_MEMORY_STORE) targets.push(await gatewayTarget(dir, GATEWAY_MEMORY, true, true));
     if (WITH_RECORD_DURABILITY) targets.push(await gatewayTarget(dir, GATEWAY_RECORD, true, false, 'record'));
     if (AUDIT_WINDOW !== undefined)
@@ -466,11 +480,13 @@ async function main(): Promise<void> {
     const empty = (): Sample => ({ latencies: [], wall: 0, calls: 0, cpu: 0, rounds: [] });
     const samples = new Map(targets.map((target) => [target, { c1: empty(), c32: empty() }]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const target of targets) {
+      // Each round starts one target further on, so no target always runs after the same one.
+      const order = [...targets.slice(round % targets.length), ...targets.slice(0, round % targets.length)];
+      for (const target of order) {
         const first = sessions.get(target)!.slice(0, 1);
         await measure(first, CALLS_C1 / ROUNDS, 1, samples.get(target)!.c1, target.pid);
       }
-      for (const target of targets)
+      for (const target of order)
         await measure(
           sessions.get(target)!,
           CALLS_C32 / ROUNDS,
@@ -483,6 +499,31 @@ async function main(): Promise<void> {
     const results = new Map<string, { c1: Run; c32: Run }>();
     for (const [target, { c1, c32 }] of samples)
       results.set(target.name, { c1: summary(c1, target.pid), c32: summary(c32, target.pid) });
+    // The twins' slices taken together: calls, CPU and latencies summed, each round's CPU per call
+    // over all of them.
+    const pooled = (name: string): { c1: Run; c32: Run } => {
+      const twins = Array.from({ length: TWINS }, (_, i) =>
+        targets.find((t) => t.name === twinName(name, i + 1))!,
+      );
+      const pool = (key: 'c1' | 'c32'): Run => {
+        const all = twins.map((twin) => samples.get(twin)![key]);
+        const merged: Sample = {
+          latencies: all.flatMap((sample) => sample.latencies),
+          wall: all.reduce((sum, sample) => sum + sample.wall, 0),
+          calls: all.reduce((sum, sample) => sum + sample.calls, 0),
+          cpu: all.reduce((sum, sample) => sum + sample.cpu, 0),
+          rounds: all[0]!.rounds!.map(
+            (_, r) => all.reduce((sum, sample) => sum + sample.rounds![r]!, 0) / all.length,
+          ),
+        };
+        return summary(merged, twins[0]!.pid);
+      };
+      return { c1: pool('c1'), c32: pool('c32') };
+    };
+    const perTwin = (name: string, key: 'c1' | 'c32') =>
+      Array.from({ length: TWINS }, (_, i) =>
+        results.get(twinName(name, i + 1))![key].cpuPerCall!.toFixed(0),
+      ).join(' / ');
     const floor = results.get(targets[0]!.name)!;
     const sdk = results.get(targets[1]!.name)!;
     const cpu = (run: Run) => (run.cpuPerCall === undefined ? '—' : `${run.cpuPerCall.toFixed(0)} µs`);
@@ -498,8 +539,12 @@ async function main(): Promise<void> {
       );
     }
     console.log(rows.join('\n'));
-    const gateway = results.get(GATEWAY)!;
-    const noAudit = results.get(GATEWAY_NO_AUDIT)!;
+    const gateway = pooled(GATEWAY);
+    const noAudit = pooled(GATEWAY_NO_AUDIT);
+    if (TWINS > 1)
+      console.log(
+        `\nthe governing gateway below: ${TWINS} processes with the audit on and ${TWINS} with it off, taken together; CPU per call of each (µs): on c=1 ${perTwin(GATEWAY, 'c1')}, c=32 ${perTwin(GATEWAY, 'c32')}; off c=1 ${perTwin(GATEWAY_NO_AUDIT, 'c1')}, c=32 ${perTwin(GATEWAY_NO_AUDIT, 'c32')}`,
+      );
     const ratio = (a: number | undefined, b: number | undefined) =>
       a === undefined || b === undefined ? 'n/a' : `${(a / b).toFixed(2)}×`;
     // The same CPU ratio taken round by round (both sides ran in the same round, under the same

@@ -2,7 +2,13 @@
 // before (SHA-256 of its canonical JSON, `prevHash` included), and the Ed25519 signature over the hash
 // of the last record of each batch, which covers every record before it through the chain.
 
-import { AUDIT_GENESIS, canonicalJson, type AuditHead, type AuditRecord } from '@toolgate/core';
+import {
+  AUDIT_GENESIS,
+  canonicalJson,
+  keepAuditRecordText,
+  type AuditHead,
+  type AuditRecord,
+} from '@toolgate/core';
 import { nativeCrypto } from './native-crypto';
 import { sha256Hex } from './sha256';
 
@@ -151,10 +157,9 @@ function hashedBody(record: Readonly<Record<string, unknown>>): Record<string, u
   return body;
 }
 
-/** SHA-256 (hex) of a record in this thread: the runtime's own where it has node:crypto, else the portable one. */
-function chainHash(record: Readonly<Record<string, unknown>>): string {
+/** SHA-256 (hex) of a record's hashed text in this thread: the runtime's own where it has node:crypto, else the portable one. */
+function chainHash(text: string): string {
   const native = nativeCrypto();
-  const text = hashedText(record);
   if (native === undefined) return sha256Hex(encoder.encode(text));
   return native.hash !== undefined
     ? native.hash('sha256', text, 'hex')
@@ -197,17 +202,27 @@ export async function sealRecords(
   let seq = head?.seq ?? 0;
   let prevHash = head?.hash ?? AUDIT_GENESIS;
   const hashed: Record<string, unknown>[] = [];
+  const texts: string[] = [];
   for (const fields of batch) {
     seq += 1;
     const body = ordered(fields, seq, prevHash);
+    const text = hashedText(body);
     // In this thread: the chain is sequential, and a Web Crypto digest per record is a thread hop each.
-    prevHash = chainHash(body);
+    prevHash = chainHash(text);
     body['hash'] = prevHash;
     body['signature'] = UNSIGNED;
     hashed.push(body);
+    texts.push(text);
   }
   const last = hashed[hashed.length - 1];
   if (last !== undefined) last['signature'] = await sign(bytesOfHex(prevHash));
+  // The text just hashed is the record's JSON but for its hash and signature: the store keeps it.
+  hashed.forEach((record, i) =>
+    keepAuditRecordText(
+      record as unknown as AuditRecord,
+      `${texts[i]!.slice(0, -1)},"hash":"${record['hash'] as string}","signature":${JSON.stringify(record['signature'])}}`,
+    ),
+  );
   return hashed as unknown as AuditRecord[];
 }
 

@@ -218,7 +218,8 @@ export class AuditWriter {
 
   /**
    * Queues a record; resolves once the store holds it, rejects when the append failed (a kept record
-   * stays queued). `urgent`: its caller waits for it, so the commit window closes now.
+   * stays queued). `urgent`: its caller waits for it, so the commit window closes now. With `digests`,
+   * `fields` are handed over: their digests are put in them when the record is written.
    */
   enqueue(fields: AuditFields, keep: boolean, urgent = false, digests?: DigestTexts): Promise<AuditRecord> {
     this.#checkDigests(digests);
@@ -537,15 +538,17 @@ export class AuditWriter {
     return true;
   }
 
-  /** Puts a record's digests in its fields and lets go of the texts (a kept record holds no values). */
+  /**
+   * Puts a record's digests in its fields and lets go of the texts (a kept record holds no values).
+   * In place: fields queued with digests to make are the writer's own (`enqueue` says so).
+   */
   #digest(item: Item): void {
     const { args, result } = item.digests!;
-    const fields = { ...item.fields } as Record<string, unknown>;
+    const fields = item.fields as { argsDigest?: string; resultDigest?: string };
     const argsDigest = this.#digestOrNothing(args);
     const resultDigest = this.#digestOrNothing(result);
-    if (argsDigest !== undefined) fields['argsDigest'] = argsDigest;
-    if (resultDigest !== undefined) fields['resultDigest'] = resultDigest;
-    item.fields = fields as unknown as AuditFields;
+    if (argsDigest !== undefined) fields.argsDigest = argsDigest;
+    if (resultDigest !== undefined) fields.resultDigest = resultDigest;
     item.digests = undefined;
   }
 

@@ -37,6 +37,18 @@ export function auditContinues(
   return seq === 0 ? undefined : { seq, hash };
 }
 
+/** The JSON text of each record a sealer wrote as it sealed it: a store keeps it rather than write it again. */
+const sealedTexts = new WeakMap<AuditRecord, string>();
+
+/**
+ * Hands a database store the JSON text of `record` (the sealer made it to hash the record: it holds
+ * every field, keys in another order), so `auditRowValues` does not write the record again. Only for
+ * a record no one changes before the store takes it.
+ */
+export function keepAuditRecordText(record: AuditRecord, text: string): void {
+  sealedTexts.set(record, text);
+}
+
 /**
  * A record as a database store keeps it, in the column order `seq, at, tenant, tool, kind, hash,
  * record` (the searchable fields beside the record's JSON text, which is what verification reads).
@@ -51,6 +63,6 @@ export function auditRowValues(
     record.tool ?? null,
     record.kind,
     record.hash,
-    JSON.stringify(record),
+    sealedTexts.get(record) ?? JSON.stringify(record),
   ];
 }

@@ -166,6 +166,6 @@ export { base64Bytes, contentSize, contentText, isContentResult } from './conten
 export type { Signer } from './canonical';
 export { canonicalJson, createSigner, digestOf, shortHash } from './canonical';
 export { artifactJson, artifactKind, scopeFields } from './artifact-input';
-export { AUDIT_GENESIS, auditContinues, auditRowValues } from './audit-input';
+export { AUDIT_GENESIS, auditContinues, auditRowValues, keepAuditRecordText } from './audit-input';
 export { AbortedError, DEFAULT_DEADLINE_MS, DeadlineError, withDeadline } from './deadline';
 export { isArtifactRef, newArtifactRef, newId, randomBase62 } from './ids';

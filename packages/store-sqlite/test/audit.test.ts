@@ -55,6 +55,22 @@ describe('sqliteAuditStore under the audit log', () => {
     return all.map((row) => JSON.parse(row.record) as AuditRecord);
   };
 
+  it("keeps each record as the log handed it back: the row's JSON is the record, whatever its text fields hold", async () => {
+    const path = tmp.file('audit.db');
+    const { audit, dispatcher } = open(path);
+    const odd = ['a "quoted" name', 'line\nbreak\t\u2028', 'back\\slash', 'émoji 🙂', '\u0000nul'];
+    const handed: AuditRecord[] = [];
+    for (const text of odd)
+      handed.push(await audit.record({ kind: 'pin.accepted', approver: text, tool: 'refund', rule: text }));
+    await dispatcher.dispatch({ toolName: 'refund', args: { note: odd.join('') } });
+    await audit.flush();
+    const stored = rows(path);
+    expect(stored).toHaveLength(odd.length + 1);
+    expect(stored.slice(0, odd.length)).toEqual(handed);
+    expect(stored.map((record) => record.approver)).toEqual([...odd, undefined]);
+    expect(await verifyAuditLog(stored, PUBLIC_PEM)).toEqual({ ok: true, count: odd.length + 1 });
+  });
+
   it('keeps one valid chain when four processes append at once', async () => {
     const path = tmp.file('audit.db');
     const writers = ['w1', 'w2', 'w3', 'w4'].map((name) => ({
