@@ -40,7 +40,9 @@ const upstream = join(here, 'gateway', 'upstream.mjs');
 const TOKEN = 'bench-token-0123456789abcdef0123';
 const CALLS_C1 = Number(process.env['BENCH_CALLS'] ?? 1500);
 const CALLS_C32 = CALLS_C1 * 2;
-const ROUNDS = 5;
+// The calls of each target go in ROUNDS slices, interleaved with every other target's: more, shorter
+// slices spread a change in the machine's speed (a shared host's) over every target more evenly.
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 10);
 // Calls each target takes before anything is timed, half one at a time and half at concurrency 32:
 // a Node process is still compiling its hot code (V8's helper threads, counted in CPU per call) for
 // thousands of calls, and a gateway has more code to warm than a bare proxy. The governing gateway

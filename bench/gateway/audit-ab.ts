@@ -6,7 +6,8 @@
 // from /proc, also split by thread; median of the rounds) and the on ÷ off ratio of each round:
 // ratios taken within a round, so a machine whose load moves between rounds moves both sides.
 // WIN_A/WIN_B set `audit.commitWindow`, JOURNAL_A/JOURNAL_B `audit.journal` (true, false); ENV_B adds `NAME=value,…` to B's environment; PIN=1 runs each
-// gateway on the second core and this process and the upstreams on the first (taskset). Linux only;
+// gateway on the second core and this process and the upstreams on the first (taskset); IDLE_MS
+// idles every gateway that long before each of its slices. Linux only;
 // nothing asserted.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { benchClient, cpuMsByThread, driveCalls, startProxy, writeGoverningConfi
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
 const C = Number(process.env['C'] ?? 1);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 4);
+const IDLE_MS = Number(process.env['IDLE_MS'] ?? 0);
 const clis = [process.env['CLI']!, ...(process.env['CLI_B'] ? [process.env['CLI_B']] : [])];
 
 async function start(
@@ -95,6 +97,8 @@ for (const { clients } of running) await driveCalls(clients, WARMUP, 32);
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, target] of targets.entries()) {
     const { child, clients } = running[i]!;
+    // IDLE_MS: every gateway idles that long before its slice, as one among many targets does.
+    if (IDLE_MS > 0) await new Promise((d) => setTimeout(d, IDLE_MS));
     const before = cpuMsByThread(child.pid!);
     await driveCalls(clients, CALLS, C);
     await new Promise((d) => setTimeout(d, 100));
