@@ -18,6 +18,7 @@ const CALLS = Number(process.env['BENCH_CALLS'] ?? 2000);
 const C = Number(process.env['C'] ?? 1);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 4);
 const IDLE_MS = Number(process.env['IDLE_MS'] ?? 0);
+const MIXED_C32 = Number(process.env['MIXED_C32'] ?? 0);
 const clis = [process.env['CLI']!, ...(process.env['CLI_B'] ? [process.env['CLI_B']] : [])];
 
 async function start(
@@ -102,6 +103,9 @@ for (let round = 0; round < ROUNDS; round++) {
     const before = cpuMsByThread(child.pid!);
     await driveCalls(clients, CALLS, C);
     await new Promise((d) => setTimeout(d, 100));
+    // MIXED_C32=N: after its measured slice, N calls at concurrency 32 not measured (as bench:gateway's
+    // c=32 slices follow its c=1 ones in every round).
+    if (MIXED_C32 > 0) await driveCalls(clients, MIXED_C32, 32);
     const after = cpuMsByThread(child.pid!);
     let total = 0;
     for (const [kind, ms] of after) {
