@@ -103,10 +103,10 @@ for (let round = 0; round < ROUNDS; round++) {
     const before = cpuMsByThread(child.pid!);
     await driveCalls(clients, CALLS, C);
     await new Promise((d) => setTimeout(d, 100));
+    const after = cpuMsByThread(child.pid!);
     // MIXED_C32=N: after its measured slice, N calls at concurrency 32 not measured (as bench:gateway's
     // c=32 slices follow its c=1 ones in every round).
     if (MIXED_C32 > 0) await driveCalls(clients, MIXED_C32, 32);
-    const after = cpuMsByThread(child.pid!);
     let total = 0;
     for (const [kind, ms] of after) {
       const used = ms - (before.get(kind) ?? 0);
@@ -135,6 +135,13 @@ for (let i = 0; i < targets.length; i += 2) {
   const ratios = targets[i]!.samples.map((on, r) => on / targets[i + 1]!.samples[r]!);
   console.log(
     `${targets[i]!.name.slice(0, 1)} on÷off per round: ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}`,
+  );
+}
+if (targets.length === 4) {
+  // Two builds (or one build, B with ENV_B): how far B's audit-on gateway is from A's, round by round.
+  const ratios = targets[2]!.samples.map((b, r) => b / targets[0]!.samples[r]!);
+  console.log(
+    `B on÷A on per round: ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}`,
   );
 }
 for (const { child, clients } of running) {

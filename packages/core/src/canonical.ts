@@ -3,7 +3,52 @@
 
 /** JSON with object keys sorted at every depth. Throws a TypeError on cycles and unserializable values. */
 export function canonicalJson(value: unknown): string {
-  return write(value, new Set());
+  // Most values (parsed JSON: a call's args, a tool's result) already are: then the runtime's own
+  // writer writes the same text at a fraction of the cost of building it here.
+  return writtenAsIs(value, 0) ? JSON.stringify(value) : write(value, new Set());
+}
+
+/** Deeper than this (or a cycle) is left to `write`, which finds cycles. */
+const AS_IS_DEPTH = 64;
+
+/**
+ * Whether `JSON.stringify(value)` is its canonical JSON: plain objects and arrays only, every
+ * object's keys already in sorted order (JSON.stringify writes them in `Object.keys` order), no
+ * hole, no toJSON, nothing JSON drops or turns into null (so `write` and it cannot differ there).
+ */
+function writtenAsIs(value: unknown, depth: number): boolean {
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (depth === AS_IS_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item === undefined || !writtenAsIs(item, depth + 1)) return false;
+    }
+    return true;
+  }
+  if (proto !== Object.prototype && proto !== null) return false;
+  const object = value as Record<string, unknown>;
+  let previous: string | undefined;
+  for (const key of Object.keys(object)) {
+    // `<` compares UTF-16 code units, as `sort()` does.
+    if (previous !== undefined && !(previous < key)) return false;
+    if (!writtenAsIs(object[key], depth + 1)) return false;
+    previous = key;
+  }
+  return true;
 }
 
 function write(value: unknown, seen: Set<object>): string {

@@ -307,6 +307,33 @@ describe('auditLog with a journal', () => {
     reopened.close();
   });
 
+  it('a window whose next record is not expected before it closes is journaled at the end of its turn, not at its close', async () => {
+    const opened = sqliteAuditJournal({ path: tmp.file('j') });
+    const { journal, written } = watched(opened);
+    const { db, audit, dispatcher } = logOn(tmp.file('audit.db'), journal, {
+      commitWindowMs: 2000,
+      storeIntervalMs: 60_000,
+    });
+    const lines = (entry: string) => entry.split('\n').length - 2;
+    // The first record: none came before it, so none is expected soon.
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 1 } });
+    await sleep(20);
+    expect(written.map(lines)).toEqual([1]);
+    // Three at once, 20 ms after it: more may follow within the window, which stays open.
+    await Promise.all([2, 3, 4].map((n) => dispatcher.dispatch({ toolName: 'echo', args: { n } })));
+    await sleep(200);
+    expect(written.map(lines)).toEqual([1]);
+    // 1.5 s into the window, with as long since the last record: it closes with this one, 0.5 s early.
+    await sleep(1300);
+    await dispatcher.dispatch({ toolName: 'echo', args: { n: 5 } });
+    await sleep(20);
+    expect(written.map(lines)).toEqual([1, 4]);
+    await audit.flush();
+    expect(rows(db).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    await audit.close();
+    journal.close();
+  });
+
   it('flush() and close() do not wait for the interval; a record someone waits for is never journaled', async () => {
     const opened = sqliteAuditJournal({ path: tmp.file('j') });
     const { journal, written } = watched(opened);
