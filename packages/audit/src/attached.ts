@@ -236,8 +236,10 @@ export function attachedDispatcher(core: AuditCore, inner: Dispatcher): Dispatch
       const resultDigest = outcome.kind === 'result' ? await core.digestOrNothing(outcome.value) : undefined;
       fields = fieldsOf(outcome, facts, argsDigest, resultDigest);
     }
+    // What the report names, taken now: the queued record keeps this closure until the store takes
+    // it, and a closure over `outcome` would keep the call's result and ledger alive that long.
+    const after = { toolName: outcome.toolName, toolCallId: outcome.toolCallId, chainId: outcome.chainId };
     const failed = (error: unknown) => {
-      const after = { toolName: outcome.toolName, toolCallId: outcome.toolCallId, chainId: outcome.chainId };
       emit('audit.failed', after, {
         operation: 'append',
         refused: false,

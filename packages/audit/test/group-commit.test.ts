@@ -3,7 +3,7 @@
 // call answers once its own record is stored. Either way the log verifies, a failed commit is reported
 // and its records kept, and signatures made in this thread (node:crypto) are Web Crypto's.
 
-import { createDispatcher, digestOf, type AuditRecord, type Dispatcher } from '@toolgate/core';
+import { createDispatcher, defineTool, digestOf, type AuditRecord, type Dispatcher } from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mockTool } from '@toolgate/testing';
 import {
@@ -62,6 +62,46 @@ describe("durability: 'batch'", () => {
     expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(signedPattern(records)).toBe('-----S');
     expect(await verifyAuditLog(records, PUBLIC_PEM)).toEqual({ ok: true, count: 6 });
+  });
+
+  it("keeps nothing of a call's result while its record waits for the store, but the result's digest text", async () => {
+    const { setFlagsFromString } = await import('node:v8');
+    const { runInNewContext } = await import('node:vm');
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const store = controlledStore();
+    const audit = auditLog({
+      store,
+      signingKey: PRIVATE_PEM,
+      digestKey: DIGEST_KEY,
+      durability: 'batch',
+      commitWindowMs: LONG_WINDOW_MS,
+    });
+    const results: WeakRef<object>[] = [];
+    const report = defineTool({
+      name: 'report',
+      description: 'Answers a large result.',
+      inputSchema: { type: 'object' },
+      execute: async () => {
+        const result = { rows: Array.from({ length: 1000 }, (_, i) => ({ i })) };
+        results.push(new WeakRef(result));
+        return result;
+      },
+    });
+    const dispatcher = audit.attach(createDispatcher({ tools: [report], chain: canonicalChain() }));
+    await audit.ready();
+    for (let n = 0; n < 3; n++)
+      expect((await dispatcher.dispatch({ toolName: 'report', args: {} })).kind).toBe('result');
+    expect(audit.pending).toBe(3);
+    // A WeakRef's target lives to the end of the turn that made it.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(results.map((ref) => ref.deref() === undefined)).toEqual([true, true, true]);
+    await audit.flush();
+    const records = await recordsOf(store.inner);
+    expect(records[0]!.resultDigest).toBe(
+      await audit.digest({ rows: Array.from({ length: 1000 }, (_, i) => ({ i })) }),
+    );
   });
 
   it('digests the args and result as they were at the call, though the batch is written after the caller changed them', async () => {
