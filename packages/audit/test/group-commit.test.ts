@@ -3,7 +3,14 @@
 // call answers once its own record is stored. Either way the log verifies, a failed commit is reported
 // and its records kept, and signatures made in this thread (node:crypto) are Web Crypto's.
 
-import { createDispatcher, defineTool, digestOf, type AuditRecord, type Dispatcher } from '@toolgate/core';
+import {
+  createDispatcher,
+  defineTool,
+  digestOf,
+  type AuditRecord,
+  type Dispatcher,
+  type Tool,
+} from '@toolgate/core';
 import { canonicalChain } from '@toolgate/middleware';
 import { mockTool } from '@toolgate/testing';
 import {
@@ -25,11 +32,11 @@ import {
 // Long enough that no window closes on its own while a test looks (a flush or close closes it).
 const LONG_WINDOW_MS = 60_000;
 
-function setup(overrides: Partial<AuditLogOptions> = {}) {
+function setup(overrides: Partial<AuditLogOptions> = {}, tools: readonly Tool[] = []) {
   const store = controlledStore();
   const audit = auditLog({ store, signingKey: PRIVATE_PEM, digestKey: DIGEST_KEY, ...overrides });
   const refund = mockTool({ name: 'refund', result: { refunded: true } });
-  const dispatcher = audit.attach(createDispatcher({ tools: [refund], chain: canonicalChain() }));
+  const dispatcher = audit.attach(createDispatcher({ tools: [refund, ...tools], chain: canonicalChain() }));
   const events: { type: string; [fact: string]: unknown }[] = [];
   for (const type of ['audit.failed', 'audit.failed-open', 'audit.recovered'] as const) {
     dispatcher.events.on(type, (event) => events.push(event as never));
@@ -69,14 +76,6 @@ describe("durability: 'batch'", () => {
     const { runInNewContext } = await import('node:vm');
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
-    const store = controlledStore();
-    const audit = auditLog({
-      store,
-      signingKey: PRIVATE_PEM,
-      digestKey: DIGEST_KEY,
-      durability: 'batch',
-      commitWindowMs: LONG_WINDOW_MS,
-    });
     const results: WeakRef<object>[] = [];
     const report = defineTool({
       name: 'report',
@@ -88,7 +87,9 @@ describe("durability: 'batch'", () => {
         return result;
       },
     });
-    const dispatcher = audit.attach(createDispatcher({ tools: [report], chain: canonicalChain() }));
+    const { store, audit, dispatcher } = setup({ durability: 'batch', commitWindowMs: LONG_WINDOW_MS }, [
+      report,
+    ]);
     await audit.ready();
     for (let n = 0; n < 3; n++)
       expect((await dispatcher.dispatch({ toolName: 'report', args: {} })).kind).toBe('result');
