@@ -28,6 +28,7 @@ import {
   PUBLIC_PEM,
   recordsOf,
 } from '../../../test-support/audit-fixtures';
+import { exposeGc } from '../../../test-support/gc';
 
 // Long enough that no window closes on its own while a test looks (a flush or close closes it).
 const LONG_WINDOW_MS = 60_000;
@@ -72,10 +73,7 @@ describe("durability: 'batch'", () => {
   });
 
   it("keeps nothing of a call's result while its record waits for the store, but the result's digest text", async () => {
-    const { setFlagsFromString } = await import('node:v8');
-    const { runInNewContext } = await import('node:vm');
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = exposeGc()!;
     const results: WeakRef<object>[] = [];
     const report = defineTool({
       name: 'report',

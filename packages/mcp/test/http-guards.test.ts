@@ -4,8 +4,6 @@
 
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { defineTool } from '@toolgate/core';
@@ -18,6 +16,7 @@ import {
   type ServeHttpOptions,
   type ServeHttpWarning,
 } from '@toolgate/mcp';
+import { exposeGc } from '../../../test-support/gc';
 import { governedServe } from './fixtures/governed';
 
 interface Reply {
@@ -273,8 +272,7 @@ describe('serveHttp session bounds', () => {
   });
 
   it('after 2,000 sessions open and idle out, memory returns to its baseline', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = exposeGc()!;
     useFakeClock();
     const http = await serve({ maxSessions: 2_500, maxSessionsPerClient: 2_500, sessionIdleMs: 60_000 });
     const heap = () => {

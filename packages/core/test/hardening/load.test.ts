@@ -5,11 +5,10 @@
 // counts the listeners themselves), and the heap returns to its baseline once the calls are collected.
 
 import { getEventListeners } from 'node:events';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Type } from 'typebox';
 import { createDispatcher, defineTool, type DispatchOutcome } from '@toolgate/core';
 import { canonicalChain, inMemoryArtifacts } from '@toolgate/middleware';
+import { exposeGc } from '../../../../test-support/gc';
 import { DEEP, never, sharedValidator } from '../../../../test-support/hardening';
 
 const CONCURRENT = 10_000;
@@ -18,16 +17,6 @@ const HEAP_SLACK_BYTES = 16 * 1024 * 1024;
 // Far above what 10,000 calls take on a starved 2-core machine (82 s seen), below the test's own timeout.
 const LOAD_DEADLINE_MS = 240_000;
 const STORE_FAILS = 'art_FailsFailsFailsFailsFa';
-
-/** V8's gc, exposed at runtime so the suite needs no --expose-gc flag. */
-function exposeGc(): (() => void) | undefined {
-  try {
-    setFlagsFromString('--expose-gc');
-    return runInNewContext('gc') as () => void;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A small seeded generator: the same 10% of calls are faulty on every run. */
 function seeded(seed: number): () => number {
