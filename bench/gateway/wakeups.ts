@@ -1,7 +1,8 @@
 // `node --import tsx bench/gateway/wakeups.ts`: what one timer wake-up of an otherwise idle process
 // costs in CPU, alone and with a journal-sized pwrite() in it: the cost a commit window's own timer
-// adds at low call rates. Runs a 1 ms and a 50 ms timer loop for SECONDS each and solves for the
-// per-wake cost and the process's background cost per second (two equations, two unknowns).
+// adds at low call rates. Runs a 1 ms and a 50 ms timer loop for SECONDS_EACH seconds each (default
+// 5) and solves for the per-wake cost and the process's background cost per second (two equations,
+// two unknowns).
 // Linux or macOS; nothing asserted.
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
